@@ -1,0 +1,121 @@
+//! Conversion between `tensorflow.Example` and `oneflow.OFRecord`.
+//!
+//! Each feature keeps its key and maps kind to kind: bytes to bytes, float to float, int64 to
+//! int64. From OFRecord, int32 lists widen to int64 (lossless); double lists narrow to float
+//! only when the caller allows it, since that loses precision.
+
+use crate::error::{Error, Result};
+use crate::proto::{oneflow, tensorflow};
+
+/// Converts a `tf.train.Example` to an `OFRecord`. Lossless. A feature with no kind set becomes
+/// an OFRecord feature with no kind set.
+pub fn example_to_ofrecord(e: &tensorflow::Example) -> oneflow::OfRecord {
+    use oneflow::feature::Kind as O;
+    use tensorflow::feature::Kind as T;
+    let mut out = oneflow::OfRecord::default();
+    let Some(features) = &e.features else {
+        return out;
+    };
+    for (k, f) in &features.feature {
+        let kind = f.kind.as_ref().map(|kind| match kind {
+            T::BytesList(l) => O::BytesList(oneflow::BytesList {
+                value: l.value.clone(),
+            }),
+            T::FloatList(l) => O::FloatList(oneflow::FloatList {
+                value: l.value.clone(),
+            }),
+            T::Int64List(l) => O::Int64List(oneflow::Int64List {
+                value: l.value.clone(),
+            }),
+        });
+        out.feature.insert(k.clone(), oneflow::Feature { kind });
+    }
+    out
+}
+
+/// Converts an `OFRecord` to a `tf.train.Example`.
+///
+/// Int32 lists widen to int64. Double lists become float lists only with `allow_lossy_double`
+/// (each value rounded to the nearest `f32`).
+///
+/// # Errors
+/// A double list without `allow_lossy_double`; the error names the feature key.
+pub fn ofrecord_to_example(
+    r: &oneflow::OfRecord,
+    allow_lossy_double: bool,
+) -> Result<tensorflow::Example> {
+    use oneflow::feature::Kind as O;
+    use tensorflow::feature::Kind as T;
+    let mut features = tensorflow::Features::default();
+    for (k, f) in &r.feature {
+        let kind = match &f.kind {
+            None => None,
+            Some(O::BytesList(l)) => Some(T::BytesList(tensorflow::BytesList {
+                value: l.value.clone(),
+            })),
+            Some(O::FloatList(l)) => Some(T::FloatList(tensorflow::FloatList {
+                value: l.value.clone(),
+            })),
+            Some(O::Int64List(l)) => Some(T::Int64List(tensorflow::Int64List {
+                value: l.value.clone(),
+            })),
+            Some(O::Int32List(l)) => Some(T::Int64List(tensorflow::Int64List {
+                value: l.value.iter().map(|&v| i64::from(v)).collect(),
+            })),
+            Some(O::DoubleList(l)) => {
+                if !allow_lossy_double {
+                    return Err(Error::feature(
+                        "expected a kind tf.train.Example can hold, found double_list \
+                         (narrowing to float_list loses precision; allow it explicitly)",
+                    )
+                    .with_key(k.clone()));
+                }
+                #[allow(clippy::cast_possible_truncation)]
+                let value = l.value.iter().map(|&v| v as f32).collect();
+                Some(T::FloatList(tensorflow::FloatList { value }))
+            }
+        };
+        features
+            .feature
+            .insert(k.clone(), tensorflow::Feature { kind });
+    }
+    Ok(tensorflow::Example {
+        features: Some(features),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrip_and_double_policy() {
+        let mut r = oneflow::OfRecord::default();
+        r.feature.insert(
+            "i".into(),
+            oneflow::Feature {
+                kind: Some(oneflow::feature::Kind::Int32List(oneflow::Int32List {
+                    value: vec![-1, 7],
+                })),
+            },
+        );
+        let e = ofrecord_to_example(&r, false).unwrap();
+        let back = example_to_ofrecord(&e);
+        let Some(oneflow::feature::Kind::Int64List(l)) = &back.feature["i"].kind else {
+            panic!()
+        };
+        assert_eq!(l.value, vec![-1, 7]);
+
+        r.feature.insert(
+            "d".into(),
+            oneflow::Feature {
+                kind: Some(oneflow::feature::Kind::DoubleList(oneflow::DoubleList {
+                    value: vec![0.1],
+                })),
+            },
+        );
+        let err = ofrecord_to_example(&r, false).unwrap_err();
+        assert_eq!(err.key(), Some("d"));
+        assert!(ofrecord_to_example(&r, true).is_ok());
+    }
+}

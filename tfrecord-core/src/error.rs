@@ -1,0 +1,278 @@
+//! The one error type of the crate.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// What went wrong, without the location; see [`Error`] for where.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The stream ended inside a record's header, payload or footer.
+    Truncated {
+        /// How many bytes the frame part needed.
+        needed: u64,
+        /// How many bytes were left in the stream.
+        found: u64,
+    },
+    /// A masked CRC32C did not match the bytes it covers.
+    Corrupted {
+        /// Which checksum failed: `"length"` or `"data"`.
+        what: &'static str,
+        /// The checksum stored in the file.
+        stored: u32,
+        /// The checksum of the bytes read.
+        computed: u32,
+    },
+    /// The first frame of the stream is not a TFRecord frame at all.
+    NotTfRecord {
+        /// A hint about what the bytes look like instead, when one is known.
+        hint: Option<&'static str>,
+    },
+    /// A record declares a length larger than the configured limit or than what is left.
+    LengthTooLarge {
+        /// The declared length.
+        declared: u64,
+        /// The limit it exceeds.
+        limit: u64,
+        /// `"limit"` when the configured limit is exceeded, `"remaining bytes"` otherwise.
+        bound: &'static str,
+    },
+    /// An OFRecord frame declares a negative length.
+    NegativeLength {
+        /// The declared (negative) length.
+        declared: i64,
+    },
+    /// A record's payload is not a valid protobuf message of the expected type.
+    Decode {
+        /// The protobuf message type, e.g. `tensorflow.Example`.
+        message: &'static str,
+        /// What the protobuf decoder said.
+        detail: String,
+    },
+    /// A feature has the wrong kind, count or value.
+    Feature {
+        /// Expected versus found, in words.
+        detail: String,
+    },
+    /// JSON input that is not a valid record.
+    Json {
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// Reading or writing failed.
+    Io(io::Error),
+}
+
+/// An error with its location: file, byte offset, record index and feature key, where known.
+///
+/// The `Display` form reads like
+/// `data.tfrecord: corrupted record at byte 1024 (record 3): data checksum mismatch ...`.
+/// Byte offsets of compressed files count bytes of the decompressed stream.
+#[derive(Debug)]
+pub struct Error {
+    kind: ErrorKind,
+    path: Option<PathBuf>,
+    offset: Option<u64>,
+    record: Option<u64>,
+    key: Option<String>,
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An error of the given kind with no location yet.
+    pub fn new(kind: ErrorKind) -> Self {
+        Error {
+            kind,
+            path: None,
+            offset: None,
+            record: None,
+            key: None,
+        }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// The file the error is about, if known.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The byte offset of the record (its frame start) in the (decompressed) stream, if known.
+    pub fn offset(&self) -> Option<u64> {
+        self.offset
+    }
+
+    /// The 0-based index of the record in its file, if known.
+    pub fn record(&self) -> Option<u64> {
+        self.record
+    }
+
+    /// The feature key, if the error is about one feature.
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    /// Sets the file name unless one is already set.
+    #[must_use]
+    pub fn with_path(mut self, path: impl Into<PathBuf>) -> Self {
+        if self.path.is_none() {
+            self.path = Some(path.into());
+        }
+        self
+    }
+
+    /// Sets the byte offset unless one is already set.
+    #[must_use]
+    pub fn with_offset(mut self, offset: u64) -> Self {
+        self.offset.get_or_insert(offset);
+        self
+    }
+
+    /// Sets the record index unless one is already set.
+    #[must_use]
+    pub fn with_record(mut self, record: u64) -> Self {
+        self.record.get_or_insert(record);
+        self
+    }
+
+    /// Sets the feature key unless one is already set.
+    #[must_use]
+    pub fn with_key(mut self, key: impl Into<String>) -> Self {
+        if self.key.is_none() {
+            self.key = Some(key.into());
+        }
+        self
+    }
+
+    /// A decode error for the named protobuf message type.
+    pub fn decode(message: &'static str, err: impl fmt::Display) -> Self {
+        Error::new(ErrorKind::Decode {
+            message,
+            detail: err.to_string(),
+        })
+    }
+
+    /// A feature error: wrong kind, count or value.
+    pub fn feature(detail: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Feature {
+            detail: detail.into(),
+        })
+    }
+
+    /// A JSON input error.
+    pub fn json(detail: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Json {
+            detail: detail.into(),
+        })
+    }
+
+    /// True when the error is an I/O error of the given kind.
+    pub fn is_io(&self, kind: io::ErrorKind) -> bool {
+        matches!(&self.kind, ErrorKind::Io(e) if e.kind() == kind)
+    }
+}
+
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Self {
+        Error::new(ErrorKind::Io(e))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(path) = &self.path {
+            write!(f, "{}: ", path.display())?;
+        }
+        let at = |f: &mut fmt::Formatter<'_>| -> fmt::Result {
+            match (self.offset, self.record) {
+                (Some(o), Some(r)) => write!(f, " at byte {o} (record {r})"),
+                (Some(o), None) => write!(f, " at byte {o}"),
+                (None, Some(r)) => write!(f, " (record {r})"),
+                (None, None) => Ok(()),
+            }
+        };
+        match &self.kind {
+            ErrorKind::Truncated { needed, found } => {
+                f.write_str("truncated record")?;
+                at(f)?;
+                write!(f, ": expected {needed} more bytes, found {found}")?;
+            }
+            ErrorKind::Corrupted {
+                what,
+                stored,
+                computed,
+            } => {
+                f.write_str("corrupted record")?;
+                at(f)?;
+                write!(
+                    f,
+                    ": {what} checksum mismatch (stored {stored:#010x}, computed {computed:#010x})"
+                )?;
+            }
+            ErrorKind::NotTfRecord { hint } => {
+                f.write_str(
+                    "not a TFRecord file: the first record's length checksum does not match",
+                )?;
+                if let Some(hint) = hint {
+                    write!(f, " ({hint})")?;
+                }
+            }
+            ErrorKind::LengthTooLarge {
+                declared,
+                limit,
+                bound,
+            } => {
+                f.write_str("record")?;
+                at(f)?;
+                write!(
+                    f,
+                    " declares length {declared}, larger than the {bound} ({limit})"
+                )?;
+            }
+            ErrorKind::NegativeLength { declared } => {
+                f.write_str("record")?;
+                at(f)?;
+                write!(f, " declares negative length {declared}")?;
+            }
+            ErrorKind::Decode { message, detail } => {
+                write!(f, "invalid {message}")?;
+                at(f)?;
+                write!(f, ": {detail}")?;
+            }
+            ErrorKind::Feature { detail } => {
+                f.write_str("bad feature")?;
+                at(f)?;
+                write!(f, ": {detail}")?;
+            }
+            ErrorKind::Json { detail } => {
+                f.write_str("invalid JSON record")?;
+                at(f)?;
+                write!(f, ": {detail}")?;
+            }
+            ErrorKind::Io(e) => {
+                f.write_str("I/O error")?;
+                at(f)?;
+                write!(f, ": {e}")?;
+            }
+        }
+        if let Some(key) = &self.key {
+            write!(f, " [feature {key:?}]")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ErrorKind::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}

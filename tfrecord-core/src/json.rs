@@ -1,0 +1,571 @@
+//! The canonical proto3 JSON mapping of `tensorflow.Example`, `tensorflow.SequenceExample` and
+//! `oneflow.OFRecord`: what protobuf's `json_format.MessageToJson` writes and `json_format.Parse`
+//! accepts.
+//!
+//! Output uses lowerCamelCase names, int64 as decimal strings, floats as numbers (the shortest
+//! decimal that reads back to the same `f32`) or `"NaN"` / `"Infinity"` / `"-Infinity"`, bytes
+//! as standard base64, and omits empty lists and unset fields. Input accepts both lowerCamelCase
+//! and the original snake_case names, int64 as strings or integral numbers, floats as numbers
+//! or strings, base64 in the standard or URL-safe alphabet with or without padding, and `null`
+//! as "not set"; any other field is an error, as in `json_format.Parse`.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+use serde_json::{Map, Number, Value};
+
+use crate::error::{Error, Result};
+use crate::proto::{oneflow, tensorflow};
+
+fn float_json(v: f32) -> Value {
+    if v.is_nan() {
+        Value::from("NaN")
+    } else if v.is_infinite() {
+        Value::from(if v > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        // The shortest decimal that reads back as this f32, carried as the nearest f64 so that
+        // serde_json prints it with the same digits.
+        let shortest: f64 = v.to_string().parse().unwrap_or(f64::from(v));
+        Number::from_f64(shortest).map_or(Value::Null, Value::Number)
+    }
+}
+
+fn double_json(v: f64) -> Value {
+    if v.is_nan() {
+        Value::from("NaN")
+    } else if v.is_infinite() {
+        Value::from(if v > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        Number::from_f64(v).map_or(Value::Null, Value::Number)
+    }
+}
+
+fn list_json(values: Vec<Value>) -> Value {
+    let mut m = Map::new();
+    if !values.is_empty() {
+        m.insert("value".into(), Value::Array(values));
+    }
+    Value::Object(m)
+}
+
+fn obj(key: &str, v: Value) -> Value {
+    let mut m = Map::new();
+    m.insert(key.into(), v);
+    Value::Object(m)
+}
+
+/// The JSON form of one `tensorflow.Feature`.
+pub fn tf_feature_to_json(f: &tensorflow::Feature) -> Value {
+    use tensorflow::feature::Kind;
+    match &f.kind {
+        None => Value::Object(Map::new()),
+        Some(Kind::BytesList(l)) => obj(
+            "bytesList",
+            list_json(
+                l.value
+                    .iter()
+                    .map(|b| Value::from(STANDARD.encode(b)))
+                    .collect(),
+            ),
+        ),
+        Some(Kind::FloatList(l)) => obj(
+            "floatList",
+            list_json(l.value.iter().map(|&v| float_json(v)).collect()),
+        ),
+        Some(Kind::Int64List(l)) => obj(
+            "int64List",
+            list_json(l.value.iter().map(|v| Value::from(v.to_string())).collect()),
+        ),
+    }
+}
+
+fn tf_features_to_json(f: &tensorflow::Features) -> Value {
+    let mut m = Map::new();
+    if !f.feature.is_empty() {
+        let map = f
+            .feature
+            .iter()
+            .map(|(k, v)| (k.clone(), tf_feature_to_json(v)))
+            .collect();
+        m.insert("feature".into(), Value::Object(map));
+    }
+    Value::Object(m)
+}
+
+/// The JSON form of a `tensorflow.Example`.
+pub fn example_to_json(e: &tensorflow::Example) -> Value {
+    let mut m = Map::new();
+    if let Some(f) = &e.features {
+        m.insert("features".into(), tf_features_to_json(f));
+    }
+    Value::Object(m)
+}
+
+/// The JSON form of a `tensorflow.SequenceExample`.
+pub fn sequence_example_to_json(e: &tensorflow::SequenceExample) -> Value {
+    let mut m = Map::new();
+    if let Some(c) = &e.context {
+        m.insert("context".into(), tf_features_to_json(c));
+    }
+    if let Some(fl) = &e.feature_lists {
+        let mut inner = Map::new();
+        if !fl.feature_list.is_empty() {
+            let map = fl
+                .feature_list
+                .iter()
+                .map(|(k, list)| {
+                    let mut lm = Map::new();
+                    if !list.feature.is_empty() {
+                        let items = list.feature.iter().map(tf_feature_to_json).collect();
+                        lm.insert("feature".into(), Value::Array(items));
+                    }
+                    (k.clone(), Value::Object(lm))
+                })
+                .collect();
+            inner.insert("featureList".into(), Value::Object(map));
+        }
+        m.insert("featureLists".into(), Value::Object(inner));
+    }
+    Value::Object(m)
+}
+
+/// The JSON form of one `oneflow.Feature`.
+pub fn of_feature_to_json(f: &oneflow::Feature) -> Value {
+    use oneflow::feature::Kind;
+    match &f.kind {
+        None => Value::Object(Map::new()),
+        Some(Kind::BytesList(l)) => obj(
+            "bytesList",
+            list_json(
+                l.value
+                    .iter()
+                    .map(|b| Value::from(STANDARD.encode(b)))
+                    .collect(),
+            ),
+        ),
+        Some(Kind::FloatList(l)) => obj(
+            "floatList",
+            list_json(l.value.iter().map(|&v| float_json(v)).collect()),
+        ),
+        Some(Kind::DoubleList(l)) => obj(
+            "doubleList",
+            list_json(l.value.iter().map(|&v| double_json(v)).collect()),
+        ),
+        Some(Kind::Int32List(l)) => obj(
+            "int32List",
+            list_json(l.value.iter().map(|&v| Value::from(v)).collect()),
+        ),
+        Some(Kind::Int64List(l)) => obj(
+            "int64List",
+            list_json(l.value.iter().map(|v| Value::from(v.to_string())).collect()),
+        ),
+    }
+}
+
+/// The JSON form of a `oneflow.OFRecord`.
+pub fn ofrecord_to_json(r: &oneflow::OfRecord) -> Value {
+    let mut m = Map::new();
+    if !r.feature.is_empty() {
+        let map = r
+            .feature
+            .iter()
+            .map(|(k, v)| (k.clone(), of_feature_to_json(v)))
+            .collect();
+        m.insert("feature".into(), Value::Object(map));
+    }
+    Value::Object(m)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing
+
+/// Walks the fields of a JSON object, accepting each known field under its lowerCamelCase or
+/// original name, and rejecting unknown ones.
+fn fields<'a>(v: &'a Value, what: &str, known: &[(&str, &str)]) -> Result<Vec<(usize, &'a Value)>> {
+    let Value::Object(m) = v else {
+        return Err(Error::json(format!(
+            "{what}: expected a JSON object, found {}",
+            type_name(v)
+        )));
+    };
+    let mut out = Vec::new();
+    let mut seen = vec![false; known.len()];
+    for (k, val) in m {
+        let Some(i) = known
+            .iter()
+            .position(|(camel, orig)| k == camel || k == orig)
+        else {
+            let names: Vec<&str> = known.iter().map(|(c, _)| *c).collect();
+            return Err(Error::json(format!(
+                "{what}: unknown field {k:?} (expected one of {})",
+                names.join(", ")
+            )));
+        };
+        if std::mem::replace(&mut seen[i], true) {
+            return Err(Error::json(format!("{what}: field {k:?} given twice")));
+        }
+        if !val.is_null() {
+            out.push((i, val));
+        }
+    }
+    Ok(out)
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn list_values<'a>(v: &'a Value, what: &str) -> Result<&'a [Value]> {
+    let mut values: &[Value] = &[];
+    for (_, val) in fields(v, what, &[("value", "value")])? {
+        match val {
+            Value::Array(a) => values = a,
+            other => {
+                return Err(Error::json(format!(
+                    "{what}.value: expected an array, found {}",
+                    type_name(other)
+                )));
+            }
+        }
+    }
+    Ok(values)
+}
+
+fn parse_bytes(v: &Value, what: &str) -> Result<Vec<u8>> {
+    let Value::String(s) = v else {
+        return Err(Error::json(format!(
+            "{what}: expected a base64 string, found {}",
+            type_name(v)
+        )));
+    };
+    for engine in [&STANDARD, &URL_SAFE, &STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+        if let Ok(b) = engine.decode(s) {
+            return Ok(b);
+        }
+    }
+    Err(Error::json(format!("{what}: {s:?} is not valid base64")))
+}
+
+fn parse_int(v: &Value, what: &str, min: i128, max: i128) -> Result<i128> {
+    let parsed: Option<i128> = match v {
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Some(i128::from(i))
+            } else if let Some(u) = n.as_u64() {
+                Some(i128::from(u))
+            } else {
+                // An integral float such as 1e3 or 5.0 is accepted, as json_format does.
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 1e19)
+                    .map(|f| f as i128)
+            }
+        }
+        Value::String(s) => s.trim().parse::<i128>().ok().or_else(|| {
+            s.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 1e19)
+                .map(|f| f as i128)
+        }),
+        _ => None,
+    };
+    match parsed {
+        Some(i) if (min..=max).contains(&i) => Ok(i),
+        Some(i) => Err(Error::json(format!(
+            "{what}: {i} is out of range [{min}, {max}]"
+        ))),
+        None => Err(Error::json(format!(
+            "{what}: expected an integer, found {v}"
+        ))),
+    }
+}
+
+fn parse_i64(v: &Value, what: &str) -> Result<i64> {
+    let i = parse_int(v, what, i128::from(i64::MIN), i128::from(i64::MAX))?;
+    i64::try_from(i).map_err(|e| Error::json(format!("{what}: {e}")))
+}
+
+fn parse_i32(v: &Value, what: &str) -> Result<i32> {
+    let i = parse_int(v, what, i128::from(i32::MIN), i128::from(i32::MAX))?;
+    i32::try_from(i).map_err(|e| Error::json(format!("{what}: {e}")))
+}
+
+fn parse_double(v: &Value, what: &str) -> Result<f64> {
+    match v {
+        Value::Number(n) => n
+            .as_f64()
+            .ok_or_else(|| Error::json(format!("{what}: bad number {n}"))),
+        Value::String(s) => match s.as_str() {
+            "NaN" => Ok(f64::NAN),
+            "Infinity" => Ok(f64::INFINITY),
+            "-Infinity" => Ok(f64::NEG_INFINITY),
+            other => other
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite())
+                .ok_or_else(|| Error::json(format!("{what}: {other:?} is not a number"))),
+        },
+        other => Err(Error::json(format!(
+            "{what}: expected a number, found {}",
+            type_name(other)
+        ))),
+    }
+}
+
+fn parse_float(v: &Value, what: &str) -> Result<f32> {
+    let d = parse_double(v, what)?;
+    if d.is_finite() && d.abs() > f64::from(f32::MAX) {
+        // json_format refuses finite values that overflow a float.
+        return Err(Error::json(format!("{what}: {d} is too large for a float")));
+    }
+    #[allow(clippy::cast_possible_truncation)]
+    Ok(d as f32)
+}
+
+fn each<T>(values: &[Value], what: &str, f: impl Fn(&Value, &str) -> Result<T>) -> Result<Vec<T>> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| f(v, &format!("{what}.value[{i}]")))
+        .collect()
+}
+
+/// Parses the JSON form of one `tensorflow.Feature`.
+///
+/// # Errors
+/// When the JSON is not a valid `tensorflow.Feature`.
+pub fn tf_feature_from_json(v: &Value, what: &str) -> Result<tensorflow::Feature> {
+    use tensorflow::feature::Kind;
+    let known = [
+        ("bytesList", "bytes_list"),
+        ("floatList", "float_list"),
+        ("int64List", "int64_list"),
+    ];
+    let mut kind = None;
+    for (i, val) in fields(v, what, &known)? {
+        if kind.is_some() {
+            return Err(Error::json(format!(
+                "{what}: more than one member of the oneof `kind` is set"
+            )));
+        }
+        let w = format!("{what}.{}", known[i].0);
+        let values = list_values(val, &w)?;
+        kind = Some(match i {
+            0 => Kind::BytesList(tensorflow::BytesList {
+                value: each(values, &w, parse_bytes)?,
+            }),
+            1 => Kind::FloatList(tensorflow::FloatList {
+                value: each(values, &w, parse_float)?,
+            }),
+            _ => Kind::Int64List(tensorflow::Int64List {
+                value: each(values, &w, parse_i64)?,
+            }),
+        });
+    }
+    Ok(tensorflow::Feature { kind })
+}
+
+fn feature_map<T>(
+    v: &Value,
+    what: &str,
+    f: impl Fn(&Value, &str) -> Result<T>,
+) -> Result<BTreeMap<String, T>> {
+    let Value::Object(m) = v else {
+        return Err(Error::json(format!(
+            "{what}: expected a JSON object, found {}",
+            type_name(v)
+        )));
+    };
+    m.iter()
+        .map(|(k, val)| Ok((k.clone(), f(val, &format!("{what}[{k:?}]"))?)))
+        .collect()
+}
+
+fn tf_features_from_json(v: &Value, what: &str) -> Result<tensorflow::Features> {
+    let mut out = tensorflow::Features::default();
+    for (_, val) in fields(v, what, &[("feature", "feature")])? {
+        out.feature = feature_map(val, &format!("{what}.feature"), tf_feature_from_json)?;
+    }
+    Ok(out)
+}
+
+/// Parses the JSON form of a `tensorflow.Example`.
+///
+/// # Errors
+/// When the JSON is not a valid `tensorflow.Example`; the message names the field.
+pub fn example_from_json(v: &Value) -> Result<tensorflow::Example> {
+    let mut out = tensorflow::Example::default();
+    for (_, val) in fields(v, "Example", &[("features", "features")])? {
+        out.features = Some(tf_features_from_json(val, "features")?);
+    }
+    Ok(out)
+}
+
+/// Parses the JSON form of a `tensorflow.SequenceExample`.
+///
+/// # Errors
+/// When the JSON is not a valid `tensorflow.SequenceExample`; the message names the field.
+pub fn sequence_example_from_json(v: &Value) -> Result<tensorflow::SequenceExample> {
+    let mut out = tensorflow::SequenceExample::default();
+    let known = [("context", "context"), ("featureLists", "feature_lists")];
+    for (i, val) in fields(v, "SequenceExample", &known)? {
+        if i == 0 {
+            out.context = Some(tf_features_from_json(val, "context")?);
+            continue;
+        }
+        let mut lists = tensorflow::FeatureLists::default();
+        for (_, m) in fields(val, "featureLists", &[("featureList", "feature_list")])? {
+            lists.feature_list = feature_map(m, "featureLists.featureList", |list, what| {
+                let mut fl = tensorflow::FeatureList::default();
+                for (_, items) in fields(list, what, &[("feature", "feature")])? {
+                    let Value::Array(items) = items else {
+                        return Err(Error::json(format!("{what}.feature: expected an array")));
+                    };
+                    fl.feature = items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, f)| tf_feature_from_json(f, &format!("{what}.feature[{i}]")))
+                        .collect::<Result<_>>()?;
+                }
+                Ok(fl)
+            })?;
+        }
+        out.feature_lists = Some(lists);
+    }
+    Ok(out)
+}
+
+/// Parses the JSON form of one `oneflow.Feature`.
+///
+/// # Errors
+/// When the JSON is not a valid `oneflow.Feature`.
+pub fn of_feature_from_json(v: &Value, what: &str) -> Result<oneflow::Feature> {
+    use oneflow::feature::Kind;
+    let known = [
+        ("bytesList", "bytes_list"),
+        ("floatList", "float_list"),
+        ("doubleList", "double_list"),
+        ("int32List", "int32_list"),
+        ("int64List", "int64_list"),
+    ];
+    let mut kind = None;
+    for (i, val) in fields(v, what, &known)? {
+        if kind.is_some() {
+            return Err(Error::json(format!(
+                "{what}: more than one member of the oneof `kind` is set"
+            )));
+        }
+        let w = format!("{what}.{}", known[i].0);
+        let values = list_values(val, &w)?;
+        kind = Some(match i {
+            0 => Kind::BytesList(oneflow::BytesList {
+                value: each(values, &w, parse_bytes)?,
+            }),
+            1 => Kind::FloatList(oneflow::FloatList {
+                value: each(values, &w, parse_float)?,
+            }),
+            2 => Kind::DoubleList(oneflow::DoubleList {
+                value: each(values, &w, parse_double)?,
+            }),
+            3 => Kind::Int32List(oneflow::Int32List {
+                value: each(values, &w, parse_i32)?,
+            }),
+            _ => Kind::Int64List(oneflow::Int64List {
+                value: each(values, &w, parse_i64)?,
+            }),
+        });
+    }
+    Ok(oneflow::Feature { kind })
+}
+
+/// Parses the JSON form of a `oneflow.OFRecord`.
+///
+/// # Errors
+/// When the JSON is not a valid `oneflow.OFRecord`; the message names the field.
+pub fn ofrecord_from_json(v: &Value) -> Result<oneflow::OfRecord> {
+    let mut out = oneflow::OfRecord::default();
+    for (_, val) in fields(v, "OFRecord", &[("feature", "feature")])? {
+        out.feature = feature_map(val, "feature", of_feature_from_json)?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn example_roundtrip_and_shape() {
+        let v = json!({"features": {"feature": {
+            "a": {"int64List": {"value": ["-9223372036854775808", "9223372036854775807"]}},
+            "b": {"floatList": {"value": [0.1, "NaN", "-Infinity", -0.0]}},
+            "c": {"bytesList": {"value": ["aGk="]}},
+            "d": {"floatList": {}},
+            "e": {}
+        }}});
+        let e = example_from_json(&v).unwrap();
+        let back = example_to_json(&e);
+        assert_eq!(
+            back["features"]["feature"]["a"],
+            v["features"]["feature"]["a"]
+        );
+        assert_eq!(
+            back["features"]["feature"]["b"]["floatList"]["value"][0],
+            json!(0.1)
+        );
+        assert_eq!(
+            back["features"]["feature"]["b"]["floatList"]["value"][1],
+            json!("NaN")
+        );
+        assert_eq!(
+            back["features"]["feature"]["c"],
+            v["features"]["feature"]["c"]
+        );
+        assert_eq!(back["features"]["feature"]["d"], json!({"floatList": {}}));
+        assert_eq!(back["features"]["feature"]["e"], json!({}));
+        let neg_zero = &e.features.unwrap().feature["b"];
+        let Some(tensorflow::feature::Kind::FloatList(l)) = &neg_zero.kind else {
+            panic!()
+        };
+        assert_eq!(l.value[3].to_bits(), (-0.0f32).to_bits());
+    }
+
+    #[test]
+    fn snake_case_and_bad_input() {
+        let e = example_from_json(
+            &json!({"features": {"feature": {"x": {"int64_list": {"value": [3]}}}}}),
+        );
+        assert!(e.is_ok());
+        let err = example_from_json(
+            &json!({"features": {"feature": {"x": {"int64List": {"value": ["x"]}}}}}),
+        );
+        assert!(err.unwrap_err().to_string().contains("expected an integer"));
+        let err = example_from_json(&json!({"feature": {}}));
+        assert!(err.unwrap_err().to_string().contains("unknown field"));
+        let err = example_from_json(
+            &json!({"features": {"feature": {"x": {"floatList": {"value": [1e39]}}}}}),
+        );
+        assert!(err.unwrap_err().to_string().contains("too large"));
+    }
+
+    #[test]
+    fn ofrecord_int32_range() {
+        let ok =
+            ofrecord_from_json(&json!({"feature": {"i": {"int32List": {"value": [2147483647]}}}}));
+        assert!(ok.is_ok());
+        let bad = ofrecord_from_json(
+            &json!({"feature": {"i": {"int32List": {"value": [2147483648i64]}}}}),
+        );
+        assert!(bad.is_err());
+    }
+}

@@ -1,0 +1,471 @@
+//! Reading records: TFRecord and OFRecord framing over plain, gzip or zlib streams.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use flate2::bufread::{MultiGzDecoder, ZlibDecoder};
+
+use crate::compression::{Compression, Format};
+use crate::crc::masked_crc32c;
+use crate::error::{Error, ErrorKind, Result};
+
+/// The default limit on one record's length: 1 GiB. Protobuf messages cannot exceed 2 GiB,
+/// and a larger declared length in a real file is almost always corruption.
+pub const DEFAULT_MAX_RECORD_LEN: u64 = 1 << 30;
+
+/// The default read buffer: 1 MiB, so that reads from the OS are large and sequential.
+pub const DEFAULT_BUFFER_SIZE: usize = 1 << 20;
+
+/// Payloads up to this size are allocated at once; larger ones grow as their bytes arrive, so a
+/// corrupt length never allocates more than the data actually present plus this much.
+const EAGER_ALLOC: u64 = 4 << 20;
+
+/// How to read a record stream.
+#[derive(Clone, Debug)]
+pub struct ReaderOptions {
+    format: Format,
+    compression: Compression,
+    verify_data_crc: bool,
+    max_record_len: u64,
+    buffer_size: usize,
+}
+
+impl Default for ReaderOptions {
+    fn default() -> Self {
+        ReaderOptions {
+            format: Format::TfRecord,
+            compression: Compression::None,
+            verify_data_crc: true,
+            max_record_len: DEFAULT_MAX_RECORD_LEN,
+            buffer_size: DEFAULT_BUFFER_SIZE,
+        }
+    }
+}
+
+impl ReaderOptions {
+    /// TFRecord, uncompressed, both checksums verified, 1 GiB record limit, 1 MiB buffer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The default options with the compression guessed from the file name
+    /// (see [`Compression::from_path`]).
+    pub fn for_path(path: impl AsRef<Path>) -> Self {
+        Self::default().compression(Compression::from_path(path))
+    }
+
+    /// The container format.
+    #[must_use]
+    pub fn format(mut self, format: Format) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// The stream compression.
+    #[must_use]
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// Whether to verify each record's data checksum (default `true`). The length checksum is
+    /// always verified: without it a corrupt length would silently lose the framing.
+    #[must_use]
+    pub fn verify_data_crc(mut self, verify: bool) -> Self {
+        self.verify_data_crc = verify;
+        self
+    }
+
+    /// The largest record length accepted; a larger declared length is an error and is never
+    /// allocated.
+    #[must_use]
+    pub fn max_record_len(mut self, max: u64) -> Self {
+        self.max_record_len = max;
+        self
+    }
+
+    /// The size of the read buffer.
+    #[must_use]
+    pub fn buffer_size(mut self, size: usize) -> Self {
+        self.buffer_size = size.max(64);
+        self
+    }
+
+    /// The configured container format.
+    pub fn get_format(&self) -> Format {
+        self.format
+    }
+
+    /// The configured compression.
+    pub fn get_compression(&self) -> Compression {
+        self.compression
+    }
+}
+
+enum Source<R: Read> {
+    Plain(BufReader<R>),
+    Gzip(BufReader<MultiGzDecoder<BufReader<R>>>),
+    Zlib(BufReader<ZlibDecoder<BufReader<R>>>),
+}
+
+impl<R: Read> Source<R> {
+    fn new(inner: R, compression: Compression, size: usize) -> Self {
+        match compression {
+            Compression::None => Source::Plain(BufReader::with_capacity(size, inner)),
+            Compression::Gzip => Source::Gzip(BufReader::with_capacity(
+                size,
+                MultiGzDecoder::new(BufReader::with_capacity(size, inner)),
+            )),
+            Compression::Zlib => Source::Zlib(BufReader::with_capacity(
+                size,
+                ZlibDecoder::new(BufReader::with_capacity(size, inner)),
+            )),
+        }
+    }
+
+    fn buf(&mut self) -> &mut dyn BufRead {
+        match self {
+            Source::Plain(r) => r,
+            Source::Gzip(r) => r,
+            Source::Zlib(r) => r,
+        }
+    }
+}
+
+/// Reads until `buf` is full or the stream ends; returns how many bytes were read.
+fn read_full(src: &mut dyn BufRead, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match src.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// A reader of framed records.
+///
+/// Use it as an iterator of owned records (`Result<Vec<u8>>`), or call
+/// [`read_into`](RecordReader::read_into) to reuse one buffer for every record. After an error
+/// the reader is finished: the iterator yields nothing more.
+///
+/// ```
+/// use tfrecord_core::{RecordReader, RecordWriter, ReaderOptions, WriterOptions};
+///
+/// let mut writer = RecordWriter::new(Vec::new(), WriterOptions::new());
+/// writer.write(b"hello")?;
+/// writer.write(b"world")?;
+/// let bytes = writer.finish()?;
+///
+/// let mut reader = RecordReader::new(&bytes[..], ReaderOptions::new());
+/// let mut buf = Vec::new();
+/// while reader.read_into(&mut buf)? {
+///     println!("{} bytes", buf.len());
+/// }
+/// assert_eq!(reader.records_read(), 2);
+/// # Ok::<(), tfrecord_core::Error>(())
+/// ```
+pub struct RecordReader<R: Read> {
+    src: Source<R>,
+    opts: ReaderOptions,
+    path: Option<PathBuf>,
+    /// Bytes of the (decompressed) stream left after `offset`, when known.
+    remaining: Option<u64>,
+    offset: u64,
+    records: u64,
+    done: bool,
+}
+
+impl RecordReader<File> {
+    /// Opens a file. For uncompressed files the file size bounds every declared length.
+    ///
+    /// # Errors
+    /// When the file cannot be opened; the error names the file.
+    pub fn open(path: impl AsRef<Path>, opts: ReaderOptions) -> Result<Self> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| Error::from(e).with_path(path))?;
+        let len = file
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len());
+        let compressed = opts.compression != Compression::None;
+        let mut reader = RecordReader::new(file, opts).with_path(path);
+        if !compressed {
+            reader.remaining = len;
+        }
+        Ok(reader)
+    }
+}
+
+impl<R: Read> RecordReader<R> {
+    /// Reads records from any byte source.
+    pub fn new(inner: R, opts: ReaderOptions) -> Self {
+        RecordReader {
+            src: Source::new(inner, opts.compression, opts.buffer_size),
+            opts,
+            path: None,
+            remaining: None,
+            offset: 0,
+            records: 0,
+            done: false,
+        }
+    }
+
+    /// Names the source in error messages.
+    #[must_use]
+    pub fn with_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// The name given with [`with_path`](Self::with_path) or [`open`](RecordReader::open).
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// How many records have been read so far.
+    pub fn records_read(&self) -> u64 {
+        self.records
+    }
+
+    /// The byte offset of the next record in the (decompressed) stream.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    fn fail(&mut self, err: Error, frame_start: u64) -> Error {
+        self.done = true;
+        let err = err.with_offset(frame_start).with_record(self.records);
+        match &self.path {
+            Some(p) => err.with_path(p.clone()),
+            None => err,
+        }
+    }
+
+    fn io_fail(&mut self, e: io::Error, frame_start: u64) -> Error {
+        self.fail(Error::from(e), frame_start)
+    }
+
+    /// Reads the next record into `buf` (cleared first), reusing its allocation.
+    ///
+    /// Returns `Ok(false)` at a clean end of stream, which is only at a record boundary.
+    ///
+    /// # Errors
+    /// Truncated frames, checksum mismatches, lengths over the limit, a first frame that is not
+    /// TFRecord at all, and I/O errors; each names the file, the frame's byte offset and the
+    /// record index.
+    pub fn read_into(&mut self, buf: &mut Vec<u8>) -> Result<bool> {
+        buf.clear();
+        if self.done {
+            return Ok(false);
+        }
+        let start = self.offset;
+        let header_len = match self.opts.format {
+            Format::TfRecord => 12,
+            Format::OfRecord => 8,
+        };
+        let mut header = [0u8; 12];
+        let got = match read_full(self.src.buf(), &mut header[..header_len]) {
+            Ok(n) => n,
+            Err(e) => return Err(self.io_fail(e, start)),
+        };
+        if got == 0 {
+            self.done = true;
+            return Ok(false);
+        }
+        if got < header_len {
+            let err = Error::new(ErrorKind::Truncated {
+                needed: header_len as u64,
+                found: got as u64,
+            });
+            return Err(self.fail(err, start));
+        }
+        let mut len_bytes = [0u8; 8];
+        len_bytes.copy_from_slice(&header[..8]);
+        let len = match self.opts.format {
+            Format::TfRecord => {
+                let stored = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
+                let computed = masked_crc32c(&len_bytes);
+                if stored != computed {
+                    let kind = if self.records == 0 {
+                        ErrorKind::NotTfRecord {
+                            hint: sniff(&header),
+                        }
+                    } else {
+                        ErrorKind::Corrupted {
+                            what: "length",
+                            stored,
+                            computed,
+                        }
+                    };
+                    return Err(self.fail(Error::new(kind), start));
+                }
+                u64::from_le_bytes(len_bytes)
+            }
+            Format::OfRecord => {
+                let declared = i64::from_le_bytes(len_bytes);
+                match u64::try_from(declared) {
+                    Ok(len) => len,
+                    Err(_) => {
+                        let err = Error::new(ErrorKind::NegativeLength { declared });
+                        return Err(self.fail(err, start));
+                    }
+                }
+            }
+        };
+        if len > self.opts.max_record_len {
+            let err = Error::new(ErrorKind::LengthTooLarge {
+                declared: len,
+                limit: self.opts.max_record_len,
+                bound: "limit",
+            });
+            return Err(self.fail(err, start));
+        }
+        let footer_len: u64 = if self.opts.format == Format::TfRecord {
+            4
+        } else {
+            0
+        };
+        if let Some(remaining) = self.remaining {
+            let left = remaining.saturating_sub(header_len as u64);
+            if len.saturating_add(footer_len) > left {
+                let err = Error::new(ErrorKind::Truncated {
+                    needed: len.saturating_add(footer_len),
+                    found: left,
+                });
+                return Err(self.fail(err, start));
+            }
+        }
+        // Bounded above by max_record_len, which the caller chose to allow in memory.
+        let Ok(len_usize) = usize::try_from(len) else {
+            let err = Error::new(ErrorKind::LengthTooLarge {
+                declared: len,
+                limit: usize::MAX as u64,
+                bound: "address space",
+            });
+            return Err(self.fail(err, start));
+        };
+        if let Err(e) = self.read_payload(buf, len_usize) {
+            return Err(self.fail(e, start));
+        }
+        if self.opts.format == Format::TfRecord {
+            let mut footer = [0u8; 4];
+            match read_full(self.src.buf(), &mut footer) {
+                Ok(4) => {}
+                Ok(n) => {
+                    let err = Error::new(ErrorKind::Truncated {
+                        needed: 4,
+                        found: n as u64,
+                    });
+                    return Err(self.fail(err, start));
+                }
+                Err(e) => return Err(self.io_fail(e, start)),
+            }
+            if self.opts.verify_data_crc {
+                let stored = u32::from_le_bytes(footer);
+                let computed = masked_crc32c(buf);
+                if stored != computed {
+                    let kind = ErrorKind::Corrupted {
+                        what: "data",
+                        stored,
+                        computed,
+                    };
+                    return Err(self.fail(Error::new(kind), start));
+                }
+            }
+        }
+        let frame = header_len as u64 + len + footer_len;
+        self.offset += frame;
+        if let Some(r) = self.remaining.as_mut() {
+            *r = r.saturating_sub(frame);
+        }
+        self.records += 1;
+        Ok(true)
+    }
+
+    fn read_payload(&mut self, buf: &mut Vec<u8>, len: usize) -> Result<()> {
+        let eager = usize::try_from(EAGER_ALLOC).unwrap_or(usize::MAX);
+        let mut filled = 0usize;
+        while filled < len {
+            // Grow in steps so that an untrusted length is only backed by bytes that exist.
+            let target = if len <= eager {
+                len
+            } else {
+                len.min(filled.max(eager) * 2)
+            };
+            buf.resize(target, 0);
+            let n = read_full(self.src.buf(), &mut buf[filled..target])?;
+            filled += n;
+            if filled < target {
+                buf.truncate(filled);
+                return Err(Error::new(ErrorKind::Truncated {
+                    needed: len as u64,
+                    found: filled as u64,
+                }));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Recognizes a few formats that are often mistaken for TFRecord.
+fn sniff(head: &[u8]) -> Option<&'static str> {
+    match head {
+        [0x1f, 0x8b, ..] => {
+            Some("the data starts like a gzip stream; read it with gzip compression")
+        }
+        [0x78, 0x01 | 0x5e | 0x9c | 0xda, ..] => {
+            Some("the data starts like a zlib stream; read it with zlib compression")
+        }
+        [b'O', b'b', b'j', 1, ..] => Some("the data starts like an Avro object container file"),
+        [b'{' | b'[', ..] => Some("the data starts like JSON text"),
+        _ => None,
+    }
+}
+
+impl<R: Read> Iterator for RecordReader<R> {
+    type Item = Result<Vec<u8>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut buf = Vec::new();
+        match self.read_into(&mut buf) {
+            Ok(true) => Some(Ok(buf)),
+            Ok(false) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+impl<R: Read> std::iter::FusedIterator for RecordReader<R> {}
+
+/// Lists the record files a path stands for: the path itself when it is a file; for a
+/// directory, its `part-*` files in name order, as OneFlow reads an OFRecord data set.
+///
+/// # Errors
+/// When the path does not exist, the directory cannot be listed, or it holds no `part-*` file.
+pub fn expand_path(path: impl AsRef<Path>) -> Result<Vec<PathBuf>> {
+    let path = path.as_ref();
+    let meta = std::fs::metadata(path).map_err(|e| Error::from(e).with_path(path))?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut parts = Vec::new();
+    for entry in std::fs::read_dir(path).map_err(|e| Error::from(e).with_path(path))? {
+        let entry = entry.map_err(|e| Error::from(e).with_path(path))?;
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with("part-") && entry.path().is_file() {
+            parts.push(entry.path());
+        }
+    }
+    if parts.is_empty() {
+        let e = io::Error::new(io::ErrorKind::NotFound, "directory holds no part-* files");
+        return Err(Error::from(e).with_path(path));
+    }
+    parts.sort();
+    Ok(parts)
+}

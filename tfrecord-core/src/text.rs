@@ -1,0 +1,272 @@
+//! The protobuf text format of records, as Python's `print(example)` shows it
+//! (`text_format.MessageToString` with its defaults): two-space indents, map entries sorted by
+//! key, strings and bytes C-escaped with octal escapes for non-printable and non-ASCII bytes,
+//! floats in Python's shortest `repr`.
+
+use std::fmt::Write as _;
+
+use crate::proto::{oneflow, tensorflow};
+
+/// Escapes bytes as Python's `text_encoding.CEscape(.., as_utf8=False)` does.
+pub fn c_escape(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes {
+        match b {
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            b'"' => out.push_str("\\\""),
+            b'\'' => out.push_str("\\'"),
+            b'\\' => out.push_str("\\\\"),
+            32..=126 => out.push(char::from(b)),
+            _ => {
+                let _ = write!(out, "\\{b:03o}");
+            }
+        }
+    }
+    out
+}
+
+/// Formats a number given as its scientific form (`{:e}` output) the way Python's `repr` does:
+/// plain notation when the decimal exponent is in [-4, 16), scientific (`1e+16`) otherwise,
+/// and always a `.0` or a fraction in plain notation.
+fn python_repr_from_sci(sci: &str) -> String {
+    let (neg, sci) = match sci.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, sci),
+    };
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let digits = digits.trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    let decpt = exp + 1;
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    if digits == "0" {
+        out.push_str("0.0");
+    } else if (-3..=16).contains(&decpt) {
+        if decpt <= 0 {
+            out.push_str("0.");
+            for _ in 0..(-decpt) {
+                out.push('0');
+            }
+            out.push_str(digits);
+        } else {
+            let d = usize::try_from(decpt).unwrap_or(0);
+            if digits.len() <= d {
+                out.push_str(digits);
+                for _ in digits.len()..d {
+                    out.push('0');
+                }
+                out.push_str(".0");
+            } else {
+                out.push_str(&digits[..d]);
+                out.push('.');
+                out.push_str(&digits[d..]);
+            }
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let e = decpt - 1;
+        let _ = write!(out, "e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    out
+}
+
+/// Python's `str()` of a `float` field value (the shortest decimal that reads back to the same
+/// `f32`), with `nan`, `inf` and `-inf`.
+pub fn format_float(v: f32) -> String {
+    if v.is_nan() {
+        "nan".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "inf".into() } else { "-inf".into() }
+    } else {
+        python_repr_from_sci(&format!("{v:e}"))
+    }
+}
+
+/// Python's `repr()` of a `double` field value, with `nan`, `inf` and `-inf`.
+pub fn format_double(v: f64) -> String {
+    if v.is_nan() {
+        "nan".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "inf".into() } else { "-inf".into() }
+    } else {
+        python_repr_from_sci(&format!("{v:e}"))
+    }
+}
+
+struct Printer {
+    out: String,
+    depth: usize,
+}
+
+impl Printer {
+    fn line(&mut self, s: &str) {
+        for _ in 0..self.depth {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    fn open(&mut self, name: &str) {
+        self.line(&format!("{name} {{"));
+        self.depth += 1;
+    }
+
+    fn close(&mut self) {
+        self.depth -= 1;
+        self.line("}");
+    }
+
+    fn list<T>(&mut self, name: &str, values: &[T], f: impl Fn(&T) -> String) {
+        self.open(name);
+        for v in values {
+            self.line(&format!("value: {}", f(v)));
+        }
+        self.close();
+    }
+
+    fn tf_feature(&mut self, f: &tensorflow::Feature) {
+        use tensorflow::feature::Kind;
+        match &f.kind {
+            None => {}
+            Some(Kind::BytesList(l)) => {
+                self.list("bytes_list", &l.value, |b| format!("\"{}\"", c_escape(b)));
+            }
+            Some(Kind::FloatList(l)) => self.list("float_list", &l.value, |&v| format_float(v)),
+            Some(Kind::Int64List(l)) => self.list("int64_list", &l.value, ToString::to_string),
+        }
+    }
+
+    fn of_feature(&mut self, f: &oneflow::Feature) {
+        use oneflow::feature::Kind;
+        match &f.kind {
+            None => {}
+            Some(Kind::BytesList(l)) => {
+                self.list("bytes_list", &l.value, |b| format!("\"{}\"", c_escape(b)));
+            }
+            Some(Kind::FloatList(l)) => self.list("float_list", &l.value, |&v| format_float(v)),
+            Some(Kind::DoubleList(l)) => self.list("double_list", &l.value, |&v| format_double(v)),
+            Some(Kind::Int32List(l)) => self.list("int32_list", &l.value, ToString::to_string),
+            Some(Kind::Int64List(l)) => self.list("int64_list", &l.value, ToString::to_string),
+        }
+    }
+
+    fn entry(&mut self, name: &str, key: &str, body: impl FnOnce(&mut Self)) {
+        self.open(name);
+        self.line(&format!("key: \"{}\"", c_escape(key.as_bytes())));
+        self.open("value");
+        body(self);
+        self.close();
+        self.close();
+    }
+
+    fn tf_features(&mut self, name: &str, fs: &tensorflow::Features) {
+        self.open(name);
+        for (k, f) in &fs.feature {
+            self.entry("feature", k, |p| p.tf_feature(f));
+        }
+        self.close();
+    }
+}
+
+/// The text format of a `tensorflow.Example`.
+pub fn example_to_text(e: &tensorflow::Example) -> String {
+    let mut p = Printer {
+        out: String::new(),
+        depth: 0,
+    };
+    if let Some(f) = &e.features {
+        p.tf_features("features", f);
+    }
+    p.out
+}
+
+/// The text format of a `tensorflow.SequenceExample`.
+pub fn sequence_example_to_text(e: &tensorflow::SequenceExample) -> String {
+    let mut p = Printer {
+        out: String::new(),
+        depth: 0,
+    };
+    if let Some(c) = &e.context {
+        p.tf_features("context", c);
+    }
+    if let Some(fl) = &e.feature_lists {
+        p.open("feature_lists");
+        for (k, list) in &fl.feature_list {
+            p.entry("feature_list", k, |p| {
+                for f in &list.feature {
+                    p.open("feature");
+                    p.tf_feature(f);
+                    p.close();
+                }
+            });
+        }
+        p.close();
+    }
+    p.out
+}
+
+/// The text format of a `oneflow.OFRecord`.
+pub fn ofrecord_to_text(r: &oneflow::OfRecord) -> String {
+    let mut p = Printer {
+        out: String::new(),
+        depth: 0,
+    };
+    for (k, f) in &r.feature {
+        p.entry("feature", k, |p| p.of_feature(f));
+    }
+    p.out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_like_python() {
+        assert_eq!(format_float(0.1), "0.1");
+        assert_eq!(format_float(1.0), "1.0");
+        assert_eq!(format_float(-0.0), "-0.0");
+        assert_eq!(format_float(1e16), "1e+16");
+        assert_eq!(format_float(1e15), "1000000000000000.0");
+        assert_eq!(format_float(0.0001), "0.0001");
+        assert_eq!(format_float(0.00001), "1e-05");
+        assert_eq!(format_float(1.5e-7), "1.5e-07");
+        assert_eq!(format_float(f32::MAX), "3.4028235e+38");
+        assert_eq!(format_float(123.456), "123.456");
+        assert_eq!(format_double(1e300), "1e+300");
+        assert_eq!(format_double(2.5), "2.5");
+    }
+
+    #[test]
+    fn escapes_like_python() {
+        assert_eq!(c_escape(b"a\"b'\\\n\x00\xff"), "a\\\"b\\'\\\\\\n\\000\\377");
+        assert_eq!(c_escape("ä".as_bytes()), "\\303\\244");
+    }
+
+    #[test]
+    fn example_layout() {
+        use tensorflow::{Example, Feature, Features, Int64List, feature::Kind};
+        let mut fs = Features::default();
+        fs.feature.insert(
+            "b".into(),
+            Feature {
+                kind: Some(Kind::Int64List(Int64List { value: vec![1, -2] })),
+            },
+        );
+        fs.feature.insert("a".into(), Feature { kind: None });
+        let text = example_to_text(&Example { features: Some(fs) });
+        let expected = "features {\n  feature {\n    key: \"a\"\n    value {\n    }\n  }\n  feature {\n    key: \"b\"\n    value {\n      int64_list {\n        value: 1\n        value: -2\n      }\n    }\n  }\n}\n";
+        assert_eq!(text, expected);
+    }
+}

@@ -1,0 +1,1 @@
+//! The `#[derive(Example)]` macro: a thin shell over `tfrecord-schema`.
