@@ -1,1 +1,55 @@
-fn main() {}
+//! The `tfrecord` command: read, check and write TensorFlow TFRecord and OneFlow OFRecord files.
+//!
+//! ```text
+//! tfrecord cat [--json] [--sequence] [-n N] FILE...      print every record (text or JSON Lines)
+//! tfrecord count FILE...                                 number of records (total on the last line)
+//! tfrecord verify [--decode] FILE...                     check framing and both CRCs of every record
+//! tfrecord from-json [--sequence] -o OUT [IN|-]...       JSON Lines to records
+//! tfrecord convert [--allow-lossy-double] IN... -o OUT   re-encode between containers / compressions
+//! ```
+//!
+//! Common flags: `--input-format` / `--output-format` `tfrecord|ofrecord` (default `tfrecord`);
+//! `--compression none|gzip|zlib` (else from the file name: `.gz` gzip, `.zlib` / `.zz` zlib,
+//! else none), which for `from-json` and `convert` applies to the output while `convert` takes
+//! `--input-compression` for its inputs; `--level 0..9` for compressed output. File arguments
+//! are paths, `-` is standard input / output, and a directory input stands for its `part-*`
+//! files (a OneFlow data set).
+//!
+//! Errors go to standard error as `tfrecord: error: <message>`, naming file, byte offset, record
+//! index and feature key where they apply; the exit status is 1 (2 for a misused command line).
+//! A closed standard output (`tfrecord cat x | head`) ends the command quietly with status 0.
+
+mod cli;
+mod commands;
+mod error;
+mod input;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::error::CliResult;
+
+fn run(cli: &Cli) -> CliResult<ExitCode> {
+    match &cli.command {
+        Command::Cat(a) => commands::cat(a),
+        Command::Count(a) => commands::count(a),
+        Command::Verify(a) => commands::verify(a),
+        Command::FromJson(a) => commands::from_json(a),
+        Command::Convert(a) => commands::convert(a),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(code) => code,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) => {
+            commands::report(&e);
+            e.exit_code()
+        }
+    }
+}

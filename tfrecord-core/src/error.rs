@@ -172,6 +172,16 @@ impl Error {
         })
     }
 
+    /// Prepends `prefix` to the feature key (used for flattened structs, whose keys are
+    /// `outer/inner`).
+    #[must_use]
+    pub fn prefix_key(mut self, prefix: &str) -> Self {
+        if let Some(key) = &mut self.key {
+            key.insert_str(0, prefix);
+        }
+        self
+    }
+
     /// True when the error is an I/O error of the given kind.
     pub fn is_io(&self, kind: io::ErrorKind) -> bool {
         matches!(&self.kind, ErrorKind::Io(e) if e.kind() == kind)
@@ -247,8 +257,12 @@ impl fmt::Display for Error {
             }
             ErrorKind::Feature { detail } => {
                 f.write_str("bad feature")?;
+                if let Some(key) = &self.key {
+                    write!(f, " {key:?}")?;
+                }
                 at(f)?;
                 write!(f, ": {detail}")?;
+                return Ok(());
             }
             ErrorKind::Json { detail } => {
                 f.write_str("invalid JSON record")?;

@@ -54,3 +54,30 @@ pub use error::{Error, ErrorKind, Result};
 pub use prost::Message;
 pub use reader::{ReaderOptions, RecordReader, expand_path};
 pub use writer::{RecordWriter, WriterOptions};
+pub mod codec;
+mod typed;
+
+pub use codec::{Decode, DecodeOwned, Encode, OfRecord, TfExample, TfSequenceExample};
+pub use typed::{Reader, Writer};
+
+#[cfg(feature = "derive")]
+pub use tfrecord_derive::{Example, SequenceExample};
+
+/// What generated code calls. Not a public API: it changes without notice.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::codec::field::{list_body_len, put_list_body};
+    pub use crate::codec::wire;
+    pub use crate::codec::{
+        Chunk, Container, Decode, DecodeElem, DecodeField, DecodeFields, Dialect, Encode,
+        EncodeElem, EncodeField, EncodeFields, FeatureView, FieldError, FieldInfo, FieldTable,
+        ListKind, Msg, Of, OfRecord, Raw, Tf, TfExample, TfLossy, TfSequenceExample, check_len,
+        decode_record, entry_len, example_len, field, join_prefix, missing, present,
+        put_context_header, put_entry, put_example_header, put_lists_header, put_steps_entry,
+        scan_features, scan_sequence, sequence_len, steps, steps_entry_len, unknown_key,
+    };
+    pub use crate::error::{Error, Result};
+    pub use ::core::option::Option::{self, None, Some};
+    pub use ::core::result::Result::{Err, Ok};
+    pub use ::std::vec::Vec;
+}

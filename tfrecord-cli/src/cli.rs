@@ -1,0 +1,248 @@
+//! The command-line surface: clap definitions of every subcommand and its flags.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use tfrecord_core::{Compression, Format};
+
+/// Read, check and write TensorFlow TFRecord and OneFlow OFRecord files.
+///
+/// File arguments are paths; `-` means standard input (or standard output for `-o`). A
+/// directory given as an input stands for its `part-*` files in name order, as OneFlow lays out
+/// an OFRecord data set. Compression is chosen by `--compression`, else from the file name
+/// (`.gz` gzip, `.zlib` / `.zz` zlib), else none; standard input and output are uncompressed
+/// unless `--compression` says otherwise. Errors go to standard error as
+/// `tfrecord: error: <message>` and name the file, the byte offset (in the decompressed stream),
+/// the record index and, where it applies, the feature key; the exit status is then 1 (2 for a
+/// misused command line).
+#[derive(Debug, Parser)]
+#[command(name = "tfrecord", version, about, long_about)]
+pub(crate) struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Print every record, as protobuf text format (default) or as JSON Lines.
+    ///
+    /// The default output is the protobuf text format exactly as Python's `print(example)`
+    /// shows a record: two-space indents, features sorted by key, bytes C-escaped, floats in
+    /// Python's shortest form. Like a Python loop of `print` calls, every record's text is
+    /// followed by one blank line, so records are separated by blank lines.
+    ///
+    /// With `--json` each record is one line holding the canonical proto3 JSON mapping of the
+    /// message (what protobuf's `json_format.MessageToJson` gives, without indentation):
+    /// lowerCamelCase field names, int64 as decimal strings, bytes as base64.
+    Cat(CatArgs),
+    /// Print the number of records.
+    ///
+    /// The last line of the output is the total, a single integer. With more than one input
+    /// file, one `<file>\t<count>` line per file comes before it.
+    Count(CountArgs),
+    /// Check the framing and both CRC32C checksums of every record of every file.
+    ///
+    /// Prints `<file>\tOK\t<n> records` or `<file>\tFAILED` per file, with the error (file,
+    /// byte offset, record index) on standard error, and goes on with the next file after a
+    /// failing one. Exits 0 only when every file is intact. OFRecord has no checksums: with
+    /// `--input-format ofrecord` only the framing is checked.
+    Verify(VerifyArgs),
+    /// Write JSON Lines to a record file.
+    ///
+    /// Each non-blank input line is the canonical proto3 JSON of one record: a
+    /// `tensorflow.Example`, a `tensorflow.SequenceExample` with `--sequence`, or a
+    /// `oneflow.OFRecord` with `--output-format ofrecord` (as `json_format.Parse` accepts it:
+    /// lowerCamelCase or snake_case names, int64 as strings or numbers, bytes as base64). Blank
+    /// lines are skipped. Errors name the input file, the 1-based line number, the index of the
+    /// record that line would have become, and the JSON field.
+    FromJson(FromJsonArgs),
+    /// Re-encode records between containers and compressions.
+    ///
+    /// When both sides have the same container, records are copied byte for byte without
+    /// decoding. TFRecord to OFRecord converts each `tf.train.Example` feature kind to kind;
+    /// OFRecord to TFRecord widens int32 lists to int64 and narrows double lists to float only
+    /// with `--allow-lossy-double`. `--compression` applies to the output; the inputs'
+    /// compression comes from their names or `--input-compression`. Every input is read into the
+    /// one output, in order. A file output is written beside its final name and renamed into
+    /// place only when everything succeeded, so an error never leaves a partial file (and the
+    /// output may be one of the inputs).
+    Convert(ConvertArgs),
+}
+
+/// A container format as a command-line value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum FormatArg {
+    /// TensorFlow TFRecord framing (length, CRCs).
+    Tfrecord,
+    /// OneFlow OFRecord framing (int64 length, no checksum).
+    Ofrecord,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Tfrecord => Format::TfRecord,
+            FormatArg::Ofrecord => Format::OfRecord,
+        }
+    }
+}
+
+/// A stream compression as a command-line value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CompressionArg {
+    /// No compression.
+    None,
+    /// A gzip stream over the whole file (TensorFlow's GZIP).
+    #[value(alias = "gz")]
+    Gzip,
+    /// A zlib stream over the whole file (TensorFlow's ZLIB).
+    Zlib,
+}
+
+impl From<CompressionArg> for Compression {
+    fn from(c: CompressionArg) -> Self {
+        match c {
+            CompressionArg::None => Compression::None,
+            CompressionArg::Gzip => Compression::Gzip,
+            CompressionArg::Zlib => Compression::Zlib,
+        }
+    }
+}
+
+/// How the inputs of a reading command are read.
+#[derive(Debug, Args)]
+pub(crate) struct ReadOpts {
+    /// Container format of the inputs.
+    #[arg(long, value_enum, ignore_case = true, default_value = "tfrecord")]
+    pub(crate) input_format: FormatArg,
+    /// Compression of the inputs [default: from each file name; none for `-`].
+    #[arg(long, value_enum, ignore_case = true, alias = "input-compression")]
+    pub(crate) compression: Option<CompressionArg>,
+}
+
+/// Flags of `cat`.
+#[derive(Debug, Args)]
+pub(crate) struct CatArgs {
+    /// Record files, directories of `part-*` files, or `-` for standard input.
+    #[arg(value_name = "FILE", default_value = "-")]
+    pub(crate) files: Vec<PathBuf>,
+    /// Print one JSON line per record (canonical proto3 JSON) instead of text format.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Decode records as `tensorflow.SequenceExample` instead of `tensorflow.Example`.
+    #[arg(long)]
+    pub(crate) sequence: bool,
+    /// Stop after this many records (over all inputs).
+    #[arg(short = 'n', long, value_name = "N")]
+    pub(crate) limit: Option<u64>,
+    /// Skip checking each record's data checksum (the length checksum is always checked).
+    #[arg(long)]
+    pub(crate) no_verify_data_crc: bool,
+    /// Input format and compression.
+    #[command(flatten)]
+    pub(crate) read: ReadOpts,
+}
+
+/// Flags of `count`.
+#[derive(Debug, Args)]
+pub(crate) struct CountArgs {
+    /// Record files, directories of `part-*` files, or `-` for standard input.
+    #[arg(value_name = "FILE", default_value = "-")]
+    pub(crate) files: Vec<PathBuf>,
+    /// Skip checking each record's data checksum (the length checksum is always checked).
+    #[arg(long)]
+    pub(crate) no_verify_data_crc: bool,
+    /// Input format and compression.
+    #[command(flatten)]
+    pub(crate) read: ReadOpts,
+}
+
+/// Flags of `verify`.
+#[derive(Debug, Args)]
+pub(crate) struct VerifyArgs {
+    /// Record files, directories of `part-*` files, or `-` for standard input.
+    #[arg(value_name = "FILE", default_value = "-")]
+    pub(crate) files: Vec<PathBuf>,
+    /// Also decode every payload as a protobuf message (`tensorflow.Example`, or as chosen by
+    /// `--sequence` / `--input-format ofrecord`).
+    #[arg(long)]
+    pub(crate) decode: bool,
+    /// With `--decode`, decode payloads as `tensorflow.SequenceExample`.
+    #[arg(long)]
+    pub(crate) sequence: bool,
+    /// Input format and compression.
+    #[command(flatten)]
+    pub(crate) read: ReadOpts,
+}
+
+/// How the output of a writing command is written.
+#[derive(Debug, Args)]
+pub(crate) struct WriteOpts {
+    /// Output file, or `-` for standard output.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub(crate) output: PathBuf,
+    /// Container format of the output.
+    #[arg(long, value_enum, ignore_case = true, default_value = "tfrecord")]
+    pub(crate) output_format: FormatArg,
+    /// Compression of the output [default: from the output file name; none for `-`].
+    #[arg(long, value_enum, ignore_case = true, alias = "output-compression")]
+    pub(crate) compression: Option<CompressionArg>,
+    /// Compression level for gzip and zlib output, 0 (store) to 9 (smallest).
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
+    pub(crate) level: u32,
+}
+
+/// Flags of `from-json`.
+#[derive(Debug, Args)]
+pub(crate) struct FromJsonArgs {
+    /// JSON Lines files, or `-` for standard input.
+    #[arg(value_name = "IN", default_value = "-")]
+    pub(crate) inputs: Vec<PathBuf>,
+    /// The lines are `tensorflow.SequenceExample` JSON.
+    #[arg(long)]
+    pub(crate) sequence: bool,
+    /// Output file, format and compression.
+    #[command(flatten)]
+    pub(crate) write: WriteOpts,
+}
+
+/// Flags of `convert`.
+#[derive(Debug, Args)]
+pub(crate) struct ConvertArgs {
+    /// Record files, directories of `part-*` files, or `-` for standard input.
+    #[arg(value_name = "IN", default_value = "-")]
+    pub(crate) inputs: Vec<PathBuf>,
+    /// Container format of the inputs.
+    #[arg(long, value_enum, ignore_case = true, default_value = "tfrecord")]
+    pub(crate) input_format: FormatArg,
+    /// Compression of the inputs [default: from each file name; none for `-`].
+    #[arg(long, value_enum, ignore_case = true)]
+    pub(crate) input_compression: Option<CompressionArg>,
+    /// The TFRecord side holds `tensorflow.SequenceExample` (only TFRecord to TFRecord:
+    /// OFRecord has no sequences).
+    #[arg(long)]
+    pub(crate) sequence: bool,
+    /// Allow OFRecord double lists to become float lists (rounding each value to `f32`);
+    /// without it a double list is an error naming the feature.
+    #[arg(long)]
+    pub(crate) allow_lossy_double: bool,
+    /// Skip checking each input record's data checksum (the length checksum is always checked).
+    #[arg(long)]
+    pub(crate) no_verify_data_crc: bool,
+    /// Output file, format and compression.
+    #[command(flatten)]
+    pub(crate) write: WriteOpts,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}

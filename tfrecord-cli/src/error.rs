@@ -1,0 +1,61 @@
+//! The error type of the command and how it maps to an exit status.
+
+use std::fmt;
+use std::io;
+use std::process::ExitCode;
+
+/// Why a command failed.
+#[derive(Debug)]
+pub(crate) enum CliError {
+    /// A library error; its message names file, byte offset, record index and feature key.
+    Core(tfrecord_core::Error),
+    /// Writing the command's text output (standard output) failed.
+    Output(io::Error),
+    /// The flags given cannot be used together.
+    Usage(String),
+}
+
+/// `Result` with [`CliError`].
+pub(crate) type CliResult<T> = Result<T, CliError>;
+
+impl CliError {
+    /// True when the error only says that the reader of our standard output went away (as
+    /// `tfrecord cat x | head` does): that ends the command quietly and successfully.
+    pub(crate) fn is_broken_pipe(&self) -> bool {
+        match self {
+            CliError::Core(e) => e.is_io(io::ErrorKind::BrokenPipe),
+            CliError::Output(e) => e.kind() == io::ErrorKind::BrokenPipe,
+            CliError::Usage(_) => false,
+        }
+    }
+
+    /// The exit status: 2 for a misused command line, 1 for everything else.
+    pub(crate) fn exit_code(&self) -> ExitCode {
+        match self {
+            CliError::Usage(_) => ExitCode::from(2),
+            _ => ExitCode::FAILURE,
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Core(e) => write!(f, "{e}"),
+            CliError::Output(e) => write!(f, "<stdout>: I/O error: {e}"),
+            CliError::Usage(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl From<tfrecord_core::Error> for CliError {
+    fn from(e: tfrecord_core::Error) -> Self {
+        CliError::Core(e)
+    }
+}
+
+impl From<io::Error> for CliError {
+    fn from(e: io::Error) -> Self {
+        CliError::Output(e)
+    }
+}

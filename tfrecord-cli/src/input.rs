@@ -1,0 +1,272 @@
+//! Inputs: resolving file arguments, opening record readers, decoding payloads.
+
+use std::fs::File;
+use std::io::{self, StdinLock};
+use std::path::{Path, PathBuf};
+
+use tfrecord_core::proto::{oneflow, tensorflow};
+use tfrecord_core::{
+    Compression, Error, Format, Message, ReaderOptions, RecordReader, expand_path,
+};
+
+use crate::error::{CliError, CliResult};
+
+/// The name standard input goes by in messages.
+pub(crate) const STDIN_NAME: &str = "<stdin>";
+
+/// One input stream: standard input or a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// Standard input (`-` on the command line).
+    Stdin,
+    /// A file.
+    File(PathBuf),
+}
+
+impl Source {
+    /// The name used in messages and per-file output lines.
+    pub(crate) fn name(&self) -> PathBuf {
+        match self {
+            Source::Stdin => PathBuf::from(STDIN_NAME),
+            Source::File(p) => p.clone(),
+        }
+    }
+
+    /// The compression of this input: the flag when given, else guessed from the file name
+    /// (none for standard input).
+    pub(crate) fn compression(&self, flag: Option<Compression>) -> Compression {
+        match (flag, self) {
+            (Some(c), _) => c,
+            (None, Source::Stdin) => Compression::None,
+            (None, Source::File(p)) => Compression::from_path(p),
+        }
+    }
+}
+
+/// True when the argument means standard input / output.
+pub(crate) fn is_dash(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Resolves one command-line argument: `-` is standard input, a directory stands for its
+/// `part-*` files, anything else is a file.
+///
+/// # Errors
+/// A path that does not exist, or a directory without `part-*` files.
+pub(crate) fn resolve(arg: &Path) -> CliResult<Vec<Source>> {
+    if is_dash(arg) {
+        return Ok(vec![Source::Stdin]);
+    }
+    Ok(expand_path(arg)?.into_iter().map(Source::File).collect())
+}
+
+/// Resolves every argument, in order.
+///
+/// # Errors
+/// The first argument that [`resolve`] rejects.
+pub(crate) fn resolve_all(args: &[PathBuf]) -> CliResult<Vec<Source>> {
+    let mut out = Vec::new();
+    for arg in args {
+        out.extend(resolve(arg)?);
+    }
+    Ok(out)
+}
+
+/// A record reader over a file or standard input.
+pub(crate) enum AnyReader {
+    /// Reading a file.
+    File(RecordReader<File>),
+    /// Reading standard input.
+    Stdin(RecordReader<StdinLock<'static>>),
+}
+
+impl AnyReader {
+    /// Opens a source with the given options.
+    ///
+    /// # Errors
+    /// When the file cannot be opened; the error names it.
+    pub(crate) fn open(source: &Source, opts: ReaderOptions) -> CliResult<Self> {
+        Ok(match source {
+            Source::Stdin => {
+                AnyReader::Stdin(RecordReader::new(io::stdin().lock(), opts).with_path(STDIN_NAME))
+            }
+            Source::File(p) => AnyReader::File(RecordReader::open(p, opts)?),
+        })
+    }
+
+    /// Reads the next record into `buf`; see [`RecordReader::read_into`].
+    ///
+    /// # Errors
+    /// Framing, checksum and I/O errors, naming file, byte offset and record index.
+    pub(crate) fn read_into(&mut self, buf: &mut Vec<u8>) -> tfrecord_core::Result<bool> {
+        match self {
+            AnyReader::File(r) => r.read_into(buf),
+            AnyReader::Stdin(r) => r.read_into(buf),
+        }
+    }
+
+    /// The byte offset of the next record in the (decompressed) stream.
+    pub(crate) fn offset(&self) -> u64 {
+        match self {
+            AnyReader::File(r) => r.offset(),
+            AnyReader::Stdin(r) => r.offset(),
+        }
+    }
+
+    /// How many records have been read so far.
+    pub(crate) fn records_read(&self) -> u64 {
+        match self {
+            AnyReader::File(r) => r.records_read(),
+            AnyReader::Stdin(r) => r.records_read(),
+        }
+    }
+}
+
+/// Where a record came from, to locate decode and conversion errors.
+#[derive(Clone, Debug)]
+pub(crate) struct Location<'a> {
+    /// The file (or `<stdin>`).
+    pub(crate) path: &'a Path,
+    /// The byte offset of the record's frame in the (decompressed) stream.
+    pub(crate) offset: u64,
+    /// The 0-based index of the record in its file.
+    pub(crate) record: u64,
+}
+
+impl Location<'_> {
+    /// Adds this location to an error (keeping any location it already has).
+    pub(crate) fn apply(&self, e: Error) -> Error {
+        e.with_path(self.path)
+            .with_offset(self.offset)
+            .with_record(self.record)
+    }
+}
+
+/// Reads every record of a source, calling `f` with each payload and its location.
+///
+/// # Errors
+/// Framing, checksum and I/O errors of the reader, and whatever `f` returns.
+pub(crate) fn for_each_record(
+    source: &Source,
+    opts: ReaderOptions,
+    mut f: impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
+) -> CliResult<u64> {
+    let name = source.name();
+    let mut reader = AnyReader::open(source, opts)?;
+    let mut buf = Vec::new();
+    loop {
+        let offset = reader.offset();
+        let record = reader.records_read();
+        if !reader.read_into(&mut buf)? {
+            break;
+        }
+        let loc = Location {
+            path: &name,
+            offset,
+            record,
+        };
+        if f(&buf, &loc)? == Flow::Stop {
+            return Ok(reader.records_read());
+        }
+    }
+    Ok(reader.records_read())
+}
+
+/// Whether [`for_each_record`] goes on after a record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// Read the next record.
+    Continue,
+    /// Stop reading this source.
+    Stop,
+}
+
+/// Which protobuf message a record holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RecordType {
+    /// `tensorflow.Example`.
+    Example,
+    /// `tensorflow.SequenceExample`.
+    SequenceExample,
+    /// `oneflow.OFRecord`.
+    OfRecord,
+}
+
+impl RecordType {
+    /// The message type a container holds: OFRecord holds `oneflow.OFRecord`; TFRecord holds
+    /// `tensorflow.Example`, or `tensorflow.SequenceExample` with `--sequence`.
+    ///
+    /// # Errors
+    /// `--sequence` with OFRecord, which has no sequences.
+    pub(crate) fn for_format(format: Format, sequence: bool) -> CliResult<Self> {
+        match (format, sequence) {
+            (Format::TfRecord, false) => Ok(RecordType::Example),
+            (Format::TfRecord, true) => Ok(RecordType::SequenceExample),
+            (Format::OfRecord, false) => Ok(RecordType::OfRecord),
+            (Format::OfRecord, true) => Err(CliError::Usage(
+                "--sequence reads tensorflow.SequenceExample, which only TFRecord files hold \
+                 (OFRecord has no sequences)"
+                    .into(),
+            )),
+        }
+    }
+
+    /// The full protobuf name.
+    pub(crate) fn message_name(self) -> &'static str {
+        match self {
+            RecordType::Example => "tensorflow.Example",
+            RecordType::SequenceExample => "tensorflow.SequenceExample",
+            RecordType::OfRecord => "oneflow.OFRecord",
+        }
+    }
+
+    /// Decodes a payload.
+    ///
+    /// # Errors
+    /// A payload that is not a valid message of this type; the error names the file, byte
+    /// offset and record index.
+    pub(crate) fn decode(self, bytes: &[u8], loc: &Location<'_>) -> Result<Decoded, Error> {
+        let res = match self {
+            RecordType::Example => tensorflow::Example::decode(bytes).map(Decoded::Example),
+            RecordType::SequenceExample => {
+                tensorflow::SequenceExample::decode(bytes).map(Decoded::SequenceExample)
+            }
+            RecordType::OfRecord => oneflow::OfRecord::decode(bytes).map(Decoded::OfRecord),
+        };
+        res.map_err(|e| loc.apply(Error::decode(self.message_name(), e)))
+    }
+}
+
+/// A decoded record.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Decoded {
+    /// A `tensorflow.Example`.
+    Example(tensorflow::Example),
+    /// A `tensorflow.SequenceExample`.
+    SequenceExample(tensorflow::SequenceExample),
+    /// A `oneflow.OFRecord`.
+    OfRecord(oneflow::OfRecord),
+}
+
+impl Decoded {
+    /// The protobuf text format, as Python's `print(message)` shows it (without the newline
+    /// `print` adds).
+    pub(crate) fn to_text(&self) -> String {
+        use tfrecord_core::text;
+        match self {
+            Decoded::Example(e) => text::example_to_text(e),
+            Decoded::SequenceExample(e) => text::sequence_example_to_text(e),
+            Decoded::OfRecord(r) => text::ofrecord_to_text(r),
+        }
+    }
+
+    /// The canonical proto3 JSON mapping.
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        use tfrecord_core::json;
+        match self {
+            Decoded::Example(e) => json::example_to_json(e),
+            Decoded::SequenceExample(e) => json::sequence_example_to_json(e),
+            Decoded::OfRecord(r) => json::ofrecord_to_json(r),
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! Outputs: a record writer to standard output or to a file that appears only on success.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, StdoutLock};
+use std::path::{Path, PathBuf};
+
+use tfrecord_core::{Error, RecordWriter, WriterOptions};
+
+use crate::cli::WriteOpts;
+use crate::error::CliResult;
+use crate::input::is_dash;
+
+/// The name standard output goes by in messages.
+pub(crate) const STDOUT_NAME: &str = "<stdout>";
+
+/// Removes a temporary file when dropped, unless it was [`disarm`](TempFile::disarm)ed.
+struct TempFile {
+    path: Option<PathBuf>,
+}
+
+impl TempFile {
+    fn disarm(&mut self) {
+        self.path = None;
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if let Some(p) = self.path.take() {
+            let _ = fs::remove_file(p);
+        }
+    }
+}
+
+/// Where records go.
+enum Target {
+    /// Standard output.
+    Stdout(RecordWriter<StdoutLock<'static>>),
+    /// A temporary file renamed to `dest` by [`RecordSink::finish`].
+    Staged {
+        writer: RecordWriter<File>,
+        temp: TempFile,
+        dest: PathBuf,
+    },
+    /// A file written in place (a device, FIFO or other non-regular file).
+    Direct(RecordWriter<File>),
+}
+
+/// A record writer for the `-o` output of `from-json` and `convert`.
+///
+/// A regular file is written under a temporary name in the same directory and renamed into
+/// place by [`finish`](Self::finish); on any error (or when dropped unfinished) the temporary
+/// file is removed, so no partial output is left and an input may be overwritten safely.
+pub(crate) struct RecordSink {
+    target: Target,
+}
+
+impl RecordSink {
+    /// Opens the output that the flags describe: format, compression (from the flag, else the
+    /// file name, none for standard output) and level.
+    ///
+    /// # Errors
+    /// When the output file cannot be created; the error names it.
+    pub(crate) fn create(opts: &WriteOpts) -> CliResult<Self> {
+        let dest = &opts.output;
+        let compression = match (opts.compression, is_dash(dest)) {
+            (Some(c), _) => c.into(),
+            (None, true) => tfrecord_core::Compression::None,
+            (None, false) => tfrecord_core::Compression::from_path(dest),
+        };
+        let wopts = WriterOptions::new()
+            .format(opts.output_format.into())
+            .compression(compression)
+            .level(opts.level);
+        if is_dash(dest) {
+            let w = RecordWriter::new(io::stdout().lock(), wopts).with_path(STDOUT_NAME);
+            return Ok(RecordSink {
+                target: Target::Stdout(w),
+            });
+        }
+        let special = fs::metadata(dest).is_ok_and(|m| !m.is_file());
+        if special {
+            let w = RecordWriter::create(dest, wopts)?;
+            return Ok(RecordSink {
+                target: Target::Direct(w),
+            });
+        }
+        let (file, temp) = create_temp(dest).map_err(|e| Error::from(e).with_path(dest))?;
+        let writer = RecordWriter::new(file, wopts).with_path(dest);
+        Ok(RecordSink {
+            target: Target::Staged {
+                writer,
+                temp: TempFile { path: Some(temp) },
+                dest: dest.clone(),
+            },
+        })
+    }
+
+    /// Writes one record.
+    ///
+    /// # Errors
+    /// I/O errors, naming the output, byte offset and record index.
+    pub(crate) fn write(&mut self, data: &[u8]) -> CliResult<()> {
+        match &mut self.target {
+            Target::Stdout(w) => w.write(data)?,
+            Target::Staged { writer, .. } | Target::Direct(writer) => writer.write(data)?,
+        }
+        Ok(())
+    }
+
+    /// Ends the stream, flushes, and (for a staged file) syncs and renames it into place.
+    /// Returns how many records were written.
+    ///
+    /// # Errors
+    /// I/O errors, naming the output.
+    pub(crate) fn finish(self) -> CliResult<u64> {
+        match self.target {
+            Target::Stdout(w) => {
+                let n = w.records_written();
+                drop(w.finish()?);
+                Ok(n)
+            }
+            Target::Direct(w) => {
+                let n = w.records_written();
+                w.finish()?;
+                Ok(n)
+            }
+            Target::Staged {
+                writer,
+                mut temp,
+                dest,
+            } => {
+                let n = writer.records_written();
+                let file = writer.finish()?;
+                let located = |e: io::Error| Error::from(e).with_path(&dest);
+                file.sync_all().map_err(located)?;
+                drop(file);
+                if let Some(tmp) = &temp.path {
+                    fs::rename(tmp, &dest).map_err(located)?;
+                }
+                temp.disarm();
+                Ok(n)
+            }
+        }
+    }
+}
+
+/// Creates a new, empty file beside `dest` with a name no other file has.
+fn create_temp(dest: &Path) -> io::Result<(File, PathBuf)> {
+    let dir = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let base = dest
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let pid = std::process::id();
+    let mut attempt = 0u32;
+    loop {
+        let candidate = dir.join(format!(".{base}.tmp-{pid}-{attempt}"));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&candidate)
+        {
+            Ok(f) => return Ok((f, candidate)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 1000 => attempt += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}

@@ -1,0 +1,1006 @@
+//! End-to-end tests of the `tfrecord` binary: files are built with `tfrecord_core`, the binary is
+//! run on them, and its output, exit status and error messages are checked.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use tfrecord_core::proto::{oneflow, tensorflow};
+use tfrecord_core::{
+    Compression, Format, Message, ReaderOptions, RecordReader, RecordWriter, WriterOptions, json,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tfrecord"))
+}
+
+/// Runs the binary with the given arguments and standard input.
+fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tfrecord");
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        // The command may stop reading early; a broken pipe here is fine.
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("wait tfrecord");
+    feeder.join().expect("stdin feeder");
+    out
+}
+
+fn run(args: &[&str]) -> Output {
+    run_with_stdin(args, b"")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("utf-8 stderr")
+}
+
+/// Asserts success and returns standard output.
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "command failed with {:?}\nstderr:\n{}",
+        o.status,
+        stderr(o)
+    );
+    stdout(o)
+}
+
+/// Asserts failure with status 1 and a `tfrecord: error:` message; returns standard error.
+fn fails(o: &Output) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "expected exit status 1\nstdout:\n{}\nstderr:\n{}",
+        stdout(o),
+        stderr(o)
+    );
+    let err = stderr(o);
+    assert!(err.contains("tfrecord: error: "), "stderr: {err}");
+    err
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+fn tf_feature(kind: tensorflow::feature::Kind) -> tensorflow::Feature {
+    tensorflow::Feature { kind: Some(kind) }
+}
+
+fn example(pairs: Vec<(&str, tensorflow::feature::Kind)>) -> tensorflow::Example {
+    let mut features = tensorflow::Features::default();
+    for (k, kind) in pairs {
+        features.feature.insert(k.to_string(), tf_feature(kind));
+    }
+    tensorflow::Example {
+        features: Some(features),
+    }
+}
+
+fn int64s(v: &[i64]) -> tensorflow::feature::Kind {
+    tensorflow::feature::Kind::Int64List(tensorflow::Int64List { value: v.to_vec() })
+}
+
+fn floats(v: &[f32]) -> tensorflow::feature::Kind {
+    tensorflow::feature::Kind::FloatList(tensorflow::FloatList { value: v.to_vec() })
+}
+
+fn bytes(v: &[&[u8]]) -> tensorflow::feature::Kind {
+    tensorflow::feature::Kind::BytesList(tensorflow::BytesList {
+        value: v.iter().map(|b| b.to_vec()).collect(),
+    })
+}
+
+/// The Example whose text form is spelled out in `cat_prints_python_text_format`.
+fn known_example() -> tensorflow::Example {
+    example(vec![
+        ("label", int64s(&[1, -2])),
+        ("name", bytes(&[b"cat", b"\xff\n"])),
+        ("score", floats(&[0.5, 0.1])),
+    ])
+}
+
+fn samples(n: usize) -> Vec<tensorflow::Example> {
+    (0..n)
+        .map(|i| {
+            let i64v = i64::try_from(i).expect("small");
+            #[allow(clippy::cast_precision_loss)]
+            let f = i as f32 / 4.0;
+            example(vec![
+                ("id", int64s(&[i64v, i64::MIN, i64::MAX])),
+                ("x", floats(&[f, -1.5, f32::NAN, f32::INFINITY])),
+                ("raw", bytes(&[format!("rec{i}").as_bytes(), b"\x00\x01"])),
+                ("empty", floats(&[])),
+            ])
+        })
+        .collect()
+}
+
+fn sequence_samples() -> Vec<tensorflow::SequenceExample> {
+    let mut lists = tensorflow::FeatureLists::default();
+    lists.feature_list.insert(
+        "tokens".into(),
+        tensorflow::FeatureList {
+            feature: vec![tf_feature(int64s(&[1, 2])), tf_feature(int64s(&[3]))],
+        },
+    );
+    lists.feature_list.insert(
+        "frames".into(),
+        tensorflow::FeatureList {
+            feature: vec![tf_feature(floats(&[0.25]))],
+        },
+    );
+    let with_lists = tensorflow::SequenceExample {
+        context: known_example().features,
+        feature_lists: Some(lists),
+    };
+    vec![with_lists, tensorflow::SequenceExample::default()]
+}
+
+fn of_feature(kind: oneflow::feature::Kind) -> oneflow::Feature {
+    oneflow::Feature { kind: Some(kind) }
+}
+
+fn ofrecord_with_double() -> oneflow::OfRecord {
+    let mut r = oneflow::OfRecord::default();
+    r.feature.insert(
+        "d".into(),
+        of_feature(oneflow::feature::Kind::DoubleList(oneflow::DoubleList {
+            value: vec![0.1, -2.5],
+        })),
+    );
+    r.feature.insert(
+        "i".into(),
+        of_feature(oneflow::feature::Kind::Int32List(oneflow::Int32List {
+            value: vec![-7, 2_147_483_647],
+        })),
+    );
+    r
+}
+
+fn write_file(path: &Path, opts: WriterOptions, payloads: &[Vec<u8>]) {
+    let mut w = RecordWriter::create(path, opts).expect("create");
+    for p in payloads {
+        w.write(p).expect("write");
+    }
+    w.finish().expect("finish");
+}
+
+fn write_examples(path: &Path, examples: &[tensorflow::Example]) {
+    let payloads: Vec<Vec<u8>> = examples.iter().map(Message::encode_to_vec).collect();
+    write_file(path, WriterOptions::for_path(path), &payloads);
+}
+
+fn read_payloads(path: &Path, opts: ReaderOptions) -> Vec<Vec<u8>> {
+    RecordReader::open(path, opts)
+        .expect("open")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("read")
+}
+
+fn read_examples(path: &Path) -> Vec<tensorflow::Example> {
+    read_payloads(path, ReaderOptions::for_path(path))
+        .iter()
+        .map(|p| tensorflow::Example::decode(&p[..]).expect("Example"))
+        .collect()
+}
+
+fn json_lines(out: &str) -> Vec<Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect()
+}
+
+fn jsonl(values: &[Value]) -> String {
+    values.iter().map(|v| format!("{v}\n")).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// cat
+
+#[test]
+fn cat_prints_python_text_format() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("known.tfrecord");
+    write_examples(&path, &[known_example(), tensorflow::Example::default()]);
+    let out = ok(&run(&["cat", s(&path)]));
+    let expected = r#"features {
+  feature {
+    key: "label"
+    value {
+      int64_list {
+        value: 1
+        value: -2
+      }
+    }
+  }
+  feature {
+    key: "name"
+    value {
+      bytes_list {
+        value: "cat"
+        value: "\377\n"
+      }
+    }
+  }
+  feature {
+    key: "score"
+    value {
+      float_list {
+        value: 0.5
+        value: 0.1
+      }
+    }
+  }
+}
+
+
+"#;
+    // Each record is printed as Python's print(example) would: its text, then a newline (so
+    // the empty second Example contributes just one blank line).
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn cat_json_matches_core_json_mapping() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("s.tfrecord");
+    let examples = samples(5);
+    write_examples(&path, &examples);
+    let out = ok(&run(&["cat", "--json", s(&path)]));
+    let got = json_lines(&out);
+    let want: Vec<Value> = examples.iter().map(json::example_to_json).collect();
+    assert_eq!(got, want);
+    // Spot-check the canonical mapping's shape.
+    assert_eq!(
+        got[0]["features"]["feature"]["id"]["int64List"]["value"][1],
+        "-9223372036854775808"
+    );
+    assert_eq!(
+        got[0]["features"]["feature"]["x"]["floatList"]["value"][2],
+        "NaN"
+    );
+    assert_eq!(
+        got[0]["features"]["feature"]["raw"]["bytesList"]["value"][1],
+        "AAE="
+    );
+}
+
+#[test]
+fn cat_limit_and_several_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = dir.path().join("a.tfrecord");
+    let b = dir.path().join("b.tfrecord.gz");
+    write_examples(&a, &samples(2));
+    write_examples(&b, &samples(3));
+    let all = json_lines(&ok(&run(&["cat", "--json", s(&a), s(&b)])));
+    assert_eq!(all.len(), 5);
+    let limited = json_lines(&ok(&run(&["cat", "--json", "-n", "3", s(&a), s(&b)])));
+    assert_eq!(limited, all[..3].to_vec());
+}
+
+#[test]
+fn cat_sequence_example() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("seq.tfrecord");
+    let seqs = sequence_samples();
+    let payloads: Vec<Vec<u8>> = seqs.iter().map(Message::encode_to_vec).collect();
+    write_file(&path, WriterOptions::new(), &payloads);
+    let got = json_lines(&ok(&run(&["cat", "--json", "--sequence", s(&path)])));
+    let want: Vec<Value> = seqs.iter().map(json::sequence_example_to_json).collect();
+    assert_eq!(got, want);
+    let text = ok(&run(&["cat", "--sequence", s(&path)]));
+    let want_text = format!(
+        "{}\n{}\n",
+        tfrecord_core::text::sequence_example_to_text(&seqs[0]),
+        tfrecord_core::text::sequence_example_to_text(&seqs[1])
+    );
+    assert_eq!(text, want_text);
+    assert!(text.contains("feature_lists {"), "{text}");
+}
+
+#[test]
+fn cat_ofrecord_input() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("data.ofrecord");
+    let r = ofrecord_with_double();
+    write_file(
+        &path,
+        WriterOptions::new().format(Format::OfRecord),
+        &[r.encode_to_vec()],
+    );
+    let got = json_lines(&ok(&run(&[
+        "cat",
+        "--json",
+        "--input-format",
+        "ofrecord",
+        s(&path),
+    ])));
+    assert_eq!(got, vec![json::ofrecord_to_json(&r)]);
+    let text = ok(&run(&["cat", "--input-format", "ofrecord", s(&path)]));
+    assert_eq!(
+        text,
+        format!("{}\n", tfrecord_core::text::ofrecord_to_text(&r))
+    );
+    // OFRecord has no sequences.
+    let o = run(&["cat", "--sequence", "--input-format", "ofrecord", s(&path)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn cat_decode_error_names_file_offset_and_record() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("bad-payload.tfrecord");
+    let first = known_example().encode_to_vec();
+    let first_len = u64::try_from(first.len()).expect("len");
+    // Valid framing, but the second payload is not a protobuf message.
+    write_file(
+        &path,
+        WriterOptions::new(),
+        &[first, vec![0xff, 0xff, 0xff]],
+    );
+    let o = run(&["cat", s(&path)]);
+    let err = fails(&o);
+    let offset = 16 + first_len;
+    assert!(err.contains(s(&path)), "{err}");
+    assert!(err.contains("tensorflow.Example"), "{err}");
+    assert!(
+        err.contains(&format!("at byte {offset} (record 1)")),
+        "{err}"
+    );
+    // The record before the bad one was printed.
+    assert!(stdout(&o).contains("key: \"label\""));
+}
+
+#[test]
+fn garbage_file_is_not_a_tfrecord_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("garbage.tfrecord");
+    std::fs::write(
+        &path,
+        b"this is plainly not a TFRecord file, just some text\n",
+    )
+    .expect("w");
+    for cmd in ["cat", "count", "verify"] {
+        let err = fails(&run(&[cmd, s(&path)]));
+        assert!(err.contains("not a TFRecord file"), "{cmd}: {err}");
+        assert!(err.contains(s(&path)), "{cmd}: {err}");
+    }
+}
+
+#[test]
+fn closed_stdout_pipe_is_quiet_success() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("many.tfrecord");
+    write_examples(&path, &samples(20_000));
+    let mut child = bin()
+        .args(["cat", s(&path)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut head = [0u8; 64];
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_exact(&mut head)
+        .expect("some output");
+    // The pipe's read end is dropped here, as `| head` would close it.
+    let out = child.wait_with_output().expect("wait");
+    assert!(
+        out.status.success(),
+        "status {:?}: {}",
+        out.status,
+        stderr(&out)
+    );
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let o = run(&["cat", "--no-such-flag", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["from-json"]);
+    assert_eq!(o.status.code(), Some(2), "-o is required");
+    let o = run(&["count", "--compression", "brotli", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn missing_file_is_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("nope.tfrecord");
+    let err = fails(&run(&["cat", s(&path)]));
+    assert!(err.contains("nope.tfrecord"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// count
+
+#[test]
+fn count_one_file_prints_one_integer() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.tfrecord.zz");
+    write_examples(&path, &samples(7));
+    assert_eq!(ok(&run(&["count", s(&path)])), "7\n");
+}
+
+#[test]
+fn count_several_files_ends_with_total() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = dir.path().join("a.tfrecord");
+    let b = dir.path().join("b.tfrecord.gz");
+    let c = dir.path().join("c.tfrecord");
+    write_examples(&a, &samples(1));
+    write_examples(&b, &samples(2));
+    write_examples(&c, &[]);
+    let out = ok(&run(&["count", s(&a), s(&b), s(&c)]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.last().copied(), Some("3"));
+    assert_eq!(lines.len(), 4, "{out}");
+    assert_eq!(lines[0], format!("{}\t1", s(&a)));
+    assert_eq!(lines[1], format!("{}\t2", s(&b)));
+    assert_eq!(lines[2], format!("{}\t0", s(&c)));
+}
+
+#[test]
+fn count_with_explicit_compression_and_stdin() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("no-suffix");
+    let payloads: Vec<Vec<u8>> = samples(4).iter().map(Message::encode_to_vec).collect();
+    write_file(
+        &path,
+        WriterOptions::new().compression(Compression::Zlib),
+        &payloads,
+    );
+    assert_eq!(
+        ok(&run(&["count", "--compression", "zlib", s(&path)])),
+        "4\n"
+    );
+    // Without the flag the name says nothing, so the zlib stream is not TFRecord framing.
+    let err = fails(&run(&["count", s(&path)]));
+    assert!(err.contains("zlib"), "{err}");
+    let bytes = std::fs::read(&path).expect("read");
+    let out = ok(&run_with_stdin(
+        &["count", "--compression", "zlib", "-"],
+        &bytes,
+    ));
+    assert_eq!(out, "4\n");
+}
+
+#[test]
+fn directory_input_expands_part_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("dataset");
+    std::fs::create_dir(&data).expect("mkdir");
+    let r = ofrecord_with_double().encode_to_vec();
+    let opts = WriterOptions::new().format(Format::OfRecord);
+    write_file(
+        &data.join("part-00000"),
+        opts.clone(),
+        &[r.clone(), r.clone()],
+    );
+    write_file(&data.join("part-00001"), opts, &[r]);
+    std::fs::write(data.join("_SUCCESS"), b"").expect("w");
+    let out = ok(&run(&["count", "--input-format", "ofrecord", s(&data)]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0].ends_with("part-00000\t2"), "{out}");
+    assert!(lines[1].ends_with("part-00001\t1"), "{out}");
+    assert_eq!(lines[2], "3");
+    let cat = json_lines(&ok(&run(&[
+        "cat",
+        "--json",
+        "--input-format",
+        "ofrecord",
+        s(&data),
+    ])));
+    assert_eq!(cat.len(), 3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// verify
+
+/// Writes three records and returns the file and the frame offsets of each record.
+fn three_records(dir: &Path) -> (PathBuf, Vec<u64>) {
+    let path = dir.join("v.tfrecord");
+    let examples = samples(3);
+    write_examples(&path, &examples);
+    let mut offsets = Vec::new();
+    let mut at = 0u64;
+    for e in &examples {
+        offsets.push(at);
+        at += 16 + u64::try_from(e.encoded_len()).expect("len");
+    }
+    (path, offsets)
+}
+
+#[test]
+fn verify_passes_on_intact_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (path, _) = three_records(dir.path());
+    let out = ok(&run(&["verify", s(&path)]));
+    assert_eq!(out, format!("{}\tOK\t3 records\n", s(&path)));
+    let out = ok(&run(&["verify", "--decode", s(&path)]));
+    assert!(out.contains("OK"));
+}
+
+#[test]
+fn verify_flipped_payload_byte_names_offset() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (path, offsets) = three_records(dir.path());
+    let mut bytes = std::fs::read(&path).expect("read");
+    let at = usize::try_from(offsets[1]).expect("usize") + 12 + 3;
+    bytes[at] ^= 0x20;
+    std::fs::write(&path, &bytes).expect("write");
+    let o = run(&["verify", s(&path)]);
+    let err = fails(&o);
+    assert!(err.contains(s(&path)), "{err}");
+    assert!(
+        err.contains(&format!("at byte {} (record 1)", offsets[1])),
+        "{err}"
+    );
+    assert!(err.contains("data checksum"), "{err}");
+    assert!(stdout(&o).contains("FAILED"));
+    // Reading without the data CRC check still finds every frame.
+    let out = ok(&run(&["count", "--no-verify-data-crc", s(&path)]));
+    assert_eq!(out, "3\n");
+    // cat refuses by default.
+    fails(&run(&["cat", s(&path)]));
+}
+
+#[test]
+fn verify_truncated_file_fails() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (path, offsets) = three_records(dir.path());
+    let bytes = std::fs::read(&path).expect("read");
+    std::fs::write(&path, &bytes[..bytes.len() - 3]).expect("write");
+    let err = fails(&run(&["verify", s(&path)]));
+    assert!(err.contains("truncated"), "{err}");
+    assert!(
+        err.contains(&format!("at byte {} (record 2)", offsets[2])),
+        "{err}"
+    );
+}
+
+#[test]
+fn verify_goes_on_after_a_bad_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (bad, _) = three_records(dir.path());
+    let bytes = std::fs::read(&bad).expect("read");
+    std::fs::write(&bad, &bytes[..20]).expect("write");
+    let good = dir.path().join("good.tfrecord.gz");
+    write_examples(&good, &samples(2));
+    let missing = dir.path().join("missing.tfrecord");
+    let o = run(&["verify", s(&good), s(&bad), s(&missing), s(&good)]);
+    let err = fails(&o);
+    let out = stdout(&o);
+    assert_eq!(out.matches("\tOK\t2 records").count(), 2, "{out}");
+    assert!(out.contains(&format!("{}\tFAILED", s(&bad))), "{out}");
+    assert!(out.contains(&format!("{}\tFAILED", s(&missing))), "{out}");
+    assert!(err.contains("v.tfrecord"), "{err}");
+    assert!(err.contains("missing.tfrecord"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// from-json
+
+/// Runs from-json on the lines, then cat --json on the result, and checks the round trip.
+/// Returns the record file written.
+fn from_json_roundtrip(
+    dir: &Path,
+    file_name: &str,
+    extra_write: &[&str],
+    extra_read: &[&str],
+    lines: &[Value],
+) -> PathBuf {
+    let input = dir.join("in.jsonl");
+    std::fs::write(&input, jsonl(lines)).expect("write json");
+    let out = dir.join(file_name);
+    let mut args = vec!["from-json", "-o", s(&out)];
+    args.extend_from_slice(extra_write);
+    args.push(s(&input));
+    assert_eq!(ok(&run(&args)), "", "from-json prints nothing on success");
+    let mut cat = vec!["cat", "--json"];
+    cat.extend_from_slice(extra_read);
+    cat.push(s(&out));
+    assert_eq!(json_lines(&ok(&run(&cat))), lines);
+    out
+}
+
+fn example_lines() -> Vec<Value> {
+    samples(4).iter().map(json::example_to_json).collect()
+}
+
+fn sample_payloads() -> Vec<Vec<u8>> {
+    samples(4).iter().map(Message::encode_to_vec).collect()
+}
+
+#[test]
+fn from_json_roundtrip_plain() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = from_json_roundtrip(dir.path(), "x.tfrecord", &[], &[], &example_lines());
+    assert_eq!(read_payloads(&out, ReaderOptions::new()), sample_payloads());
+}
+
+#[test]
+fn from_json_roundtrip_gzip() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = from_json_roundtrip(dir.path(), "x.tfrecord.gz", &[], &[], &example_lines());
+    let head = std::fs::read(&out).expect("read");
+    assert_eq!(&head[..2], &[0x1f, 0x8b], "a gzip stream");
+    let opts = ReaderOptions::new().compression(Compression::Gzip);
+    assert_eq!(read_payloads(&out, opts), sample_payloads());
+}
+
+#[test]
+fn from_json_roundtrip_zlib() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = from_json_roundtrip(
+        dir.path(),
+        "x.tfrecord.zlib",
+        &["--level", "9"],
+        &[],
+        &example_lines(),
+    );
+    let head = std::fs::read(&out).expect("read");
+    assert_eq!(head[0], 0x78, "a zlib stream");
+    let opts = ReaderOptions::new().compression(Compression::Zlib);
+    assert_eq!(read_payloads(&out, opts), sample_payloads());
+}
+
+#[test]
+fn from_json_explicit_compression_overrides_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = from_json_roundtrip(
+        dir.path(),
+        "plain-name.bin",
+        &["--compression", "gzip"],
+        &["--compression", "gzip"],
+        &example_lines(),
+    );
+    let opts = ReaderOptions::new().compression(Compression::Gzip);
+    assert_eq!(read_payloads(&out, opts), sample_payloads());
+}
+
+#[test]
+fn from_json_roundtrip_ofrecord() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = ofrecord_with_double();
+    let lines = vec![
+        json::ofrecord_to_json(&r),
+        json::ofrecord_to_json(&oneflow::OfRecord::default()),
+    ];
+    let out = from_json_roundtrip(
+        dir.path(),
+        "part-00000",
+        &["--output-format", "ofrecord"],
+        &["--input-format", "ofrecord"],
+        &lines,
+    );
+    let payloads = read_payloads(&out, ReaderOptions::new().format(Format::OfRecord));
+    assert_eq!(payloads.len(), 2);
+    assert_eq!(
+        oneflow::OfRecord::decode(&payloads[0][..]).expect("decode"),
+        r
+    );
+}
+
+#[test]
+fn from_json_roundtrip_sequence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let seqs = sequence_samples();
+    let lines: Vec<Value> = seqs.iter().map(json::sequence_example_to_json).collect();
+    let out = from_json_roundtrip(
+        dir.path(),
+        "seq.tfrecord.gz",
+        &["--sequence"],
+        &["--sequence"],
+        &lines,
+    );
+    let payloads = read_payloads(&out, ReaderOptions::for_path(&out));
+    let decoded: Vec<tensorflow::SequenceExample> = payloads
+        .iter()
+        .map(|p| tensorflow::SequenceExample::decode(&p[..]).expect("decode"))
+        .collect();
+    assert_eq!(decoded, seqs);
+}
+
+#[test]
+fn from_json_accepts_python_json_format_spellings_and_blank_lines() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("in.jsonl");
+    // Hand-written, as json_format.MessageToJson (indent=None) writes it; snake_case accepted
+    // too; blank lines skipped.
+    let text = concat!(
+        "{\"features\": {\"feature\": {\"label\": {\"int64List\": {\"value\": [\"1\", \"-2\"]}}, ",
+        "\"name\": {\"bytesList\": {\"value\": [\"Y2F0\", \"/wo=\"]}}, ",
+        "\"score\": {\"floatList\": {\"value\": [0.5, 0.1]}}}}}\n",
+        "\n   \n",
+        "{\"features\": {\"feature\": {\"label\": {\"int64_list\": {\"value\": [3]}}}}}\r\n",
+    );
+    std::fs::write(&input, text).expect("write");
+    let out = dir.path().join("o.tfrecord");
+    ok(&run(&["from-json", "-o", s(&out), s(&input)]));
+    let got = read_examples(&out);
+    assert_eq!(
+        got,
+        vec![known_example(), example(vec![("label", int64s(&[3]))])]
+    );
+}
+
+#[test]
+fn from_json_error_names_file_line_and_field() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("bad.jsonl");
+    let good = json::example_to_json(&known_example());
+    let text = format!(
+        "{good}\n\n{}\n",
+        r#"{"features": {"feature": {"age": {"int64List": {"value": ["ten"]}}}}}"#
+    );
+    std::fs::write(&input, text).expect("write");
+    let out = dir.path().join("o.tfrecord");
+    let err = fails(&run(&["from-json", "-o", s(&out), s(&input)]));
+    assert!(err.contains("bad.jsonl"), "{err}");
+    assert!(err.contains("line 3"), "{err}");
+    assert!(err.contains("(record 1)"), "{err}");
+    assert!(err.contains("age"), "{err}");
+    assert!(err.contains("int64List"), "{err}");
+    assert!(!out.exists(), "no partial output is left behind");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).expect("ls").collect();
+    assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
+
+    std::fs::write(&input, "{\"features\": \n").expect("write");
+    let err = fails(&run(&["from-json", "-o", s(&out), s(&input)]));
+    assert!(
+        err.contains("line 1") && err.contains("not valid JSON"),
+        "{err}"
+    );
+
+    std::fs::write(&input, "{\"feature\": {}}\n").expect("write");
+    let err = fails(&run(&["from-json", "-o", s(&out), s(&input)]));
+    assert!(err.contains("unknown field"), "{err}");
+}
+
+#[test]
+fn stdin_and_stdout_with_dash() {
+    let lines = example_lines();
+    let o = run_with_stdin(&["from-json", "-o", "-", "-"], jsonl(&lines).as_bytes());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let records = o.stdout.clone();
+    let payloads: Vec<Vec<u8>> = RecordReader::new(&records[..], ReaderOptions::new())
+        .collect::<Result<_, _>>()
+        .expect("framed records on stdout");
+    assert_eq!(payloads, sample_payloads());
+    // Without IN, from-json reads standard input too; with gzip on stdout.
+    let o = run_with_stdin(
+        &["from-json", "--compression", "gzip", "-o", "-"],
+        jsonl(&lines).as_bytes(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let gz = o.stdout.clone();
+    let back = json_lines(&ok(&run_with_stdin(
+        &["cat", "--json", "--compression", "gzip", "-"],
+        &gz,
+    )));
+    assert_eq!(back, lines);
+    let back = json_lines(&ok(&run_with_stdin(
+        &["cat", "--json", "--compression", "gzip"],
+        &gz,
+    )));
+    assert_eq!(back, lines);
+    // convert from stdin to stdout.
+    let o = run_with_stdin(
+        &[
+            "convert",
+            "--input-compression",
+            "gzip",
+            "--output-format",
+            "ofrecord",
+            "-o",
+            "-",
+            "-",
+        ],
+        &gz,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let of = o.stdout.clone();
+    let n = ok(&run_with_stdin(
+        &["count", "--input-format", "ofrecord", "-"],
+        &of,
+    ));
+    assert_eq!(n, "4\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// convert
+
+#[test]
+fn convert_tfrecord_to_ofrecord_and_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("src.tfrecord");
+    let examples = vec![known_example(), example(vec![("only", int64s(&[]))])];
+    write_examples(&src, &examples);
+    let of = dir.path().join("mid.ofrecord.gz");
+    ok(&run(&[
+        "convert",
+        s(&src),
+        "--output-format",
+        "ofrecord",
+        "-o",
+        s(&of),
+    ]));
+    let mid = read_payloads(&of, ReaderOptions::for_path(&of).format(Format::OfRecord));
+    let want: Vec<oneflow::OfRecord> = examples
+        .iter()
+        .map(tfrecord_core::convert::example_to_ofrecord)
+        .collect();
+    let got: Vec<oneflow::OfRecord> = mid
+        .iter()
+        .map(|p| oneflow::OfRecord::decode(&p[..]).expect("OFRecord"))
+        .collect();
+    assert_eq!(got, want);
+    let back = dir.path().join("back.tfrecord");
+    ok(&run(&[
+        "convert",
+        "--input-format",
+        "ofrecord",
+        s(&of),
+        "-o",
+        s(&back),
+    ]));
+    assert_eq!(read_examples(&back), examples);
+}
+
+#[test]
+fn convert_double_needs_explicit_flag() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("d.ofrecord");
+    let opts = WriterOptions::new().format(Format::OfRecord);
+    write_file(
+        &src,
+        opts,
+        &[
+            oneflow::OfRecord::default().encode_to_vec(),
+            ofrecord_with_double().encode_to_vec(),
+        ],
+    );
+    let out = dir.path().join("d.tfrecord");
+    let args = [
+        "convert",
+        "--input-format",
+        "ofrecord",
+        s(&src),
+        "-o",
+        s(&out),
+    ];
+    let err = fails(&run(&args));
+    assert!(err.contains("\"d\""), "names the key: {err}");
+    assert!(err.contains("double"), "{err}");
+    assert!(err.contains("d.ofrecord"), "{err}");
+    assert!(err.contains("(record 1)"), "{err}");
+    assert!(!out.exists());
+
+    let mut lossy = args.to_vec();
+    lossy.push("--allow-lossy-double");
+    ok(&run(&lossy));
+    let got = read_examples(&out);
+    assert_eq!(got.len(), 2);
+    let features = got[1].features.as_ref().expect("features");
+    assert_eq!(features.feature["d"], tf_feature(floats(&[0.1, -2.5])));
+    assert_eq!(
+        features.feature["i"],
+        tf_feature(int64s(&[-7, 2_147_483_647]))
+    );
+}
+
+#[test]
+fn convert_sequence_to_ofrecord_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("seq.tfrecord");
+    let payloads: Vec<Vec<u8>> = sequence_samples()
+        .iter()
+        .map(Message::encode_to_vec)
+        .collect();
+    write_file(&src, WriterOptions::new(), &payloads);
+    let out = dir.path().join("o.ofrecord");
+    let o = run(&[
+        "convert",
+        "--sequence",
+        s(&src),
+        "--output-format",
+        "ofrecord",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("OFRecord has no sequences"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    // TFRecord to TFRecord with --sequence is a plain re-encoding.
+    let gz = dir.path().join("seq.tfrecord.gz");
+    ok(&run(&["convert", "--sequence", s(&src), "-o", s(&gz)]));
+    assert_eq!(read_payloads(&gz, ReaderOptions::for_path(&gz)), payloads);
+}
+
+#[test]
+fn convert_same_container_copies_records_verbatim() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = dir.path().join("a.tfrecord");
+    let b = dir.path().join("b.tfrecord.gz");
+    // Payloads that are not protobuf at all: a raw copy must not decode them.
+    let raw_a = vec![b"\xff\xfe not protobuf".to_vec(), Vec::new()];
+    let raw_b = vec![b"second file".to_vec()];
+    write_file(&a, WriterOptions::new(), &raw_a);
+    write_file(&b, WriterOptions::for_path(&b), &raw_b);
+    let out = dir.path().join("merged.zz");
+    ok(&run(&["convert", s(&a), s(&b), "-o", s(&out)]));
+    let mut want = raw_a.clone();
+    want.extend(raw_b);
+    let opts = ReaderOptions::new().compression(Compression::Zlib);
+    assert_eq!(read_payloads(&out, opts), want);
+    assert_eq!(ok(&run(&["count", s(&out)])), "3\n");
+}
+
+#[test]
+fn convert_in_place_keeps_the_input_readable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("inplace.tfrecord");
+    write_examples(&path, &samples(3));
+    let before = read_payloads(&path, ReaderOptions::new());
+    ok(&run(&[
+        "convert",
+        s(&path),
+        "--compression",
+        "gzip",
+        "-o",
+        s(&path),
+    ]));
+    let opts = ReaderOptions::new().compression(Compression::Gzip);
+    assert_eq!(read_payloads(&path, opts), before);
+}
+
+#[test]
+fn convert_payload_decode_error_names_location() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("bad.tfrecord");
+    let first = known_example().encode_to_vec();
+    let offset = 16 + u64::try_from(first.len()).expect("len");
+    write_file(&src, WriterOptions::new(), &[first, vec![0x0a, 0x05, 0x01]]);
+    let out = dir.path().join("o.ofrecord");
+    let err = fails(&run(&[
+        "convert",
+        s(&src),
+        "--output-format",
+        "ofrecord",
+        "-o",
+        s(&out),
+    ]));
+    assert!(
+        err.contains(&format!(
+            "bad.tfrecord: invalid tensorflow.Example at byte {offset} (record 1)"
+        )),
+        "{err}"
+    );
+    assert!(!out.exists());
+}

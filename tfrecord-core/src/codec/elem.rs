@@ -1,0 +1,400 @@
+//! Single values of a feature list: integers, floats, bytes and strings.
+
+use std::borrow::Cow;
+
+use super::field::FieldError;
+use super::wire::{put_varint, varint_len};
+use super::{Dialect, ListKind, Of, Tf, TfLossy};
+
+/// One value as it appears on the wire, before conversion to a Rust type.
+#[derive(Clone, Copy, Debug)]
+pub enum Raw<'de> {
+    /// An int64 or int32 list value (the varint's 64 bits).
+    Int(u64),
+    /// A float list value (its bits).
+    Float(u32),
+    /// A double list value (its bits).
+    Double(u64),
+    /// A bytes list value.
+    Bytes(&'de [u8]),
+}
+
+/// A Rust type that can be one value of a feature list in dialect `D`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a value of a {D} feature",
+    label = "unsupported feature value type",
+    note = "supported values: i64, i32, i16, i8, u64, u32, u16, bool (int64_list); f32 (float_list); \
+            String, Vec<u8>, bytes::Bytes, &[u8], &str, Cow<[u8]>, Cow<str> (bytes_list); unit-only \
+            enums deriving `Example`; in OFRecord also f64 (double_list); in tf.train.Example f64 \
+            needs `#[example(lossy)]`"
+)]
+pub trait EncodeElem<D: Dialect> {
+    /// The list kind values of this type go in.
+    const KIND: ListKind;
+    /// Bytes this value takes in a packed list, or the length of its bytes.
+    fn wire_len(&self) -> usize;
+    /// Appends the value: a varint, 4 or 8 little-endian bytes, or the raw bytes.
+    fn put(&self, buf: &mut Vec<u8>);
+}
+
+/// A Rust type that can be decoded from one value of a feature list in dialect `D`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a value of a {D} feature",
+    label = "unsupported feature value type",
+    note = "supported values: i64, i32, i16, i8, u64, u32, u16, bool (int64_list); f32 (float_list); \
+            String, Vec<u8>, bytes::Bytes, &[u8], &str, Cow<[u8]>, Cow<str> (bytes_list); unit-only \
+            enums deriving `Example`; in OFRecord also f64 (double_list); in tf.train.Example f64 \
+            needs `#[example(lossy)]`"
+)]
+pub trait DecodeElem<'de, D: Dialect>: Sized {
+    /// The list kind values of this type come from.
+    const KIND: ListKind;
+    /// Converts one wire value.
+    ///
+    /// # Errors
+    /// A value out of the type's range, invalid UTF-8, an unknown enum variant.
+    fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError>;
+
+    /// Appends every value of a packed run (`KIND` is packed). The default decodes one value
+    /// at a time; floats override it with a bulk conversion.
+    ///
+    /// # Errors
+    /// As [`from_raw`](Self::from_raw), and malformed packed runs.
+    fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
+        super::field::for_each_packed(Self::KIND, run, |raw| {
+            out.push(Self::from_raw(raw)?);
+            Ok(())
+        })
+    }
+}
+
+#[cold]
+fn out_of_range(v: i128, ty: &'static str) -> FieldError {
+    FieldError::Range {
+        value: v.to_string(),
+        ty,
+    }
+}
+
+macro_rules! int_elem {
+    ($d:ty, $kind:expr, $($t:ty => $conv:expr, $to:expr;)*) => {$(
+        impl EncodeElem<$d> for $t {
+            const KIND: ListKind = $kind;
+            #[inline]
+            fn wire_len(&self) -> usize {
+                let to: fn(&$t) -> u64 = $to;
+                varint_len(to(self))
+            }
+            #[inline]
+            fn put(&self, buf: &mut Vec<u8>) {
+                let to: fn(&$t) -> u64 = $to;
+                put_varint(buf, to(self));
+            }
+        }
+        impl<'de> DecodeElem<'de, $d> for $t {
+            const KIND: ListKind = $kind;
+            #[inline]
+            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+                match raw {
+                    Raw::Int(v) => {
+                        let conv: fn(u64) -> Result<$t, FieldError> = $conv;
+                        conv(v)
+                    }
+                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
+                }
+            }
+        }
+    )*};
+}
+
+macro_rules! int64_elems {
+    ($d:ty) => {
+        int_elem! { $d, ListKind::Int64,
+            i64 => |v| Ok(v.cast_signed()), |v| v.cast_unsigned();
+            u64 => |v| Ok(v), |v| *v;
+            i16 => |v| i16::try_from(v.cast_signed()).map_err(|_| out_of_range(i128::from(v.cast_signed()), "i16")), |v| i64::from(*v).cast_unsigned();
+            i8 => |v| i8::try_from(v.cast_signed()).map_err(|_| out_of_range(i128::from(v.cast_signed()), "i8")), |v| i64::from(*v).cast_unsigned();
+            u32 => |v| u32::try_from(v.cast_signed()).map_err(|_| out_of_range(i128::from(v.cast_signed()), "u32")), |v| u64::from(*v);
+            u16 => |v| u16::try_from(v.cast_signed()).map_err(|_| out_of_range(i128::from(v.cast_signed()), "u16")), |v| u64::from(*v);
+            bool => |v| match v { 0 => Ok(false), 1 => Ok(true), _ => Err(FieldError::Bool(v.cast_signed())) }, |v| u64::from(*v);
+        }
+    };
+}
+
+int64_elems!(Tf);
+int64_elems!(TfLossy);
+int64_elems!(Of);
+int_elem! { Tf, ListKind::Int64,
+    i32 => |v| i32::try_from(v.cast_signed()).map_err(|_| out_of_range(i128::from(v.cast_signed()), "i32")), |v| i64::from(*v).cast_unsigned();
+}
+int_elem! { TfLossy, ListKind::Int64,
+    i32 => |v| i32::try_from(v.cast_signed()).map_err(|_| out_of_range(i128::from(v.cast_signed()), "i32")), |v| i64::from(*v).cast_unsigned();
+}
+int_elem! { Of, ListKind::Int32,
+    // protobuf reads an int32 from the low 32 bits of the varint.
+    i32 => |v| Ok((v as u32).cast_signed()), |v| i64::from(*v).cast_unsigned();
+}
+
+fn extend_f32(run: &[u8], out: &mut Vec<f32>) -> Result<(), FieldError> {
+    if !run.len().is_multiple_of(4) {
+        return Err(FieldError::Malformed(
+            "packed float run is not a multiple of 4 bytes",
+        ));
+    }
+    out.extend(
+        run.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+    );
+    Ok(())
+}
+
+fn extend_f64(run: &[u8], out: &mut Vec<f64>) -> Result<(), FieldError> {
+    if !run.len().is_multiple_of(8) {
+        return Err(FieldError::Malformed(
+            "packed double run is not a multiple of 8 bytes",
+        ));
+    }
+    out.extend(
+        run.chunks_exact(8)
+            .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])),
+    );
+    Ok(())
+}
+
+macro_rules! f32_elem {
+    ($($d:ty),*) => {$(
+        impl EncodeElem<$d> for f32 {
+            const KIND: ListKind = ListKind::Float;
+            #[inline]
+            fn wire_len(&self) -> usize { 4 }
+            #[inline]
+            fn put(&self, buf: &mut Vec<u8>) { buf.extend_from_slice(&self.to_le_bytes()); }
+        }
+        impl<'de> DecodeElem<'de, $d> for f32 {
+            const KIND: ListKind = ListKind::Float;
+            #[inline]
+            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+                match raw {
+                    Raw::Float(bits) => Ok(f32::from_bits(bits)),
+                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
+                }
+            }
+            fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
+                extend_f32(run, out)
+            }
+        }
+    )*};
+}
+f32_elem!(Tf, TfLossy, Of);
+
+impl EncodeElem<Of> for f64 {
+    const KIND: ListKind = ListKind::Double;
+    #[inline]
+    fn wire_len(&self) -> usize {
+        8
+    }
+    #[inline]
+    fn put(&self, buf: &mut Vec<u8>) {
+        buf.extend_from_slice(&self.to_le_bytes());
+    }
+}
+
+impl<'de> DecodeElem<'de, Of> for f64 {
+    const KIND: ListKind = ListKind::Double;
+    #[inline]
+    fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+        match raw {
+            Raw::Double(bits) => Ok(f64::from_bits(bits)),
+            _ => Err(FieldError::Malformed("value of the wrong wire type")),
+        }
+    }
+    fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
+        extend_f64(run, out)
+    }
+}
+
+/// In `tf.train.Example`, an `f64` field that opted in with `#[example(lossy)]` is stored as a
+/// float (rounded to the nearest `f32`) and read back widened.
+impl EncodeElem<TfLossy> for f64 {
+    const KIND: ListKind = ListKind::Float;
+    #[inline]
+    fn wire_len(&self) -> usize {
+        4
+    }
+    #[inline]
+    fn put(&self, buf: &mut Vec<u8>) {
+        #[allow(clippy::cast_possible_truncation)]
+        let narrowed = *self as f32;
+        buf.extend_from_slice(&narrowed.to_le_bytes());
+    }
+}
+
+impl<'de> DecodeElem<'de, TfLossy> for f64 {
+    const KIND: ListKind = ListKind::Float;
+    #[inline]
+    fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+        match raw {
+            Raw::Float(bits) => Ok(f64::from(f32::from_bits(bits))),
+            _ => Err(FieldError::Malformed("value of the wrong wire type")),
+        }
+    }
+}
+
+macro_rules! bytes_elem {
+    ($d:ty) => {
+        impl EncodeElem<$d> for Vec<u8> {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn wire_len(&self) -> usize {
+                self.len()
+            }
+            #[inline]
+            fn put(&self, buf: &mut Vec<u8>) {
+                buf.extend_from_slice(self);
+            }
+        }
+        impl<'de> DecodeElem<'de, $d> for Vec<u8> {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+                match raw {
+                    Raw::Bytes(b) => Ok(b.to_vec()),
+                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
+                }
+            }
+        }
+        impl EncodeElem<$d> for String {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn wire_len(&self) -> usize {
+                self.len()
+            }
+            #[inline]
+            fn put(&self, buf: &mut Vec<u8>) {
+                buf.extend_from_slice(self.as_bytes());
+            }
+        }
+        impl<'de> DecodeElem<'de, $d> for String {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+                match raw {
+                    Raw::Bytes(b) => std::str::from_utf8(b)
+                        .map(str::to_owned)
+                        .map_err(|_| FieldError::Utf8),
+                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
+                }
+            }
+        }
+        impl EncodeElem<$d> for bytes::Bytes {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn wire_len(&self) -> usize {
+                self.len()
+            }
+            #[inline]
+            fn put(&self, buf: &mut Vec<u8>) {
+                buf.extend_from_slice(self);
+            }
+        }
+        impl<'de> DecodeElem<'de, $d> for bytes::Bytes {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+                match raw {
+                    Raw::Bytes(b) => Ok(bytes::Bytes::copy_from_slice(b)),
+                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
+                }
+            }
+        }
+        impl EncodeElem<$d> for &[u8] {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn wire_len(&self) -> usize {
+                self.len()
+            }
+            #[inline]
+            fn put(&self, buf: &mut Vec<u8>) {
+                buf.extend_from_slice(self);
+            }
+        }
+        impl<'de> DecodeElem<'de, $d> for &'de [u8] {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+                match raw {
+                    Raw::Bytes(b) => Ok(b),
+                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
+                }
+            }
+        }
+        impl EncodeElem<$d> for &str {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn wire_len(&self) -> usize {
+                self.len()
+            }
+            #[inline]
+            fn put(&self, buf: &mut Vec<u8>) {
+                buf.extend_from_slice(self.as_bytes());
+            }
+        }
+        impl<'de> DecodeElem<'de, $d> for &'de str {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+                match raw {
+                    Raw::Bytes(b) => std::str::from_utf8(b).map_err(|_| FieldError::Utf8),
+                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
+                }
+            }
+        }
+        impl EncodeElem<$d> for Cow<'_, [u8]> {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn wire_len(&self) -> usize {
+                self.len()
+            }
+            #[inline]
+            fn put(&self, buf: &mut Vec<u8>) {
+                buf.extend_from_slice(self);
+            }
+        }
+        impl<'de> DecodeElem<'de, $d> for Cow<'de, [u8]> {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+                match raw {
+                    Raw::Bytes(b) => Ok(Cow::Borrowed(b)),
+                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
+                }
+            }
+        }
+        impl EncodeElem<$d> for Cow<'_, str> {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn wire_len(&self) -> usize {
+                self.len()
+            }
+            #[inline]
+            fn put(&self, buf: &mut Vec<u8>) {
+                buf.extend_from_slice(self.as_bytes());
+            }
+        }
+        impl<'de> DecodeElem<'de, $d> for Cow<'de, str> {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+                match raw {
+                    Raw::Bytes(b) => std::str::from_utf8(b)
+                        .map(Cow::Borrowed)
+                        .map_err(|_| FieldError::Utf8),
+                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
+                }
+            }
+        }
+    };
+}
+bytes_elem!(Tf);
+bytes_elem!(TfLossy);
+bytes_elem!(Of);

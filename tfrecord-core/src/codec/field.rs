@@ -1,0 +1,640 @@
+//! Whole features: a field's value list, its shape, and its presence.
+
+use std::fmt;
+
+use super::elem::{DecodeElem, EncodeElem, Raw};
+use super::wire::{self, Fields, Value, len_field_len, put_len_prefix, put_tag, put_varint};
+use super::{Dialect, ListKind, Of, Tf, TfLossy};
+use crate::codec::record::Msg;
+
+/// Why one feature could not be decoded into its field. Turned into an
+/// [`Error`](crate::Error) naming the record, field and key by the generated code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FieldError {
+    /// The feature holds another kind of list.
+    WrongKind {
+        /// The kind the field needs.
+        expected: ListKind,
+        /// The kind found.
+        found: ListKind,
+    },
+    /// The feature holds the wrong number of values.
+    Count {
+        /// How many values the field needs.
+        expected: usize,
+        /// How many were found.
+        found: usize,
+    },
+    /// A value does not fit the field's type.
+    Range {
+        /// The value, in decimal.
+        value: String,
+        /// The Rust type.
+        ty: &'static str,
+    },
+    /// A `bool` field holds something other than 0 or 1.
+    Bool(i64),
+    /// A string field holds bytes that are not UTF-8.
+    Utf8,
+    /// An enum field holds a name or number no variant has.
+    UnknownVariant(String),
+    /// A required feature is absent.
+    Missing,
+    /// The feature's protobuf encoding is broken.
+    Malformed(&'static str),
+    /// A oneof member the dialect does not know.
+    UnknownKind(u32),
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FieldError::WrongKind { expected, found } => {
+                write!(f, "expected {}, found {}", expected.name(), found.name())
+            }
+            FieldError::Count { expected, found } => {
+                let s = if *expected == 1 { "" } else { "s" };
+                write!(f, "expected {expected} value{s}, found {found}")
+            }
+            FieldError::Range { value, ty } => write!(f, "value {value} does not fit in `{ty}`"),
+            FieldError::Bool(v) => write!(f, "expected 0 or 1 for a `bool`, found {v}"),
+            FieldError::Utf8 => f.write_str("expected UTF-8 text, found invalid UTF-8 bytes"),
+            FieldError::UnknownVariant(v) => write!(f, "no enum variant matches {v}"),
+            FieldError::Missing => f.write_str("required feature is missing"),
+            FieldError::Malformed(what) => write!(f, "malformed feature: {what}"),
+            FieldError::UnknownKind(tag) => write!(f, "unknown feature kind (oneof field {tag})"),
+        }
+    }
+}
+
+/// Calls `f` for each value of a packed run of `kind`.
+pub(crate) fn for_each_packed<'de>(
+    kind: ListKind,
+    mut run: &'de [u8],
+    mut f: impl FnMut(Raw<'de>) -> Result<(), FieldError>,
+) -> Result<(), FieldError> {
+    match kind {
+        ListKind::Int64 | ListKind::Int32 => {
+            while !run.is_empty() {
+                let v = wire::get_varint(&mut run)
+                    .map_err(|_| FieldError::Malformed("bad varint in a packed run"))?;
+                f(Raw::Int(v))?;
+            }
+        }
+        ListKind::Float => {
+            if !run.len().is_multiple_of(4) {
+                return Err(FieldError::Malformed(
+                    "packed float run is not a multiple of 4 bytes",
+                ));
+            }
+            for c in run.chunks_exact(4) {
+                f(Raw::Float(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))?;
+            }
+        }
+        ListKind::Double => {
+            if !run.len().is_multiple_of(8) {
+                return Err(FieldError::Malformed(
+                    "packed double run is not a multiple of 8 bytes",
+                ));
+            }
+            for c in run.chunks_exact(8) {
+                let b = [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]];
+                f(Raw::Double(u64::from_le_bytes(b)))?;
+            }
+        }
+        ListKind::Bytes => f(Raw::Bytes(run))?,
+    }
+    Ok(())
+}
+
+/// A decoded view of one `Feature` message (possibly split over several slices, which protobuf
+/// merges): which oneof member wins, and where its list bodies are.
+#[derive(Clone, Debug)]
+pub struct FeatureView<'de> {
+    msg: Msg<'de>,
+    tag: Option<u32>,
+    /// The only list body of the winning member, when there is exactly one (the common case).
+    single: Option<&'de [u8]>,
+    /// Where the winning member's bodies start: (slice index, byte offset).
+    start: (usize, usize),
+}
+
+impl<'de> FeatureView<'de> {
+    /// Reads the oneof of a `Feature` message: the last member set wins; the same member set
+    /// several times in a row is merged (its lists concatenate).
+    ///
+    /// # Errors
+    /// Malformed protobuf.
+    pub fn new(msg: Msg<'de>) -> Result<Self, FieldError> {
+        let mut tag: Option<u32> = None;
+        let mut count = 0usize;
+        let mut single = None;
+        let mut start = (0, 0);
+        for (i, slice) in msg.slices().enumerate() {
+            let mut fields = Fields::new(slice);
+            loop {
+                let before = slice.len() - fields_remaining(&fields);
+                let Some((num, value)) = next(&mut fields)? else {
+                    break;
+                };
+                // Oneof members are fields 1..=5; anything else is an unknown field.
+                if !(1..=5).contains(&num) {
+                    continue;
+                }
+                let Value::Len(body) = value else {
+                    return Err(FieldError::Malformed(
+                        "a feature list that is not a message",
+                    ));
+                };
+                if tag != Some(num) {
+                    tag = Some(num);
+                    count = 0;
+                    start = (i, before);
+                }
+                count += 1;
+                single = Some(body);
+            }
+        }
+        if count != 1 {
+            single = None;
+        }
+        Ok(FeatureView {
+            msg,
+            tag,
+            single,
+            start,
+        })
+    }
+
+    /// The values of the list, checked to be of `expected` kind. A feature with no kind set
+    /// reads as an empty list of any kind.
+    ///
+    /// # Errors
+    /// A list of another kind, or an oneof member the dialect does not know.
+    pub fn values<D: Dialect>(&self, expected: ListKind) -> Result<Values<'de>, FieldError> {
+        let Some(tag) = self.tag else {
+            return Ok(Values::empty(expected));
+        };
+        let Some(found) = D::kind(tag) else {
+            return Err(FieldError::UnknownKind(tag));
+        };
+        if found != expected {
+            return Err(FieldError::WrongKind { expected, found });
+        }
+        Ok(Values {
+            kind: expected,
+            tag,
+            msg: self.msg.clone(),
+            single: self.single,
+            next_slice: self.start.0,
+            outer: None,
+            outer_start: self.start.1,
+            body: self.single.map(Fields::new),
+            done_single: false,
+        })
+    }
+}
+
+fn fields_remaining(f: &Fields<'_>) -> usize {
+    f.remaining()
+}
+
+fn next<'a>(f: &mut Fields<'a>) -> Result<Option<(u32, Value<'a>)>, FieldError> {
+    f.next_field()
+        .map_err(|_| FieldError::Malformed("invalid protobuf in a feature"))
+}
+
+/// An iterator over the raw values of one feature's list, across packed runs, unpacked values
+/// and merged list messages.
+#[derive(Clone, Debug)]
+pub struct Values<'de> {
+    kind: ListKind,
+    tag: u32,
+    msg: Msg<'de>,
+    single: Option<&'de [u8]>,
+    next_slice: usize,
+    outer: Option<Fields<'de>>,
+    outer_start: usize,
+    body: Option<Fields<'de>>,
+    done_single: bool,
+}
+
+/// A piece of a list: a packed run, or one value.
+#[derive(Clone, Copy, Debug)]
+pub enum Chunk<'de> {
+    /// A packed run of values of the list's kind.
+    Packed(&'de [u8]),
+    /// One value.
+    One(Raw<'de>),
+}
+
+impl<'de> Values<'de> {
+    fn empty(kind: ListKind) -> Self {
+        Values {
+            kind,
+            tag: 0,
+            msg: Msg::default(),
+            single: None,
+            next_slice: usize::MAX,
+            outer: None,
+            outer_start: 0,
+            body: None,
+            done_single: true,
+        }
+    }
+
+    /// The next list body of the winning oneof member.
+    fn next_body(&mut self) -> Result<Option<Fields<'de>>, FieldError> {
+        if self.single.is_some() {
+            // The one body was installed at construction.
+            return Ok(None);
+        }
+        loop {
+            if self.outer.is_none() {
+                let Some(slice) = self.msg.slice(self.next_slice) else {
+                    return Ok(None);
+                };
+                let off = std::mem::take(&mut self.outer_start).min(slice.len());
+                self.outer = Some(Fields::new(&slice[off..]));
+                self.next_slice += 1;
+            }
+            let Some(outer) = self.outer.as_mut() else {
+                return Ok(None);
+            };
+            match next(outer)? {
+                None => self.outer = None,
+                Some((num, Value::Len(body))) if num == self.tag => {
+                    return Ok(Some(Fields::new(body)));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// The next chunk: a packed run or one value.
+    ///
+    /// # Errors
+    /// Malformed protobuf, or a value of the wrong wire type.
+    pub fn next_chunk(&mut self) -> Result<Option<Chunk<'de>>, FieldError> {
+        loop {
+            if self.body.is_none() {
+                if self.done_single {
+                    return Ok(None);
+                }
+                match self.next_body()? {
+                    Some(b) => self.body = Some(b),
+                    None => {
+                        self.done_single = true;
+                        return Ok(None);
+                    }
+                }
+            }
+            let Some(body) = self.body.as_mut() else {
+                continue;
+            };
+            let Some((num, value)) = next(body)? else {
+                self.body = None;
+                if self.single.is_some() {
+                    self.done_single = true;
+                }
+                continue;
+            };
+            if num != 1 {
+                continue; // unknown field inside the list message
+            }
+            let chunk = match (self.kind, value) {
+                (ListKind::Bytes, Value::Len(b)) => Chunk::One(Raw::Bytes(b)),
+                (ListKind::Int64 | ListKind::Int32, Value::Varint(v)) => Chunk::One(Raw::Int(v)),
+                (ListKind::Float, Value::Fixed32(v)) => Chunk::One(Raw::Float(v)),
+                (ListKind::Double, Value::Fixed64(v)) => Chunk::One(Raw::Double(v)),
+                (
+                    ListKind::Int64 | ListKind::Int32 | ListKind::Float | ListKind::Double,
+                    Value::Len(run),
+                ) => Chunk::Packed(run),
+                _ => return Err(FieldError::Malformed("a list value of the wrong wire type")),
+            };
+            return Ok(Some(chunk));
+        }
+    }
+
+    /// Appends every value to `out`.
+    ///
+    /// # Errors
+    /// As [`next_chunk`](Self::next_chunk) and the element conversion.
+    pub fn extend_into<D: Dialect, T: DecodeElem<'de, D>>(
+        mut self,
+        out: &mut Vec<T>,
+    ) -> Result<(), FieldError> {
+        while let Some(chunk) = self.next_chunk()? {
+            match chunk {
+                Chunk::Packed(run) => T::extend_packed(run, out)?,
+                Chunk::One(raw) => out.push(T::from_raw(raw)?),
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts the values without converting them.
+    ///
+    /// # Errors
+    /// As [`next_chunk`](Self::next_chunk).
+    pub fn count_values(mut self) -> Result<usize, FieldError> {
+        let mut n = 0usize;
+        let kind = self.kind;
+        while let Some(chunk) = self.next_chunk()? {
+            match chunk {
+                Chunk::Packed(run) => for_each_packed(kind, run, |_| {
+                    n += 1;
+                    Ok(())
+                })?,
+                Chunk::One(_) => n += 1,
+            }
+        }
+        Ok(n)
+    }
+
+    /// Decodes exactly one value.
+    ///
+    /// # Errors
+    /// A count other than one, and as [`extend_into`](Self::extend_into).
+    pub fn one<D: Dialect, T: DecodeElem<'de, D>>(self) -> Result<T, FieldError> {
+        let mut first: Option<T> = None;
+        let mut found = 0usize;
+        let rest = self.clone();
+        let mut this = self;
+        while let Some(chunk) = this.next_chunk()? {
+            match chunk {
+                Chunk::One(raw) => {
+                    found += 1;
+                    if found == 1 {
+                        first = Some(T::from_raw(raw)?);
+                    } else {
+                        break;
+                    }
+                }
+                Chunk::Packed(run) => {
+                    let mut err = None;
+                    for_each_packed(T::KIND, run, |raw| {
+                        found += 1;
+                        if found == 1 {
+                            match T::from_raw(raw) {
+                                Ok(v) => first = Some(v),
+                                Err(e) => err = Some(e),
+                            }
+                        }
+                        Ok(())
+                    })?;
+                    if let Some(e) = err {
+                        return Err(e);
+                    }
+                    if found > 1 {
+                        break;
+                    }
+                }
+            }
+        }
+        match (found, first) {
+            (1, Some(v)) => Ok(v),
+            (0, _) => Err(FieldError::Count {
+                expected: 1,
+                found: 0,
+            }),
+            _ => Err(FieldError::Count {
+                expected: 1,
+                found: rest.count_values()?,
+            }),
+        }
+    }
+}
+
+/// The length of a list message body holding `elems`.
+#[inline]
+pub fn list_body_len<D: Dialect, E: EncodeElem<D>>(elems: &[E]) -> usize {
+    if E::KIND.is_packed() {
+        if elems.is_empty() {
+            return 0;
+        }
+        let payload: usize = elems.iter().map(EncodeElem::wire_len).sum();
+        len_field_len(payload)
+    } else {
+        elems.iter().map(|e| len_field_len(e.wire_len())).sum()
+    }
+}
+
+/// Appends a list message body holding `elems`.
+#[inline]
+pub fn put_list_body<D: Dialect, E: EncodeElem<D>>(elems: &[E], buf: &mut Vec<u8>) {
+    if E::KIND.is_packed() {
+        if elems.is_empty() {
+            return;
+        }
+        let payload: usize = elems.iter().map(EncodeElem::wire_len).sum();
+        put_len_prefix(buf, 1, payload);
+        for e in elems {
+            e.put(buf);
+        }
+    } else {
+        for e in elems {
+            put_tag(buf, 1, wire::LEN);
+            put_varint(buf, e.wire_len() as u64);
+            e.put(buf);
+        }
+    }
+}
+
+/// A field type that encodes as one feature of dialect `D`: a value, a list, an array, an
+/// option.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a supported {D} feature field type",
+    label = "unsupported field type",
+    note = "supported field types: a value (i64, i32, i16, i8, u8, u64, u32, u16, bool, f32, String, \
+            Vec<u8>, bytes::Bytes, &[u8], &str, Cow<[u8]>, Cow<str>, a unit-only enum deriving \
+            `Example`), `Vec<_>` or `[_; N]` of a value (but not of u8: `Vec<u8>` is bytes), and \
+            `Option<_>` of those; f64 in OFRecord, or in tf.train.Example with `#[example(lossy)]`"
+)]
+pub trait EncodeField<D: Dialect> {
+    /// The list kind.
+    const KIND: ListKind;
+    /// `false` when the feature is to be left out (`None`).
+    #[inline]
+    fn present(&self) -> bool {
+        true
+    }
+    /// The length of the list message body.
+    fn body_len(&self) -> usize;
+    /// Appends the list message body.
+    fn put_body(&self, buf: &mut Vec<u8>);
+}
+
+/// A field type that decodes from one feature of dialect `D`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a supported {D} feature field type",
+    label = "unsupported field type",
+    note = "supported field types: a value (i64, i32, i16, i8, u8, u64, u32, u16, bool, f32, String, \
+            Vec<u8>, bytes::Bytes, &[u8], &str, Cow<[u8]>, Cow<str>, a unit-only enum deriving \
+            `Example`), `Vec<_>` or `[_; N]` of a value (but not of u8: `Vec<u8>` is bytes), and \
+            `Option<_>` of those; f64 in OFRecord, or in tf.train.Example with `#[example(lossy)]`"
+)]
+pub trait DecodeField<'de, D: Dialect>: Sized {
+    /// The list kind.
+    const KIND: ListKind;
+    /// Decodes a present feature.
+    ///
+    /// # Errors
+    /// Wrong kind, wrong count, values out of range.
+    fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError>;
+    /// The value of an absent feature: `Some(None)` for options, `None` (an error) otherwise.
+    #[inline]
+    fn absent() -> Option<Self> {
+        None
+    }
+}
+
+/// Implements the field traits for a type that is one value (a scalar feature of one value).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_scalar_field {
+    ($d:ty; $($t:ty),*) => {$(
+        impl $crate::__private::EncodeField<$d> for $t {
+            const KIND: $crate::__private::ListKind = <$t as $crate::__private::EncodeElem<$d>>::KIND;
+            #[inline]
+            fn body_len(&self) -> usize {
+                $crate::__private::list_body_len::<$d, $t>(::core::slice::from_ref(self))
+            }
+            #[inline]
+            fn put_body(&self, buf: &mut ::std::vec::Vec<u8>) {
+                $crate::__private::put_list_body::<$d, $t>(::core::slice::from_ref(self), buf)
+            }
+        }
+        impl<'de> $crate::__private::DecodeField<'de, $d> for $t {
+            const KIND: $crate::__private::ListKind = <$t as $crate::__private::DecodeElem<'de, $d>>::KIND;
+            #[inline]
+            fn decode(
+                view: &$crate::__private::FeatureView<'de>,
+            ) -> ::core::result::Result<Self, $crate::__private::FieldError> {
+                view.values::<$d>(<Self as $crate::__private::DecodeField<'de, $d>>::KIND)?
+                    .one::<$d, $t>()
+            }
+        }
+    )*};
+}
+
+macro_rules! scalar_fields {
+    ($($d:ty),*) => {$(
+        crate::__impl_scalar_field!($d; i64, u64, i32, i16, i8, u32, u16, bool, f32, String, Vec<u8>, bytes::Bytes);
+        impl<'a> EncodeField<$d> for &'a [u8] {
+            const KIND: ListKind = ListKind::Bytes;
+            fn body_len(&self) -> usize { list_body_len::<$d, &[u8]>(std::slice::from_ref(self)) }
+            fn put_body(&self, buf: &mut Vec<u8>) { put_list_body::<$d, &[u8]>(std::slice::from_ref(self), buf) }
+        }
+        impl<'de> DecodeField<'de, $d> for &'de [u8] {
+            const KIND: ListKind = ListKind::Bytes;
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+                view.values::<$d>(ListKind::Bytes)?.one::<$d, &'de [u8]>()
+            }
+        }
+        impl<'a> EncodeField<$d> for &'a str {
+            const KIND: ListKind = ListKind::Bytes;
+            fn body_len(&self) -> usize { list_body_len::<$d, &str>(std::slice::from_ref(self)) }
+            fn put_body(&self, buf: &mut Vec<u8>) { put_list_body::<$d, &str>(std::slice::from_ref(self), buf) }
+        }
+        impl<'de> DecodeField<'de, $d> for &'de str {
+            const KIND: ListKind = ListKind::Bytes;
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+                view.values::<$d>(ListKind::Bytes)?.one::<$d, &'de str>()
+            }
+        }
+        impl<'a> EncodeField<$d> for std::borrow::Cow<'a, [u8]> {
+            const KIND: ListKind = ListKind::Bytes;
+            fn body_len(&self) -> usize { list_body_len::<$d, Self>(std::slice::from_ref(self)) }
+            fn put_body(&self, buf: &mut Vec<u8>) { put_list_body::<$d, Self>(std::slice::from_ref(self), buf) }
+        }
+        impl<'de> DecodeField<'de, $d> for std::borrow::Cow<'de, [u8]> {
+            const KIND: ListKind = ListKind::Bytes;
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+                view.values::<$d>(ListKind::Bytes)?.one::<$d, Self>()
+            }
+        }
+        impl<'a> EncodeField<$d> for std::borrow::Cow<'a, str> {
+            const KIND: ListKind = ListKind::Bytes;
+            fn body_len(&self) -> usize { list_body_len::<$d, Self>(std::slice::from_ref(self)) }
+            fn put_body(&self, buf: &mut Vec<u8>) { put_list_body::<$d, Self>(std::slice::from_ref(self), buf) }
+        }
+        impl<'de> DecodeField<'de, $d> for std::borrow::Cow<'de, str> {
+            const KIND: ListKind = ListKind::Bytes;
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+                view.values::<$d>(ListKind::Bytes)?.one::<$d, Self>()
+            }
+        }
+        // `u8` alone is an int64 value; it is not a list element because `Vec<u8>` is bytes.
+        impl EncodeField<$d> for u8 {
+            const KIND: ListKind = ListKind::Int64;
+            fn body_len(&self) -> usize { list_body_len::<$d, u16>(&[u16::from(*self)]) }
+            fn put_body(&self, buf: &mut Vec<u8>) { put_list_body::<$d, u16>(&[u16::from(*self)], buf) }
+        }
+        impl<'de> DecodeField<'de, $d> for u8 {
+            const KIND: ListKind = ListKind::Int64;
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+                let v = view.values::<$d>(ListKind::Int64)?.one::<$d, i64>()?;
+                u8::try_from(v).map_err(|_| FieldError::Range { value: v.to_string(), ty: "u8" })
+            }
+        }
+        impl<T: EncodeElem<$d>> EncodeField<$d> for Vec<T> {
+            const KIND: ListKind = T::KIND;
+            #[inline]
+            fn body_len(&self) -> usize { list_body_len::<$d, T>(self) }
+            #[inline]
+            fn put_body(&self, buf: &mut Vec<u8>) { put_list_body::<$d, T>(self, buf) }
+        }
+        impl<'de, T: DecodeElem<'de, $d>> DecodeField<'de, $d> for Vec<T> {
+            const KIND: ListKind = T::KIND;
+            #[inline]
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+                let mut out = Vec::new();
+                view.values::<$d>(T::KIND)?.extend_into::<$d, T>(&mut out)?;
+                Ok(out)
+            }
+        }
+        impl<T: EncodeElem<$d>, const N: usize> EncodeField<$d> for [T; N] {
+            const KIND: ListKind = T::KIND;
+            #[inline]
+            fn body_len(&self) -> usize { list_body_len::<$d, T>(self) }
+            #[inline]
+            fn put_body(&self, buf: &mut Vec<u8>) { put_list_body::<$d, T>(self, buf) }
+        }
+        impl<'de, T: DecodeElem<'de, $d>, const N: usize> DecodeField<'de, $d> for [T; N] {
+            const KIND: ListKind = T::KIND;
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+                let mut out = Vec::with_capacity(N);
+                view.values::<$d>(T::KIND)?.extend_into::<$d, T>(&mut out)?;
+                let found = out.len();
+                <[T; N]>::try_from(out).map_err(|_| FieldError::Count { expected: N, found })
+            }
+        }
+        impl<T: EncodeField<$d>> EncodeField<$d> for Option<T> {
+            const KIND: ListKind = T::KIND;
+            #[inline]
+            fn present(&self) -> bool { self.as_ref().is_some_and(T::present) }
+            #[inline]
+            fn body_len(&self) -> usize { self.as_ref().map_or(0, T::body_len) }
+            #[inline]
+            fn put_body(&self, buf: &mut Vec<u8>) {
+                if let Some(v) = self { v.put_body(buf) }
+            }
+        }
+        impl<'de, T: DecodeField<'de, $d>> DecodeField<'de, $d> for Option<T> {
+            const KIND: ListKind = T::KIND;
+            #[inline]
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+                T::decode(view).map(Some)
+            }
+            #[inline]
+            fn absent() -> Option<Self> { Some(None) }
+        }
+    )*};
+}
+
+scalar_fields!(Tf, TfLossy, Of);
+crate::__impl_scalar_field!(Of; f64);
+crate::__impl_scalar_field!(TfLossy; f64);

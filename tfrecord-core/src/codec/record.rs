@@ -1,0 +1,487 @@
+//! Whole records: walking the feature map of an Example, SequenceExample or OFRecord, and
+//! writing one.
+
+use std::borrow::Cow;
+
+use super::field::{DecodeField, EncodeField, FeatureView, FieldError};
+use super::wire::Fields as WireFields;
+use super::wire::{self, Value, len_field_len, put_len_prefix};
+use super::{Container, Dialect};
+use crate::error::{Error, Result};
+
+/// The serialized value of one map entry: a `Feature` (or `FeatureList`) message, possibly
+/// split over several slices that protobuf merges by concatenation.
+#[derive(Clone, Debug, Default)]
+pub struct Msg<'de> {
+    first: &'de [u8],
+    more: Option<Box<[&'de [u8]]>>,
+}
+
+impl<'de> Msg<'de> {
+    /// A message in one slice.
+    pub fn new(bytes: &'de [u8]) -> Self {
+        Msg {
+            first: bytes,
+            more: None,
+        }
+    }
+
+    fn push(&mut self, bytes: &'de [u8]) {
+        let mut v = self.more.take().map(Vec::from).unwrap_or_default();
+        v.push(bytes);
+        self.more = Some(v.into_boxed_slice());
+    }
+
+    /// The slices, in order.
+    pub fn slices(&self) -> impl Iterator<Item = &'de [u8]> + '_ {
+        std::iter::once(self.first).chain(self.more.iter().flat_map(|m| m.iter().copied()))
+    }
+
+    /// Slice `i`, if there is one.
+    pub fn slice(&self, i: usize) -> Option<&'de [u8]> {
+        if i == 0 {
+            Some(self.first)
+        } else {
+            self.more.as_ref()?.get(i - 1).copied()
+        }
+    }
+}
+
+/// Where a field lives, for error messages.
+#[derive(Debug)]
+pub struct FieldInfo {
+    /// The Rust type name.
+    pub record: &'static str,
+    /// The Rust field name.
+    pub member: &'static str,
+    /// The feature key.
+    pub key: &'static str,
+}
+
+impl FieldInfo {
+    /// An error about this field.
+    #[cold]
+    pub fn error(&self, e: FieldError) -> Error {
+        Error::feature(format!("{e} (field `{}::{}`)", self.record, self.member)).with_key(self.key)
+    }
+}
+
+#[cold]
+fn malformed(message: &'static str, e: &Error) -> Error {
+    Error::decode(
+        message,
+        e.to_string()
+            .trim_start_matches("invalid protobuf message: "),
+    )
+}
+
+/// Reads a map entry (`key` = 1, `value` = 2): the last key wins; repeated values merge.
+#[inline]
+fn read_entry<'de>(entry: &'de [u8]) -> Result<(&'de [u8], Msg<'de>)> {
+    let mut key: &[u8] = &[];
+    let mut value = Msg::default();
+    let mut has_value = false;
+    let mut fields = WireFields::new(entry);
+    while let Some((num, v)) = fields.next_field()? {
+        match (num, v) {
+            (1, Value::Len(k)) => key = k,
+            (2, Value::Len(b)) => {
+                if has_value {
+                    value.push(b);
+                } else {
+                    value.first = b;
+                    has_value = true;
+                }
+            }
+            (1 | 2, _) => {
+                return Err(Error::decode(
+                    "map entry",
+                    "key or value of the wrong wire type",
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok((key, value))
+}
+
+/// Calls `f(key, value)` for each entry of a `map<string, _>` field `field` in `msg`.
+#[inline]
+fn for_each_entry<'de>(
+    msg: &'de [u8],
+    field: u32,
+    f: &mut impl FnMut(&'de [u8], Msg<'de>) -> Result<()>,
+) -> Result<()> {
+    let mut fields = WireFields::new(msg);
+    while let Some((num, v)) = fields.next_field()? {
+        if num == field {
+            let Value::Len(entry) = v else {
+                return Err(Error::decode("map entry", "not length-delimited"));
+            };
+            let (key, value) = read_entry(entry)?;
+            f(key, value)?;
+        }
+    }
+    Ok(())
+}
+
+/// Walks the feature map of a `tensorflow.Example` (`features` = 1, then `feature` = 1) or an
+/// `OFRecord` (`feature` = 1), calling `f` for each entry in wire order.
+///
+/// # Errors
+/// Malformed protobuf, or an error from `f`.
+pub fn scan_features<'de, C: Container>(
+    bytes: &'de [u8],
+    mut f: impl FnMut(&'de [u8], Msg<'de>) -> Result<()>,
+) -> Result<()> {
+    let res = if C::FORMAT == crate::Format::OfRecord {
+        for_each_entry(bytes, 1, &mut f)
+    } else {
+        let mut fields = WireFields::new(bytes);
+        (|| {
+            while let Some((num, v)) = fields.next_field()? {
+                if num == 1 {
+                    let Value::Len(features) = v else {
+                        return Err(Error::decode("features", "not length-delimited"));
+                    };
+                    for_each_entry(features, 1, &mut f)?;
+                }
+            }
+            Ok(())
+        })()
+    };
+    res.map_err(|e| match e.kind() {
+        crate::ErrorKind::Decode { .. } => malformed(C::MESSAGE, &e),
+        _ => e,
+    })
+}
+
+/// Walks a `tensorflow.SequenceExample`: `context` (1) entries go to `ctx`, `feature_lists`
+/// (2) entries to `lists`.
+///
+/// # Errors
+/// Malformed protobuf, or an error from a callback.
+pub fn scan_sequence<'de>(
+    bytes: &'de [u8],
+    mut ctx: impl FnMut(&'de [u8], Msg<'de>) -> Result<()>,
+    mut lists: impl FnMut(&'de [u8], Msg<'de>) -> Result<()>,
+) -> Result<()> {
+    let mut fields = WireFields::new(bytes);
+    let res = (|| {
+        while let Some((num, v)) = fields.next_field()? {
+            match (num, v) {
+                (1, Value::Len(m)) => for_each_entry(m, 1, &mut ctx)?,
+                (2, Value::Len(m)) => for_each_entry(m, 1, &mut lists)?,
+                (1 | 2, _) => {
+                    return Err(Error::decode("sequence example", "not length-delimited"));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    })();
+    res.map_err(|e| match e.kind() {
+        crate::ErrorKind::Decode { .. } => malformed("tensorflow.SequenceExample", &e),
+        _ => e,
+    })
+}
+
+/// The key table of a derived type: which slot each feature key fills.
+pub trait FieldTable {
+    /// How many slots (features) the type reads, including flattened members.
+    const SLOTS: usize;
+    /// The slot of a feature key, `None` for keys the type does not read.
+    fn slot(key: &[u8]) -> Option<usize>;
+}
+
+/// Encoding the features of a derived type as map entries.
+pub trait EncodeFields<D: Dialect> {
+    /// The length of all the type's map entries (each as field 1 of the enclosing message),
+    /// with every key prefixed by `prefix`.
+    fn entries_len(&self, prefix: &[u8]) -> usize;
+    /// Appends all the type's map entries.
+    fn put_entries(&self, prefix: &[u8], buf: &mut Vec<u8>);
+}
+
+/// Decoding a derived type from the feature values found for its slots.
+pub trait DecodeFields<'de, D: Dialect>: Sized {
+    /// Builds the value; `slots` has [`FieldTable::SLOTS`] entries.
+    ///
+    /// # Errors
+    /// Missing required features, wrong kinds and counts, values out of range.
+    fn from_slots(slots: &mut [Option<Msg<'de>>]) -> Result<Self>;
+}
+
+/// Decodes a derived type from a `tensorflow.Example` or an `OFRecord`.
+///
+/// # Errors
+/// As [`DecodeFields::from_slots`], malformed protobuf, and unknown keys when `deny_unknown`
+/// names the type.
+#[inline]
+pub fn decode_record<'de, C, T>(bytes: &'de [u8], deny_unknown: Option<&'static str>) -> Result<T>
+where
+    C: Container,
+    T: FieldTable + DecodeFields<'de, C::Dialect>,
+{
+    match T::SLOTS {
+        0..=4 => decode_with::<C, T, 4>(bytes, deny_unknown),
+        5..=16 => decode_with::<C, T, 16>(bytes, deny_unknown),
+        17..=64 => decode_with::<C, T, 64>(bytes, deny_unknown),
+        _ => {
+            let mut slots: Vec<Option<Msg<'de>>> = vec![None; T::SLOTS];
+            scan_features::<C>(bytes, |key, msg| {
+                assign::<T>(&mut slots, key, msg, deny_unknown)
+            })?;
+            T::from_slots(&mut slots)
+        }
+    }
+}
+
+#[inline]
+fn decode_with<'de, C, T, const N: usize>(
+    bytes: &'de [u8],
+    deny_unknown: Option<&'static str>,
+) -> Result<T>
+where
+    C: Container,
+    T: FieldTable + DecodeFields<'de, C::Dialect>,
+{
+    let mut slots: [Option<Msg<'de>>; N] = std::array::from_fn(|_| None);
+    scan_features::<C>(bytes, |key, msg| {
+        assign::<T>(&mut slots, key, msg, deny_unknown)
+    })?;
+    T::from_slots(&mut slots[..T::SLOTS])
+}
+
+#[inline]
+fn assign<'de, T: FieldTable>(
+    slots: &mut [Option<Msg<'de>>],
+    key: &'de [u8],
+    msg: Msg<'de>,
+    deny_unknown: Option<&'static str>,
+) -> Result<()> {
+    match T::slot(key) {
+        Some(i) => {
+            if let Some(s) = slots.get_mut(i) {
+                *s = Some(msg); // a repeated key: the last entry wins
+            }
+            Ok(())
+        }
+        None => match deny_unknown {
+            Some(name) => Err(unknown_key(name, key)),
+            None => Ok(()),
+        },
+    }
+}
+
+/// Joins a key prefix and a flattened member's prefix without allocating in the common case.
+pub fn join_prefix<'a>(prefix: &[u8], member: &'a [u8]) -> Cow<'a, [u8]> {
+    if prefix.is_empty() {
+        Cow::Borrowed(member)
+    } else {
+        let mut v = Vec::with_capacity(prefix.len() + member.len());
+        v.extend_from_slice(prefix);
+        v.extend_from_slice(member);
+        Cow::Owned(v)
+    }
+}
+
+/// The length of one map entry (as a field of its enclosing message) holding a feature.
+#[inline]
+pub fn entry_len<D: Dialect, T: EncodeField<D>>(key_len: usize, value: &T) -> usize {
+    if !value.present() {
+        return 0;
+    }
+    let feature = len_field_len(value.body_len());
+    len_field_len(len_field_len(key_len) + len_field_len(feature))
+}
+
+fn kind_tag<D: Dialect, T: EncodeField<D>>() -> u32 {
+    // The derive only accepts types whose kind the dialect has; 1 (bytes) is never reached.
+    D::tag(T::KIND).unwrap_or(1)
+}
+
+/// Appends one map entry holding a feature, keyed `prefix` + `key`.
+#[inline]
+pub fn put_entry<D: Dialect, T: EncodeField<D>>(
+    buf: &mut Vec<u8>,
+    prefix: &[u8],
+    key: &[u8],
+    value: &T,
+) {
+    if !value.present() {
+        return;
+    }
+    let key_len = prefix.len() + key.len();
+    let body = value.body_len();
+    let feature = len_field_len(body);
+    put_len_prefix(buf, 1, len_field_len(key_len) + len_field_len(feature));
+    put_len_prefix(buf, 1, key_len);
+    buf.extend_from_slice(prefix);
+    buf.extend_from_slice(key);
+    put_len_prefix(buf, 2, feature);
+    put_len_prefix(buf, kind_tag::<D, T>(), body);
+    value.put_body(buf);
+}
+
+/// The length of a `FeatureLists` entry holding one feature per step.
+#[inline]
+pub fn steps_entry_len<D: Dialect, T: EncodeField<D>>(key_len: usize, steps: &[T]) -> usize {
+    let list: usize = steps
+        .iter()
+        .map(|s| len_field_len(step_len::<D, T>(s)))
+        .sum();
+    len_field_len(len_field_len(key_len) + len_field_len(list))
+}
+
+fn step_len<D: Dialect, T: EncodeField<D>>(step: &T) -> usize {
+    if step.present() {
+        len_field_len(step.body_len())
+    } else {
+        0
+    }
+}
+
+/// Appends a `FeatureLists` entry holding one feature per step.
+#[inline]
+pub fn put_steps_entry<D: Dialect, T: EncodeField<D>>(buf: &mut Vec<u8>, key: &[u8], steps: &[T]) {
+    let list: usize = steps
+        .iter()
+        .map(|s| len_field_len(step_len::<D, T>(s)))
+        .sum();
+    put_len_prefix(buf, 1, len_field_len(key.len()) + len_field_len(list));
+    put_len_prefix(buf, 1, key.len());
+    buf.extend_from_slice(key);
+    put_len_prefix(buf, 2, list);
+    for s in steps {
+        let feature = step_len::<D, T>(s);
+        put_len_prefix(buf, 1, feature);
+        if s.present() {
+            put_len_prefix(buf, kind_tag::<D, T>(), s.body_len());
+            s.put_body(buf);
+        }
+    }
+}
+
+/// The length of a whole `tensorflow.Example` whose feature map entries take `entries` bytes.
+#[inline]
+pub fn example_len(entries: usize) -> usize {
+    len_field_len(entries)
+}
+
+/// Appends the header of a `tensorflow.Example` (its `features` field) whose entries follow.
+#[inline]
+pub fn put_example_header(buf: &mut Vec<u8>, entries: usize) {
+    put_len_prefix(buf, 1, entries);
+}
+
+/// The length of a `tensorflow.SequenceExample` with `context` and `feature_lists` entries.
+#[inline]
+pub fn sequence_len(context: usize, lists: usize) -> usize {
+    len_field_len(context) + len_field_len(lists)
+}
+
+/// Appends the `context` header of a `tensorflow.SequenceExample`.
+#[inline]
+pub fn put_context_header(buf: &mut Vec<u8>, context: usize) {
+    put_len_prefix(buf, 1, context);
+}
+
+/// Appends the `feature_lists` header of a `tensorflow.SequenceExample`.
+#[inline]
+pub fn put_lists_header(buf: &mut Vec<u8>, lists: usize) {
+    put_len_prefix(buf, 2, lists);
+}
+
+/// Decodes a field from its slot: absent gives `Option`'s `None` or a "missing" error.
+///
+/// # Errors
+/// Missing, wrong kind or count, out of range; naming the field and key.
+#[inline]
+pub fn field<'de, D: Dialect, T: DecodeField<'de, D>>(
+    slot: Option<Msg<'de>>,
+    info: &FieldInfo,
+) -> Result<T> {
+    match slot {
+        Some(m) => present::<D, T>(m, info),
+        None => T::absent().ok_or_else(|| info.error(FieldError::Missing)),
+    }
+}
+
+/// Decodes a present feature.
+///
+/// # Errors
+/// As [`field`].
+#[inline]
+pub fn present<'de, D: Dialect, T: DecodeField<'de, D>>(
+    m: Msg<'de>,
+    info: &FieldInfo,
+) -> Result<T> {
+    let view = FeatureView::new(m).map_err(|e| info.error(e))?;
+    T::decode(&view).map_err(|e| info.error(e))
+}
+
+/// Checks a fixed-shape list's value count.
+///
+/// # Errors
+/// A count other than `n`.
+#[inline]
+pub fn check_len<T>(values: &[T], n: usize, info: &FieldInfo) -> Result<()> {
+    if values.len() == n {
+        Ok(())
+    } else {
+        Err(info.error(FieldError::Count {
+            expected: n,
+            found: values.len(),
+        }))
+    }
+}
+
+/// Decodes a `FeatureList` slot into one value per step; `None` when the list is absent.
+///
+/// # Errors
+/// As [`field`] for each step.
+pub fn steps<'de, D: Dialect, T: DecodeField<'de, D>>(
+    slot: Option<Msg<'de>>,
+    info: &FieldInfo,
+) -> Result<Option<Vec<T>>> {
+    let Some(m) = slot else { return Ok(None) };
+    let mut out = Vec::new();
+    for slice in m.slices() {
+        let mut fields = WireFields::new(slice);
+        while let Some((num, v)) = fields
+            .next_field()
+            .map_err(|e| malformed("tensorflow.FeatureList", &e))?
+        {
+            if num != 1 {
+                continue;
+            }
+            let Value::Len(feature) = v else {
+                return Err(info.error(FieldError::Malformed(
+                    "a feature list step that is not a message",
+                )));
+            };
+            out.push(present::<D, T>(Msg::new(feature), info)?);
+        }
+    }
+    Ok(Some(out))
+}
+
+/// The varint length helper, re-exported for generated code.
+#[inline]
+pub fn varint_len(v: u64) -> usize {
+    wire::varint_len(v)
+}
+
+/// The error for a key a `deny_unknown_keys` type does not read.
+#[cold]
+pub fn unknown_key(record: &'static str, key: &[u8]) -> Error {
+    Error::feature(format!("unknown feature (`{record}` denies unknown keys)"))
+        .with_key(String::from_utf8_lossy(key))
+}
+
+/// The error for a required feature that is absent.
+#[cold]
+pub fn missing(info: &FieldInfo) -> Error {
+    info.error(FieldError::Missing)
+}

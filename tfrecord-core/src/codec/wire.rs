@@ -1,0 +1,215 @@
+//! Protobuf wire primitives used by the derived codecs: varints, tags, and a cursor that walks
+//! the fields of a message without allocating.
+
+use crate::error::{Error, Result};
+
+/// Wire type 0: varint.
+pub const VARINT: u8 = 0;
+/// Wire type 1: 64-bit.
+pub const FIXED64: u8 = 1;
+/// Wire type 2: length-delimited.
+pub const LEN: u8 = 2;
+/// Wire type 5: 32-bit.
+pub const FIXED32: u8 = 5;
+
+/// The number of bytes `v` takes as a varint.
+#[inline]
+pub fn varint_len(v: u64) -> usize {
+    // 1 byte per 7 bits, at least one.
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// Appends `v` as a varint.
+#[inline]
+pub fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+/// The length of a length-delimited field with a one-byte tag and a body of `body` bytes.
+#[inline]
+pub fn len_field_len(body: usize) -> usize {
+    1 + varint_len(body as u64) + body
+}
+
+/// Appends a one-byte tag for `field` (1..=15) and wire type.
+#[inline]
+pub fn put_tag(buf: &mut Vec<u8>, field: u32, wire: u8) {
+    put_varint(buf, (u64::from(field) << 3) | u64::from(wire));
+}
+
+/// Appends the tag and length prefix of a length-delimited field.
+#[inline]
+pub fn put_len_prefix(buf: &mut Vec<u8>, field: u32, body: usize) {
+    put_tag(buf, field, LEN);
+    put_varint(buf, body as u64);
+}
+
+#[cold]
+fn malformed(what: &str) -> Error {
+    Error::decode("protobuf message", what)
+}
+
+/// A field read from the wire.
+#[derive(Clone, Copy, Debug)]
+pub enum Value<'a> {
+    /// Wire type 0.
+    Varint(u64),
+    /// Wire type 1.
+    Fixed64(u64),
+    /// Wire type 2: the body.
+    Len(&'a [u8]),
+    /// Wire type 5.
+    Fixed32(u32),
+}
+
+impl Value<'_> {
+    /// The protobuf wire type of this value.
+    pub fn wire_type(&self) -> u8 {
+        match self {
+            Value::Varint(_) => VARINT,
+            Value::Fixed64(_) => FIXED64,
+            Value::Len(_) => LEN,
+            Value::Fixed32(_) => FIXED32,
+        }
+    }
+}
+
+/// Reads a varint from the front of `buf`.
+///
+/// # Errors
+/// When the varint is truncated or longer than ten bytes.
+#[inline]
+pub fn get_varint(buf: &mut &[u8]) -> Result<u64> {
+    let bytes = *buf;
+    if let Some(&b) = bytes.first()
+        && b < 0x80
+    {
+        *buf = &bytes[1..];
+        return Ok(u64::from(b));
+    }
+    let mut v: u64 = 0;
+    for (i, &b) in bytes.iter().enumerate().take(10) {
+        v |= u64::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            if i == 9 && b > 1 {
+                return Err(malformed("varint overflows 64 bits"));
+            }
+            *buf = &bytes[i + 1..];
+            return Ok(v);
+        }
+    }
+    if bytes.len() < 10 {
+        Err(malformed("truncated varint"))
+    } else {
+        Err(malformed("varint longer than 10 bytes"))
+    }
+}
+
+/// Iterates the fields of one message body: `(field number, value)`.
+#[derive(Clone, Debug)]
+pub struct Fields<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> Fields<'a> {
+    /// Walks `buf`, a serialized message.
+    #[inline]
+    pub fn new(buf: &'a [u8]) -> Self {
+        Fields { buf }
+    }
+
+    /// How many bytes are left.
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The next field, `Ok(None)` at the end.
+    ///
+    /// # Errors
+    /// Malformed tags, truncated values, groups and reserved wire types.
+    #[inline]
+    pub fn next_field(&mut self) -> Result<Option<(u32, Value<'a>)>> {
+        if self.buf.is_empty() {
+            return Ok(None);
+        }
+        let key = get_varint(&mut self.buf)?;
+        let field = key >> 3;
+        if field == 0 || field > u64::from(u32::MAX >> 3) {
+            return Err(malformed("invalid field number"));
+        }
+        let field = field as u32;
+        let value = match (key & 7) as u8 {
+            VARINT => Value::Varint(get_varint(&mut self.buf)?),
+            FIXED64 => {
+                let Some((head, rest)) = self.buf.split_first_chunk::<8>() else {
+                    return Err(malformed("truncated fixed64"));
+                };
+                self.buf = rest;
+                Value::Fixed64(u64::from_le_bytes(*head))
+            }
+            LEN => {
+                let len = get_varint(&mut self.buf)?;
+                let len = usize::try_from(len).unwrap_or(usize::MAX);
+                if len > self.buf.len() {
+                    return Err(malformed(
+                        "length-delimited field runs past the end of its message",
+                    ));
+                }
+                let (body, rest) = self.buf.split_at(len);
+                self.buf = rest;
+                Value::Len(body)
+            }
+            FIXED32 => {
+                let Some((head, rest)) = self.buf.split_first_chunk::<4>() else {
+                    return Err(malformed("truncated fixed32"));
+                };
+                self.buf = rest;
+                Value::Fixed32(u32::from_le_bytes(*head))
+            }
+            _ => {
+                return Err(malformed(
+                    "unsupported wire type (groups are not used by these messages)",
+                ));
+            }
+        };
+        Ok(Some((field, value)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varint_roundtrip() {
+        for v in [
+            0u64,
+            1,
+            127,
+            128,
+            300,
+            u64::from(u32::MAX),
+            u64::MAX,
+            1 << 63,
+        ] {
+            let mut buf = Vec::new();
+            put_varint(&mut buf, v);
+            assert_eq!(buf.len(), varint_len(v));
+            let mut s = &buf[..];
+            assert_eq!(get_varint(&mut s).unwrap(), v);
+            assert!(s.is_empty());
+            // Every strict prefix is an error, never a panic.
+            for cut in 0..buf.len() {
+                let mut s = &buf[..cut];
+                assert!(get_varint(&mut s).is_err());
+            }
+        }
+        let mut s: &[u8] = &[0xff; 11];
+        assert!(get_varint(&mut s).is_err());
+    }
+}

@@ -1,0 +1,203 @@
+//! Typed readers and writers: records as derived Rust types.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::marker::PhantomData;
+use std::path::Path;
+
+use crate::codec::{Container, Decode, DecodeOwned, Encode, TfExample};
+use crate::error::{Error, Result};
+use crate::reader::{ReaderOptions, RecordReader};
+use crate::writer::{RecordWriter, WriterOptions};
+
+/// Reads records of container `C` (by default `tensorflow.Example` in TFRecord files) as
+/// values of `T`.
+///
+/// ```no_run
+/// # use tfrecord_core::{Reader, Example};
+/// #[derive(Example, Debug)]
+/// struct Mnist {
+///     #[example(key = "image/encoded")]
+///     image: Vec<u8>,
+///     label: i64,
+/// }
+///
+/// for rec in Reader::<Mnist>::open("mnist.tfrecord")? {
+///     let rec = rec?;
+///     println!("{} bytes, label {}", rec.image.len(), rec.label);
+/// }
+/// # Ok::<(), tfrecord_core::Error>(())
+/// ```
+pub struct Reader<T, C: Container = TfExample, R: Read = File> {
+    inner: RecordReader<R>,
+    buf: Vec<u8>,
+    _marker: PhantomData<fn() -> (T, C)>,
+}
+
+impl<T, C: Container> Reader<T, C, File> {
+    /// Opens a file, with the compression guessed from its name and the framing of `C`.
+    ///
+    /// # Errors
+    /// When the file cannot be opened.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let opts = ReaderOptions::for_path(path.as_ref()).format(C::FORMAT);
+        Self::open_with(path, opts)
+    }
+
+    /// Opens a file with explicit options (the format is always `C`'s).
+    ///
+    /// # Errors
+    /// When the file cannot be opened.
+    pub fn open_with(path: impl AsRef<Path>, opts: ReaderOptions) -> Result<Self> {
+        let inner = RecordReader::open(path, opts.format(C::FORMAT))?;
+        Ok(Reader {
+            inner,
+            buf: Vec::new(),
+            _marker: PhantomData,
+        })
+    }
+}
+
+impl<T, C: Container, R: Read> Reader<T, C, R> {
+    /// Reads from any byte source (the format is always `C`'s).
+    pub fn new(inner: R, opts: ReaderOptions) -> Self {
+        Reader {
+            inner: RecordReader::new(inner, opts.format(C::FORMAT)),
+            buf: Vec::new(),
+            _marker: PhantomData,
+        }
+    }
+
+    /// The underlying record reader.
+    pub fn records(&mut self) -> &mut RecordReader<R> {
+        &mut self.inner
+    }
+
+    /// Reads the next record into `buf` and decodes a value that may borrow from it (for
+    /// types with `&'a [u8]`, `&'a str` or `Cow` fields). `None` at the end.
+    ///
+    /// # Errors
+    /// Framing and decoding errors, naming the file, offset, record and key.
+    pub fn next_borrowed<'b, B: Decode<'b, C>>(
+        &mut self,
+        buf: &'b mut Vec<u8>,
+    ) -> Option<Result<B>> {
+        let offset = self.inner.offset();
+        let index = self.inner.records_read();
+        match self.inner.read_into(buf) {
+            Ok(true) => Some(B::decode(buf).map_err(|e| self.locate(e, offset, index))),
+            Ok(false) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    fn locate(&self, e: Error, offset: u64, index: u64) -> Error {
+        let e = e.with_offset(offset).with_record(index);
+        match self.inner.path() {
+            Some(p) => e.with_path(p),
+            None => e,
+        }
+    }
+}
+
+impl<T: DecodeOwned<C>, C: Container, R: Read> Iterator for Reader<T, C, R> {
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Result<T>> {
+        let offset = self.inner.offset();
+        let index = self.inner.records_read();
+        let mut buf = std::mem::take(&mut self.buf);
+        let out = match self.inner.read_into(&mut buf) {
+            Ok(true) => Some(T::decode(&buf).map_err(|e| self.locate(e, offset, index))),
+            Ok(false) => None,
+            Err(e) => Some(Err(e)),
+        };
+        self.buf = buf;
+        out
+    }
+}
+
+/// Writes values of `T` as records of container `C` (by default `tensorflow.Example` in
+/// TFRecord files).
+///
+/// ```no_run
+/// # use tfrecord_core::{Writer, Example};
+/// #[derive(Example)]
+/// struct Mnist {
+///     #[example(key = "image/encoded")]
+///     image: Vec<u8>,
+///     label: i64,
+/// }
+///
+/// let mut writer = Writer::<Mnist>::create("mnist.tfrecord")?;
+/// writer.write(&Mnist { image: vec![0; 784], label: 7 })?;
+/// writer.finish()?;
+/// # Ok::<(), tfrecord_core::Error>(())
+/// ```
+pub struct Writer<T, C: Container = TfExample, W: Write = File> {
+    inner: RecordWriter<W>,
+    buf: Vec<u8>,
+    _marker: PhantomData<fn(&T, C)>,
+}
+
+impl<T: Encode<C>, C: Container> Writer<T, C, File> {
+    /// Creates a file, with the compression guessed from its name and the framing of `C`.
+    ///
+    /// # Errors
+    /// When the file cannot be created.
+    pub fn create(path: impl AsRef<Path>) -> Result<Self> {
+        let opts = WriterOptions::for_path(path.as_ref());
+        Self::create_with(path, opts)
+    }
+
+    /// Creates a file with explicit options (the format is always `C`'s).
+    ///
+    /// # Errors
+    /// When the file cannot be created.
+    pub fn create_with(path: impl AsRef<Path>, opts: WriterOptions) -> Result<Self> {
+        let inner = RecordWriter::create(path, opts.format(C::FORMAT))?;
+        Ok(Writer {
+            inner,
+            buf: Vec::new(),
+            _marker: PhantomData,
+        })
+    }
+}
+
+impl<T: Encode<C>, C: Container, W: Write> Writer<T, C, W> {
+    /// Writes to any byte sink (the format is always `C`'s).
+    pub fn new(inner: W, opts: WriterOptions) -> Self {
+        Writer {
+            inner: RecordWriter::new(inner, opts.format(C::FORMAT)),
+            buf: Vec::new(),
+            _marker: PhantomData,
+        }
+    }
+
+    /// Encodes and writes one value.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn write(&mut self, value: &T) -> Result<()> {
+        self.buf.clear();
+        self.buf.reserve(value.encoded_len());
+        value.encode_raw(&mut self.buf);
+        self.inner.write(&self.buf)
+    }
+
+    /// Flushes buffered records.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn flush(&mut self) -> Result<()> {
+        self.inner.flush()
+    }
+
+    /// Finishes the stream and returns the underlying writer.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn finish(self) -> Result<W> {
+        self.inner.finish()
+    }
+}

@@ -1,0 +1,679 @@
+//! The attribute front end: `syn::DeriveInput` + `#[example(...)]` attributes -> IR, with the
+//! Rust types kept aside as bindings for the code generator. Every error is collected.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{Expr, Lit, Type};
+
+use crate::ir::{
+    DType, Dialect, FeatureKind, Field, Literal, Origin, Presence, Record, RecordKind,
+};
+use crate::symbol;
+
+/// Collects errors so that one run reports all of them.
+#[derive(Default)]
+pub(crate) struct Ctxt {
+    errors: Vec<syn::Error>,
+}
+
+impl Ctxt {
+    pub(crate) fn error(&mut self, span: Span, msg: impl std::fmt::Display) {
+        self.errors.push(syn::Error::new(span, msg));
+    }
+
+    pub(crate) fn push(&mut self, e: syn::Error) {
+        self.errors.push(e);
+    }
+
+    pub(crate) fn finish(self) -> Result<(), syn::Error> {
+        let mut it = self.errors.into_iter();
+        let Some(mut first) = it.next() else {
+            return Ok(());
+        };
+        for e in it {
+            first.combine(e);
+        }
+        Err(first)
+    }
+}
+
+/// Where each part of a field was written, indexed by [`Origin`].
+pub(crate) struct Spans {
+    pub(crate) field: Span,
+    pub(crate) ty: Span,
+    pub(crate) key: Option<Span>,
+    pub(crate) default: Option<Span>,
+    pub(crate) shape: Option<Span>,
+}
+
+/// The shape of a Rust field type, as far as syntax tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Container {
+    /// One value.
+    Scalar,
+    /// `Vec<T>` of values.
+    Vec,
+    /// `[T; N]` (N when it is a literal).
+    Array(Option<u64>),
+}
+
+/// How to spell a bytes default for the field's Rust type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BytesRepr {
+    /// Built with `From<&str>` (String, Vec<u8>, Bytes, Cow<str>).
+    From,
+    /// `&[u8]`.
+    Slice,
+    /// `Cow<[u8]>`.
+    CowSlice,
+    /// `&str`.
+    Str,
+}
+
+/// What syntax tells about a field type.
+#[derive(Clone, Debug)]
+pub(crate) struct TypeInfo {
+    pub(crate) optional: bool,
+    pub(crate) container: Container,
+    pub(crate) dtype: Option<DType>,
+    pub(crate) bytes_repr: BytesRepr,
+}
+
+/// A field's Rust side, kept next to its IR.
+pub(crate) struct Binding {
+    pub(crate) member: syn::Ident,
+    pub(crate) ty: Type,
+    /// For feature lists: the type of one step.
+    pub(crate) step_ty: Option<Type>,
+    pub(crate) info: TypeInfo,
+}
+
+/// A lowered struct.
+pub(crate) struct Lowered {
+    pub(crate) record: Record,
+    pub(crate) spans: Vec<Spans>,
+    pub(crate) bindings: Vec<Binding>,
+    pub(crate) krate: syn::Path,
+}
+
+fn last_ident(ty: &Type) -> Option<(&syn::Ident, &syn::PathArguments)> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => {
+            p.path.segments.last().map(|s| (&s.ident, &s.arguments))
+        }
+        Type::Group(g) => last_ident(&g.elem),
+        Type::Paren(p) => last_ident(&p.elem),
+        _ => None,
+    }
+}
+
+fn first_type_arg(args: &syn::PathArguments) -> Option<&Type> {
+    let syn::PathArguments::AngleBracketed(a) = args else {
+        return None;
+    };
+    a.args.iter().find_map(|g| match g {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
+    })
+}
+
+fn scalar_dtype(ty: &Type) -> Option<(DType, BytesRepr)> {
+    if let Type::Reference(r) = ty {
+        return match &*r.elem {
+            Type::Slice(s) if last_ident(&s.elem).is_some_and(|(i, _)| i == "u8") => {
+                Some((DType::Bytes, BytesRepr::Slice))
+            }
+            t if last_ident(t).is_some_and(|(i, _)| i == "str") => {
+                Some((DType::String, BytesRepr::Str))
+            }
+            _ => None,
+        };
+    }
+    let (ident, args) = last_ident(ty)?;
+    let d = match ident.to_string().as_str() {
+        "i64" | "u64" | "i16" | "i8" | "u32" | "u16" | "u8" => DType::Int64,
+        "i32" => DType::Int32,
+        "bool" => DType::Bool,
+        "f32" => DType::Float,
+        "f64" => DType::Double,
+        "String" => DType::String,
+        "Bytes" => DType::Bytes,
+        "Vec" => match first_type_arg(args) {
+            Some(t) if last_ident(t).is_some_and(|(i, _)| i == "u8") => DType::Bytes,
+            _ => return None,
+        },
+        "Cow" => {
+            return match first_type_arg(args) {
+                Some(Type::Slice(_)) => Some((DType::Bytes, BytesRepr::CowSlice)),
+                Some(t) if last_ident(t).is_some_and(|(i, _)| i == "str") => {
+                    Some((DType::String, BytesRepr::From))
+                }
+                _ => None,
+            };
+        }
+        _ => return None,
+    };
+    Some((d, BytesRepr::From))
+}
+
+/// Classifies a field type: `Option<_>`, `Vec<_>`, `[_; N]`, or a value.
+pub(crate) fn classify(ty: &Type) -> TypeInfo {
+    let mut optional = false;
+    let mut ty = ty;
+    if let Some((ident, args)) = last_ident(ty)
+        && ident == "Option"
+        && let Some(inner) = first_type_arg(args)
+    {
+        optional = true;
+        ty = inner;
+    }
+    if let Some((d, repr)) = scalar_dtype(ty) {
+        return TypeInfo {
+            optional,
+            container: Container::Scalar,
+            dtype: Some(d),
+            bytes_repr: repr,
+        };
+    }
+    if let Type::Array(a) = ty {
+        let n = match &a.len {
+            Expr::Lit(l) => match &l.lit {
+                Lit::Int(i) => i.base10_parse::<u64>().ok(),
+                _ => None,
+            },
+            _ => None,
+        };
+        let (dtype, repr) =
+            scalar_dtype(&a.elem).map_or((None, BytesRepr::From), |(d, r)| (Some(d), r));
+        return TypeInfo {
+            optional,
+            container: Container::Array(n),
+            dtype,
+            bytes_repr: repr,
+        };
+    }
+    if let Some((ident, args)) = last_ident(ty)
+        && ident == "Vec"
+        && let Some(inner) = first_type_arg(args)
+    {
+        let (dtype, repr) =
+            scalar_dtype(inner).map_or((None, BytesRepr::From), |(d, r)| (Some(d), r));
+        return TypeInfo {
+            optional,
+            container: Container::Vec,
+            dtype,
+            bytes_repr: repr,
+        };
+    }
+    TypeInfo {
+        optional,
+        container: Container::Scalar,
+        dtype: None,
+        bytes_repr: BytesRepr::From,
+    }
+}
+
+/// The `Vec<T>` element type (through an `Option`), for feature lists.
+fn vec_elem(ty: &Type) -> Option<(bool, &Type)> {
+    let (ident, args) = last_ident(ty)?;
+    if ident == "Option" {
+        let inner = first_type_arg(args)?;
+        return vec_elem(inner).map(|(_, t)| (true, t));
+    }
+    if ident == "Vec" {
+        return first_type_arg(args).map(|t| (false, t));
+    }
+    None
+}
+
+fn parse_literal(cx: &mut Ctxt, e: &Expr) -> Option<Literal> {
+    match e {
+        Expr::Lit(l) => match &l.lit {
+            Lit::Int(i) => match i.base10_parse::<i128>() {
+                Ok(v) => Some(Literal::Int(v)),
+                Err(err) => {
+                    cx.push(err);
+                    None
+                }
+            },
+            Lit::Float(f) => match f.base10_parse::<f64>() {
+                Ok(v) => Some(Literal::Float(v)),
+                Err(err) => {
+                    cx.push(err);
+                    None
+                }
+            },
+            Lit::Str(s) => Some(Literal::Str(s.value())),
+            Lit::Bool(b) => Some(Literal::Bool(b.value)),
+            other => {
+                cx.error(
+                    other.span(),
+                    "expected an integer, float, string or boolean literal",
+                );
+                None
+            }
+        },
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => match parse_literal(cx, &u.expr)? {
+            Literal::Int(v) => Some(Literal::Int(-v)),
+            Literal::Float(v) => Some(Literal::Float(-v)),
+            _ => {
+                cx.error(e.span(), "only numbers can be negated");
+                None
+            }
+        },
+        Expr::Array(a) => {
+            let items: Vec<Option<Literal>> =
+                a.elems.iter().map(|x| parse_literal(cx, x)).collect();
+            items
+                .into_iter()
+                .collect::<Option<Vec<_>>>()
+                .map(Literal::List)
+        }
+        Expr::Group(g) => parse_literal(cx, &g.expr),
+        other => {
+            cx.error(
+                other.span(),
+                "expected a literal (a number, string, boolean, or a list of them)",
+            );
+            None
+        }
+    }
+}
+
+fn unknown_attr(cx: &mut Ctxt, path: &syn::Path, known: &[&str], what: &str) {
+    let name = path
+        .get_ident()
+        .map(ToString::to_string)
+        .unwrap_or_else(|| quote::quote!(#path).to_string());
+    let msg = match symbol::did_you_mean(&name, known) {
+        Some(s) => format!("unknown {what} attribute `{name}`; did you mean `{s}`?"),
+        None => format!(
+            "unknown {what} attribute `{name}`; expected one of: {}",
+            known.join(", ")
+        ),
+    };
+    cx.error(path.span(), msg);
+}
+
+fn lit_str(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<syn::LitStr> {
+    meta.value()?.parse::<syn::LitStr>()
+}
+
+/// Container attributes.
+pub(crate) struct ContainerAttrs {
+    pub(crate) rename_all: Option<String>,
+    pub(crate) dialect: Dialect,
+    pub(crate) deny_unknown_keys: bool,
+    pub(crate) krate: Option<syn::Path>,
+    pub(crate) repr_int64: bool,
+}
+
+pub(crate) fn container_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> ContainerAttrs {
+    let mut out = ContainerAttrs {
+        rename_all: None,
+        dialect: Dialect::Both,
+        deny_unknown_keys: false,
+        krate: None,
+        repr_int64: false,
+    };
+    for attr in attrs.iter().filter(|a| a.path().is_ident("example")) {
+        let res = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename_all") {
+                let s = lit_str(&meta)?;
+                if symbol::RENAME_RULES.contains(&s.value().as_str()) {
+                    out.rename_all = Some(s.value());
+                } else {
+                    let hint = symbol::did_you_mean(&s.value(), symbol::RENAME_RULES)
+                        .map(|h| format!("; did you mean `{h}`?"))
+                        .unwrap_or_else(|| {
+                            format!("; expected one of: {}", symbol::RENAME_RULES.join(", "))
+                        });
+                    cx.error(
+                        s.span(),
+                        format!("unknown `rename_all` rule `{}`{hint}", s.value()),
+                    );
+                }
+            } else if meta.path.is_ident("dialect") {
+                let s = lit_str(&meta)?;
+                match Dialect::parse(&s.value()) {
+                    Some(d) => out.dialect = d,
+                    None => cx.error(
+                        s.span(),
+                        format!(
+                            "unknown dialect `{}`; expected \"tf\", \"ofrecord\" or \"both\"",
+                            s.value()
+                        ),
+                    ),
+                }
+            } else if meta.path.is_ident("deny_unknown_keys") {
+                out.deny_unknown_keys = true;
+            } else if meta.path.is_ident("crate") {
+                let s = lit_str(&meta)?;
+                match s.parse::<syn::Path>() {
+                    Ok(p) => out.krate = Some(p),
+                    Err(_) => cx.error(s.span(), format!("`{}` is not a path", s.value())),
+                }
+            } else if meta.path.is_ident("repr") {
+                let s = lit_str(&meta)?;
+                match s.value().as_str() {
+                    "int64" => out.repr_int64 = true,
+                    "bytes" => out.repr_int64 = false,
+                    other => cx.error(
+                        s.span(),
+                        format!("unknown repr `{other}`; expected \"bytes\" or \"int64\""),
+                    ),
+                }
+            } else {
+                unknown_attr(cx, &meta.path, symbol::CONTAINER, "container");
+                // Skip any value so that parsing goes on.
+                if meta.input.peek(syn::Token![=]) {
+                    let _: Expr = meta.value()?.parse()?;
+                } else if meta.input.peek(syn::token::Paren) {
+                    let _ = meta.parse_nested_meta(|_| Ok(()));
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = res {
+            cx.push(e);
+        }
+    }
+    out
+}
+
+struct FieldAttrs {
+    key: Option<syn::LitStr>,
+    skip: bool,
+    default: Option<(Span, Option<Literal>)>,
+    shape: Option<(Span, Vec<u64>)>,
+    flatten: bool,
+    lossy: bool,
+    sequence: bool,
+}
+
+fn field_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs {
+    let mut out = FieldAttrs {
+        key: None,
+        skip: false,
+        default: None,
+        shape: None,
+        flatten: false,
+        lossy: false,
+        sequence: false,
+    };
+    for attr in attrs.iter().filter(|a| a.path().is_ident("example")) {
+        let res = attr.parse_nested_meta(|meta| {
+            let p = &meta.path;
+            if p.is_ident("key") {
+                let s = lit_str(&meta)?;
+                if out.key.is_some() {
+                    cx.error(s.span(), "duplicate `key` attribute");
+                }
+                out.key = Some(s);
+            } else if p.is_ident("skip") {
+                out.skip = true;
+            } else if p.is_ident("flatten") {
+                out.flatten = true;
+            } else if p.is_ident("lossy") {
+                out.lossy = true;
+            } else if p.is_ident("sequence") {
+                out.sequence = true;
+            } else if p.is_ident("default") {
+                if meta.input.peek(syn::Token![=]) {
+                    let e: Expr = meta.value()?.parse()?;
+                    let lit = parse_literal(cx, &e);
+                    out.default = Some((e.span(), lit));
+                } else {
+                    out.default = Some((p.span(), None));
+                }
+            } else if p.is_ident("shape") {
+                let e: Expr = meta.value()?.parse()?;
+                let span = e.span();
+                let dims = match &e {
+                    Expr::Array(a) => a
+                        .elems
+                        .iter()
+                        .map(|d| match d {
+                            Expr::Lit(syn::ExprLit {
+                                lit: Lit::Int(i), ..
+                            }) => i.base10_parse::<u64>().ok(),
+                            _ => None,
+                        })
+                        .collect::<Option<Vec<u64>>>(),
+                    _ => None,
+                };
+                match dims {
+                    Some(d) => out.shape = Some((span, d)),
+                    None => cx.error(
+                        span,
+                        "expected a shape like `[28, 28]` of non-negative integer literals",
+                    ),
+                }
+            } else {
+                unknown_attr(cx, p, symbol::FIELD, "field");
+                if meta.input.peek(syn::Token![=]) {
+                    let _: Expr = meta.value()?.parse()?;
+                } else if meta.input.peek(syn::token::Paren) {
+                    let _ = meta.parse_nested_meta(|_| Ok(()));
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = res {
+            cx.push(e);
+        }
+    }
+    out
+}
+
+fn docs(attrs: &[syn::Attribute]) -> Vec<String> {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                Expr::Lit(syn::ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => Some(s.value().trim().to_string()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// Lowers a struct to the IR. `kind` is the derive that was invoked.
+pub(crate) fn lower_struct(
+    cx: &mut Ctxt,
+    input: &syn::DeriveInput,
+    data: &syn::DataStruct,
+    kind: RecordKind,
+) -> Lowered {
+    let cattrs = container_attrs(cx, &input.attrs);
+    if cattrs.repr_int64 {
+        cx.error(input.ident.span(), "`repr` applies to enums only");
+    }
+    let mut record = Record {
+        name: input.ident.to_string(),
+        kind,
+        dialect: cattrs.dialect,
+        deny_unknown_keys: cattrs.deny_unknown_keys,
+        fields: Vec::new(),
+        doc: docs(&input.attrs),
+        origin: Origin(0),
+    };
+    let mut spans = Vec::new();
+    let mut bindings = Vec::new();
+    let named = match &data.fields {
+        syn::Fields::Named(n) => n.named.iter().collect::<Vec<_>>(),
+        syn::Fields::Unnamed(u) => {
+            cx.error(
+                u.span(),
+                "tuple structs cannot derive a record: features need names; use a struct with named fields",
+            );
+            Vec::new()
+        }
+        syn::Fields::Unit => {
+            cx.error(
+                input.ident.span(),
+                "a unit struct has no features; add named fields",
+            );
+            Vec::new()
+        }
+    };
+    for f in named {
+        let Some(ident) = f.ident.clone() else {
+            continue;
+        };
+        let fa = field_attrs(cx, &f.attrs);
+        let member = ident.to_string();
+        let member_plain = member.trim_start_matches("r#").to_string();
+        let key = match (&fa.key, &cattrs.rename_all) {
+            (Some(k), _) => k.value(),
+            (None, Some(rule)) => symbol::rename(rule, &member_plain),
+            (None, None) => member_plain.clone(),
+        };
+        if fa.key.as_ref().is_some_and(|k| k.value().is_empty()) {
+            cx.error(
+                fa.key.as_ref().map_or(ident.span(), syn::LitStr::span),
+                "a feature key cannot be empty",
+            );
+        }
+        let origin = Origin(u32::try_from(spans.len()).unwrap_or(u32::MAX));
+        spans.push(Spans {
+            field: ident.span(),
+            ty: f.ty.span(),
+            key: fa.key.as_ref().map(syn::LitStr::span),
+            default: fa.default.as_ref().map(|d| d.0),
+            shape: fa.shape.as_ref().map(|s| s.0),
+        });
+        let mut info = classify(&f.ty);
+        let mut step_ty = None;
+        let mut feature_kind = FeatureKind::Fixed { shape: vec![] };
+        let mut presence = Presence::Required;
+        if fa.skip && (fa.key.is_some() || fa.default.is_some() || fa.flatten || fa.sequence) {
+            cx.error(
+                ident.span(),
+                "a `skip` field is not a feature: remove its other `#[example]` attributes",
+            );
+        }
+        if fa.flatten && (fa.default.is_some() || fa.shape.is_some() || fa.sequence || fa.lossy) {
+            cx.error(
+                ident.span(),
+                "a `flatten` field takes only `key` (its key prefix)",
+            );
+        }
+        if fa.sequence {
+            match vec_elem(&f.ty) {
+                Some((optional, step)) => {
+                    info = classify(step);
+                    info.optional = optional;
+                    step_ty = Some(step.clone());
+                }
+                None => cx.error(
+                    f.ty.span(),
+                    "a `sequence` field holds one feature per step: its type must be `Vec<_>` (or `Option<Vec<_>>`)",
+                ),
+            }
+        }
+        let shape_of_value = |cx: &mut Ctxt, info: &TypeInfo| -> FeatureKind {
+            match (info.container, &fa.shape) {
+                (Container::Scalar, None) => FeatureKind::Fixed { shape: vec![] },
+                (Container::Scalar, Some((span, _))) => {
+                    cx.error(*span, "`shape` needs a `Vec<_>` or `[_; N]` field");
+                    FeatureKind::Fixed { shape: vec![] }
+                }
+                (Container::Vec, None) => FeatureKind::Var,
+                (Container::Vec, Some((_, dims))) => FeatureKind::Fixed {
+                    shape: dims.clone(),
+                },
+                (Container::Array(n), None) => FeatureKind::Fixed {
+                    shape: n.into_iter().collect(),
+                },
+                (Container::Array(n), Some((span, dims))) => {
+                    let product = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+                    if let (Some(n), Some(p)) = (n, product)
+                        && n != p
+                    {
+                        cx.error(
+                            *span,
+                            format!("`shape` holds {p} values, but the array type holds {n}"),
+                        );
+                    }
+                    FeatureKind::Fixed {
+                        shape: dims.clone(),
+                    }
+                }
+            }
+        };
+        if !fa.skip && !fa.flatten {
+            let value_kind = shape_of_value(cx, &info);
+            feature_kind = if fa.sequence {
+                FeatureKind::Steps {
+                    step: Box::new(value_kind),
+                }
+            } else {
+                value_kind
+            };
+        }
+        if info.optional {
+            presence = Presence::Optional;
+        }
+        if let Some((span, lit)) = &fa.default {
+            if info.optional {
+                cx.error(
+                    *span,
+                    "an `Option` field is `None` when absent; it cannot also have a `default`",
+                );
+            }
+            presence = match lit {
+                Some(l) => {
+                    if info.dtype.is_none() && !fa.sequence {
+                        cx.error(
+                            *span,
+                            "a default literal needs a field of a known value type; use `default` without a value to take the type's `Default`",
+                        );
+                    }
+                    if fa.sequence {
+                        cx.error(
+                            *span,
+                            "a `sequence` field takes `default` without a value (an empty list)",
+                        );
+                    }
+                    Presence::Default(l.clone())
+                }
+                None => Presence::TypeDefault,
+            };
+        }
+        if fa.flatten {
+            info.dtype = None;
+        }
+        record.fields.push(Field {
+            member: member_plain,
+            key,
+            dtype: info.dtype,
+            kind: feature_kind,
+            presence,
+            skip: fa.skip,
+            flatten: fa.flatten,
+            lossy: fa.lossy,
+            doc: docs(&f.attrs),
+            origin,
+        });
+        bindings.push(Binding {
+            member: ident,
+            ty: f.ty.clone(),
+            step_ty,
+            info,
+        });
+    }
+    let krate = cattrs
+        .krate
+        .unwrap_or_else(|| syn::parse_quote!(::tfrecord_core));
+    Lowered {
+        record,
+        spans,
+        bindings,
+        krate,
+    }
+}

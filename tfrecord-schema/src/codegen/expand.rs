@@ -1,0 +1,625 @@
+//! The one code generator: IR + bindings -> trait impls. Everything generated code does at
+//! run time lives in `tfrecord_core::__private`; this module only wires fields to it.
+
+use proc_macro2::{Literal as Lit, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+use super::attrs::{Binding, BytesRepr, Container, Lowered};
+use crate::ir::{DType, FeatureKind, Field, Literal, Presence, RecordKind};
+
+fn byte_lit(s: &str) -> Lit {
+    Lit::byte_string(s.as_bytes())
+}
+
+/// Tokens for one scalar of a default literal, typed for the field's value type.
+fn scalar_tokens(lit: &Literal, dtype: Option<DType>, repr: BytesRepr) -> TokenStream {
+    match (lit, dtype) {
+        (Literal::Int(v), Some(DType::Float | DType::Double)) => {
+            #[allow(clippy::cast_precision_loss)]
+            let f = Lit::f64_unsuffixed(*v as f64);
+            quote!(#f)
+        }
+        (Literal::Int(v), _) => {
+            let l = Lit::i128_unsuffixed(*v);
+            quote!(#l)
+        }
+        (Literal::Float(v), _) => {
+            if v.is_finite() {
+                let l = Lit::f64_unsuffixed(*v);
+                quote!(#l)
+            } else if v.is_nan() {
+                quote!(::core::primitive::f32::NAN)
+            } else if *v > 0.0 {
+                quote!(::core::primitive::f32::INFINITY)
+            } else {
+                quote!(::core::primitive::f32::NEG_INFINITY)
+            }
+        }
+        (Literal::Bool(b), _) => quote!(#b),
+        (Literal::Str(s), _) => match repr {
+            BytesRepr::From => quote!(::core::convert::From::from(#s)),
+            BytesRepr::Slice => quote!(#s.as_bytes()),
+            BytesRepr::CowSlice => quote!(::core::convert::From::from(#s.as_bytes())),
+            BytesRepr::Str => quote!(#s),
+        },
+        (Literal::List(items), _) => {
+            let inner = items.iter().map(|i| scalar_tokens(i, dtype, repr));
+            quote!([#(#inner),*])
+        }
+    }
+}
+
+fn flatten_list(lit: &Literal, out: &mut Vec<Literal>) {
+    match lit {
+        Literal::List(items) => items.iter().for_each(|i| flatten_list(i, out)),
+        other => out.push(other.clone()),
+    }
+}
+
+/// The default expression of a field, typed as the field.
+fn default_expr(field: &Field, b: &Binding, span: Span) -> TokenStream {
+    let ty = &b.ty;
+    let value = match &field.presence {
+        Presence::Default(lit) => {
+            let mut flat = Vec::new();
+            flatten_list(lit, &mut flat);
+            let items = flat
+                .iter()
+                .map(|l| scalar_tokens(l, b.info.dtype, b.info.bytes_repr));
+            match b.info.container {
+                Container::Scalar => scalar_tokens(lit, b.info.dtype, b.info.bytes_repr),
+                Container::Vec => quote!(::std::vec![#(#items),*]),
+                Container::Array(_) => quote!([#(#items),*]),
+            }
+        }
+        _ => quote!(::core::default::Default::default()),
+    };
+    quote_spanned!(span=> { let __v: #ty = #value; __v })
+}
+
+struct Ctx<'a> {
+    lowered: &'a Lowered,
+    p: TokenStream,
+}
+
+impl Ctx<'_> {
+    fn info(&self, f: &Field) -> TokenStream {
+        let p = &self.p;
+        let record = &self.lowered.record.name;
+        let member = &f.member;
+        let key = &f.key;
+        quote!(const __INFO: #p::FieldInfo = #p::FieldInfo { record: #record, member: #member, key: #key };)
+    }
+
+    fn spans(&self, f: &Field) -> &super::attrs::Spans {
+        &self.lowered.spans[f.origin.0 as usize]
+    }
+
+    /// The dialect marker for a field in dialect `tf`/`of`.
+    fn dialect(&self, of: bool, f: &Field) -> TokenStream {
+        let p = &self.p;
+        if of {
+            quote!(#p::Of)
+        } else if f.lossy {
+            quote!(#p::TfLossy)
+        } else {
+            quote!(#p::Tf)
+        }
+    }
+
+    /// The decode expression of a (non-sequence) field from an `Option<Msg>` expression.
+    fn decode_value(&self, of: bool, f: &Field, b: &Binding, slot: &TokenStream) -> TokenStream {
+        let p = &self.p;
+        let ty = &b.ty;
+        let d = self.dialect(of, f);
+        let span = self.spans(f).ty;
+        let info = self.info(f);
+        let base = match &f.presence {
+            Presence::Default(_) | Presence::TypeDefault => {
+                let dflt = default_expr(f, b, self.spans(f).default.unwrap_or(span));
+                quote_spanned! {span=>
+                    match #slot {
+                        #p::Some(__m) => #p::present::<#d, #ty>(__m, &__INFO)?,
+                        #p::None => #dflt,
+                    }
+                }
+            }
+            _ => quote_spanned!(span=> #p::field::<#d, #ty>(#slot, &__INFO)?),
+        };
+        let check = match (&f.kind, b.info.container) {
+            (FeatureKind::Fixed { shape }, Container::Vec) if !shape.is_empty() => {
+                let n = Lit::u64_unsuffixed(f.kind.fixed_count().unwrap_or(0));
+                if b.info.optional {
+                    quote!(if let #p::Some(__x) = &__v { #p::check_len(__x, #n, &__INFO)?; })
+                } else {
+                    quote!(#p::check_len(&__v, #n, &__INFO)?;)
+                }
+            }
+            _ => quote!(),
+        };
+        quote!({ #info let __v: #ty = #base; #check __v })
+    }
+}
+
+fn de_lifetime(generics: &syn::Generics) -> (TokenStream, syn::Lifetime) {
+    match generics.lifetimes().next() {
+        Some(l) => (quote!(), l.lifetime.clone()),
+        None => {
+            let l: syn::Lifetime = syn::parse_quote!('__de);
+            (quote!(#l,), l)
+        }
+    }
+}
+
+/// Generates the impls for a struct deriving `Example`.
+pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> TokenStream {
+    let p = {
+        let krate = &lowered.krate;
+        quote!(#krate::__private)
+    };
+    let cx = Ctx {
+        lowered,
+        p: p.clone(),
+    };
+    let name = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let (extra_lt, de) = de_lifetime(&input.generics);
+    let params = &input.generics.params;
+    let de_generics = quote!(<#extra_lt #params>);
+    let record = &lowered.record;
+    let fields: Vec<(&Field, &Binding)> = record.fields.iter().zip(&lowered.bindings).collect();
+    let own: Vec<&(&Field, &Binding)> = fields
+        .iter()
+        .filter(|(f, _)| !f.skip && !f.flatten)
+        .collect();
+    let flat: Vec<&(&Field, &Binding)> = fields.iter().filter(|(f, _)| f.flatten).collect();
+
+    // Slot offsets: own features first, then each flattened member's block.
+    let n_own = Lit::usize_unsuffixed(own.len());
+    let mut offsets = Vec::new();
+    let mut acc = quote!(#n_own);
+    for (_, b) in &flat {
+        let ty = &b.ty;
+        offsets.push(acc.clone());
+        acc = quote!(#acc + <#ty as #p::FieldTable>::SLOTS);
+    }
+    let total = acc;
+    let own_arms = own.iter().enumerate().map(|(i, (f, _))| {
+        let k = byte_lit(&f.key);
+        let i = Lit::usize_unsuffixed(i);
+        quote!(#k => return #p::Some(#i),)
+    });
+    let flat_arms = flat.iter().zip(&offsets).map(|((f, b), off)| {
+        let ty = &b.ty;
+        let prefix = byte_lit(&format!("{}/", f.key));
+        quote! {
+            if let #p::Some(__rest) = __key.strip_prefix(#prefix) {
+                if let #p::Some(__i) = <#ty as #p::FieldTable>::slot(__rest) {
+                    return #p::Some(#off + __i);
+                }
+            }
+        }
+    });
+    let table = quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::FieldTable for #name #ty_generics #where_clause {
+            const SLOTS: usize = #total;
+            #[inline]
+            fn slot(__key: &[u8]) -> #p::Option<usize> {
+                match __key {
+                    #(#own_arms)*
+                    _ => {}
+                }
+                #(#flat_arms)*
+                #p::None
+            }
+        }
+    };
+
+    let mut out = table;
+    let deny = if record.deny_unknown_keys {
+        let n = &record.name;
+        quote!(#p::Some(#n))
+    } else {
+        quote!(#p::None)
+    };
+    for of in [false, true] {
+        if (of && !record.dialect.has_of()) || (!of && !record.dialect.has_tf()) {
+            continue;
+        }
+        let dial = if of { quote!(#p::Of) } else { quote!(#p::Tf) };
+        let lens = fields.iter().filter(|(f, _)| !f.skip).map(|(f, b)| {
+            let ty = &b.ty;
+            let m = &b.member;
+            let span = cx.spans(f).ty;
+            if f.flatten {
+                let prefix = byte_lit(&format!("{}/", f.key));
+                quote_spanned!(span=> + #p::EncodeFields::<#dial>::entries_len(&self.#m, &#p::join_prefix(__prefix, #prefix)))
+            } else {
+                let d = cx.dialect(of, f);
+                let klen = Lit::usize_unsuffixed(f.key.len());
+                quote_spanned!(span=> + #p::entry_len::<#d, #ty>(__prefix.len() + #klen, &self.#m))
+            }
+        });
+        let puts = fields.iter().filter(|(f, _)| !f.skip).map(|(f, b)| {
+            let ty = &b.ty;
+            let m = &b.member;
+            let span = cx.spans(f).ty;
+            if f.flatten {
+                let prefix = byte_lit(&format!("{}/", f.key));
+                quote_spanned!(span=> #p::EncodeFields::<#dial>::put_entries(&self.#m, &#p::join_prefix(__prefix, #prefix), __buf);)
+            } else {
+                let d = cx.dialect(of, f);
+                let k = byte_lit(&f.key);
+                quote_spanned!(span=> #p::put_entry::<#d, #ty>(__buf, __prefix, #k, &self.#m);)
+            }
+        });
+        let mut own_index = 0usize;
+        let mut flat_index = 0usize;
+        let inits = fields.iter().map(|(f, b)| {
+            let m = &b.member;
+            if f.skip {
+                return quote!(#m: ::core::default::Default::default(),);
+            }
+            if f.flatten {
+                let ty = &b.ty;
+                let off = &offsets[flat_index];
+                flat_index += 1;
+                let prefix = format!("{}/", f.key);
+                return quote! {
+                    #m: {
+                        let __end = #off + <#ty as #p::FieldTable>::SLOTS;
+                        let __sub = match __slots.get_mut(#off..__end) {
+                            #p::Some(__s) => __s,
+                            #p::None => &mut [],
+                        };
+                        <#ty as #p::DecodeFields<#de, #dial>>::from_slots(__sub).map_err(|__e| __e.prefix_key(#prefix))?
+                    },
+                };
+            }
+            let i = Lit::usize_unsuffixed(own_index);
+            own_index += 1;
+            let slot = quote!(__slots.get_mut(#i).and_then(#p::Option::take));
+            let value = cx.decode_value(of, f, b, &slot);
+            quote!(#m: #value,)
+        });
+        let (container, len_expr, header) = if of {
+            (quote!(#p::OfRecord), quote!(__n), quote!())
+        } else {
+            (
+                quote!(#p::TfExample),
+                quote!(#p::example_len(__n)),
+                quote!(#p::put_example_header(__buf, __n);),
+            )
+        };
+        out.extend(quote! {
+            #[automatically_derived]
+            impl #impl_generics #p::EncodeFields<#dial> for #name #ty_generics #where_clause {
+                #[inline]
+                fn entries_len(&self, __prefix: &[u8]) -> usize {
+                    0usize #(#lens)*
+                }
+                #[inline]
+                fn put_entries(&self, __prefix: &[u8], __buf: &mut #p::Vec<u8>) {
+                    #(#puts)*
+                }
+            }
+            #[automatically_derived]
+            impl #de_generics #p::DecodeFields<#de, #dial> for #name #ty_generics #where_clause {
+                #[inline]
+                fn from_slots(__slots: &mut [#p::Option<#p::Msg<#de>>]) -> #p::Result<Self> {
+                    #p::Ok(Self { #(#inits)* })
+                }
+            }
+            #[automatically_derived]
+            impl #impl_generics #p::Encode<#container> for #name #ty_generics #where_clause {
+                #[inline]
+                fn encoded_len(&self) -> usize {
+                    let __n = #p::EncodeFields::<#dial>::entries_len(self, b"");
+                    #len_expr
+                }
+                #[inline]
+                fn encode_raw(&self, __buf: &mut #p::Vec<u8>) {
+                    let __n = #p::EncodeFields::<#dial>::entries_len(self, b"");
+                    #header
+                    #p::EncodeFields::<#dial>::put_entries(self, b"", __buf);
+                }
+            }
+            #[automatically_derived]
+            impl #de_generics #p::Decode<#de, #container> for #name #ty_generics #where_clause {
+                #[inline]
+                fn decode(__bytes: &#de [u8]) -> #p::Result<Self> {
+                    #p::decode_record::<#container, Self>(__bytes, #deny)
+                }
+            }
+        });
+    }
+    out
+}
+
+/// Generates the impls for a struct deriving `SequenceExample`.
+pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> TokenStream {
+    let p = {
+        let krate = &lowered.krate;
+        quote!(#krate::__private)
+    };
+    let cx = Ctx {
+        lowered,
+        p: p.clone(),
+    };
+    let name = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let (extra_lt, de) = de_lifetime(&input.generics);
+    let params = &input.generics.params;
+    let de_generics = quote!(<#extra_lt #params>);
+    let record = &lowered.record;
+    let fields: Vec<(&Field, &Binding)> = record.fields.iter().zip(&lowered.bindings).collect();
+    let is_steps = |f: &Field| matches!(f.kind, FeatureKind::Steps { .. });
+    let ctx: Vec<&(&Field, &Binding)> = fields
+        .iter()
+        .filter(|(f, _)| !f.skip && !is_steps(f))
+        .collect();
+    let seq: Vec<&(&Field, &Binding)> = fields
+        .iter()
+        .filter(|(f, _)| !f.skip && is_steps(f))
+        .collect();
+
+    let ctx_lens: Vec<TokenStream> = ctx
+        .iter()
+        .map(|(f, b)| {
+            let (ty, m, d) = (&b.ty, &b.member, cx.dialect(false, f));
+            let klen = Lit::usize_unsuffixed(f.key.len());
+            quote_spanned!(cx.spans(f).ty=> + #p::entry_len::<#d, #ty>(#klen, &self.#m))
+        })
+        .collect();
+    let ctx_puts: Vec<TokenStream> = ctx
+        .iter()
+        .map(|(f, b)| {
+            let (ty, m, d) = (&b.ty, &b.member, cx.dialect(false, f));
+            let k = byte_lit(&f.key);
+            quote_spanned!(cx.spans(f).ty=> #p::put_entry::<#d, #ty>(__buf, b"", #k, &self.#m);)
+        })
+        .collect();
+    let steps_of = |b: &Binding| -> TokenStream {
+        let m = &b.member;
+        if b.info.optional {
+            quote!(match &self.#m { #p::Some(__v) => &__v[..], #p::None => &[] })
+        } else {
+            quote!(&self.#m[..])
+        }
+    };
+    let present_of = |b: &Binding| -> TokenStream {
+        let m = &b.member;
+        if b.info.optional {
+            quote!(self.#m.is_some())
+        } else {
+            quote!(true)
+        }
+    };
+    let seq_lens: Vec<TokenStream> = seq.iter().map(|(f, b)| {
+        let st = b.step_ty.as_ref().unwrap_or(&b.ty);
+        let d = cx.dialect(false, f);
+        let klen = Lit::usize_unsuffixed(f.key.len());
+        let steps = steps_of(b);
+        let present = present_of(b);
+        quote_spanned!(cx.spans(f).ty=> + if #present { #p::steps_entry_len::<#d, #st>(#klen, #steps) } else { 0 })
+    }).collect();
+    let seq_puts = seq.iter().map(|(f, b)| {
+        let st = b.step_ty.as_ref().unwrap_or(&b.ty);
+        let d = cx.dialect(false, f);
+        let k = byte_lit(&f.key);
+        let steps = steps_of(b);
+        let present = present_of(b);
+        quote_spanned!(cx.spans(f).ty=> if #present { #p::put_steps_entry::<#d, #st>(__buf, #k, #steps); })
+    });
+    let nc = Lit::usize_unsuffixed(ctx.len());
+    let ns = Lit::usize_unsuffixed(seq.len());
+    let unknown = if record.deny_unknown_keys {
+        let n = &record.name;
+        quote!(return #p::Err(#p::unknown_key(#n, __k)))
+    } else {
+        quote!(return #p::Ok(()))
+    };
+    let ctx_arms = ctx.iter().enumerate().map(|(i, (f, _))| {
+        let k = byte_lit(&f.key);
+        let i = Lit::usize_unsuffixed(i);
+        quote!(#k => #i,)
+    });
+    let seq_arms = seq.iter().enumerate().map(|(i, (f, _))| {
+        let k = byte_lit(&f.key);
+        let i = Lit::usize_unsuffixed(i);
+        quote!(#k => #i,)
+    });
+    let (mut ci, mut si) = (0usize, 0usize);
+    let inits = fields.iter().map(|(f, b)| {
+        let m = &b.member;
+        if f.skip {
+            return quote!(#m: ::core::default::Default::default(),);
+        }
+        if is_steps(f) {
+            let i = Lit::usize_unsuffixed(si);
+            si += 1;
+            let st = b.step_ty.as_ref().unwrap_or(&b.ty);
+            let d = cx.dialect(false, f);
+            let info = cx.info(f);
+            let absent = match (&f.presence, b.info.optional) {
+                (_, true) => quote!(#p::None),
+                (Presence::TypeDefault | Presence::Default(_), _) => quote!(::core::default::Default::default()),
+                _ => quote!(return #p::Err(#p::missing(&__INFO))),
+            };
+            let wrap = if b.info.optional { quote!(#p::Some(__v)) } else { quote!(__v) };
+            return quote_spanned! {cx.spans(f).ty=>
+                #m: {
+                    #info
+                    match #p::steps::<#d, #st>(__seq.get_mut(#i).and_then(#p::Option::take), &__INFO)? {
+                        #p::Some(__v) => #wrap,
+                        #p::None => #absent,
+                    }
+                },
+            };
+        }
+        let i = Lit::usize_unsuffixed(ci);
+        ci += 1;
+        let slot = quote!(__ctx.get_mut(#i).and_then(#p::Option::take));
+        let value = cx.decode_value(false, f, b, &slot);
+        quote!(#m: #value,)
+    });
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::Encode<#p::TfSequenceExample> for #name #ty_generics #where_clause {
+            #[inline]
+            fn encoded_len(&self) -> usize {
+                let __c = 0usize #(#ctx_lens)*;
+                let __l = 0usize #(#seq_lens)*;
+                #p::sequence_len(__c, __l)
+            }
+            #[inline]
+            fn encode_raw(&self, __buf: &mut #p::Vec<u8>) {
+                let __c = 0usize #(#ctx_lens)*;
+                let __l = 0usize #(#seq_lens)*;
+                #p::put_context_header(__buf, __c);
+                #(#ctx_puts)*
+                #p::put_lists_header(__buf, __l);
+                #(#seq_puts)*
+            }
+        }
+        #[automatically_derived]
+        impl #de_generics #p::Decode<#de, #p::TfSequenceExample> for #name #ty_generics #where_clause {
+            fn decode(__bytes: &#de [u8]) -> #p::Result<Self> {
+                let mut __ctx: [#p::Option<#p::Msg<#de>>; #nc] = ::core::array::from_fn(|_| #p::None);
+                let mut __seq: [#p::Option<#p::Msg<#de>>; #ns] = ::core::array::from_fn(|_| #p::None);
+                #p::scan_sequence(
+                    __bytes,
+                    |__k, __m| {
+                        let __i: usize = match __k { #(#ctx_arms)* _ => #unknown };
+                        __ctx[__i] = #p::Some(__m);
+                        #p::Ok(())
+                    },
+                    |__k, __m| {
+                        let __i: usize = match __k { #(#seq_arms)* _ => #unknown };
+                        __seq[__i] = #p::Some(__m);
+                        #p::Ok(())
+                    },
+                )?;
+                #p::Ok(Self { #(#inits)* })
+            }
+        }
+    }
+}
+
+/// Generates element and field impls for a unit-only enum deriving `Example`.
+pub(crate) fn expand_enum(
+    input: &syn::DeriveInput,
+    krate: &syn::Path,
+    variants: &[(syn::Ident, String, Option<syn::Expr>)],
+    int64: bool,
+) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let name = &input.ident;
+    let idents: Vec<&syn::Ident> = variants.iter().map(|v| &v.0).collect();
+    let (kind, wire_len, put, from_raw) = if int64 {
+        let mut prev: Option<TokenStream> = None;
+        let discs: Vec<TokenStream> = variants
+            .iter()
+            .map(|(_, _, d)| {
+                let e = match (d, &prev) {
+                    (Some(d), _) => quote!(((#d) as i64)),
+                    (None, Some(prev)) => quote!((#prev + 1)),
+                    (None, None) => quote!(0i64),
+                };
+                prev = Some(e.clone());
+                e
+            })
+            .collect();
+        let consts: Vec<syn::Ident> = (0..variants.len())
+            .map(|i| format_ident!("__D{}", i))
+            .collect();
+        (
+            quote!(#p::ListKind::Int64),
+            quote!(#p::wire::varint_len(match self { #(Self::#idents => #discs,)* } as u64)),
+            quote!(#p::wire::put_varint(__buf, match self { #(Self::#idents => #discs,)* } as u64)),
+            quote! {
+                #(const #consts: i64 = #discs;)*
+                match __raw {
+                    #p::Raw::Int(__v) => match __v as i64 {
+                        #(#consts => #p::Ok(Self::#idents),)*
+                        __other => #p::Err(#p::FieldError::UnknownVariant(::std::format!("{}", __other))),
+                    },
+                    _ => #p::Err(#p::FieldError::Malformed("value of the wrong wire type")),
+                }
+            },
+        )
+    } else {
+        let names: Vec<Lit> = variants.iter().map(|v| byte_lit(&v.1)).collect();
+        let lens: Vec<Lit> = variants
+            .iter()
+            .map(|v| Lit::usize_unsuffixed(v.1.len()))
+            .collect();
+        (
+            quote!(#p::ListKind::Bytes),
+            quote!(match self { #(Self::#idents => #lens,)* }),
+            quote!(__buf.extend_from_slice(match self { #(Self::#idents => &#names[..],)* })),
+            quote! {
+                match __raw {
+                    #p::Raw::Bytes(__b) => match __b {
+                        #(#names => #p::Ok(Self::#idents),)*
+                        __other => #p::Err(#p::FieldError::UnknownVariant(::std::format!("{:?}", ::std::string::String::from_utf8_lossy(__other)))),
+                    },
+                    _ => #p::Err(#p::FieldError::Malformed("value of the wrong wire type")),
+                }
+            },
+        )
+    };
+    quote! {
+        #[automatically_derived]
+        impl<__D: #p::Dialect> #p::EncodeElem<__D> for #name {
+            const KIND: #p::ListKind = #kind;
+            #[inline]
+            fn wire_len(&self) -> usize { #wire_len }
+            #[inline]
+            fn put(&self, __buf: &mut #p::Vec<u8>) { #put; }
+        }
+        #[automatically_derived]
+        impl<'__de, __D: #p::Dialect> #p::DecodeElem<'__de, __D> for #name {
+            const KIND: #p::ListKind = #kind;
+            #[inline]
+            fn from_raw(__raw: #p::Raw<'__de>) -> #p::Result<Self, #p::FieldError> { #from_raw }
+        }
+        #krate::__impl_scalar_field!(#p::Tf; #name);
+        #krate::__impl_scalar_field!(#p::TfLossy; #name);
+        #krate::__impl_scalar_field!(#p::Of; #name);
+    }
+}
+
+/// Stub impls emitted next to compile errors, so that one mistake gives one message instead
+/// of a cascade of "trait not implemented" errors where the type is used.
+pub(crate) fn fallback(
+    input: &syn::DeriveInput,
+    krate: &syn::Path,
+    kind: RecordKind,
+) -> TokenStream {
+    if input.generics.type_params().next().is_some()
+        || input.generics.const_params().next().is_some()
+    {
+        return quote!();
+    }
+    let p = quote!(#krate::__private);
+    let name = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let (extra_lt, de) = de_lifetime(&input.generics);
+    let params = &input.generics.params;
+    let de_generics = quote!(<#extra_lt #params>);
+    let containers = match kind {
+        RecordKind::SequenceExample => vec![quote!(#p::TfSequenceExample)],
+        _ => vec![quote!(#p::TfExample), quote!(#p::OfRecord)],
+    };
+    quote! {#(
+        impl #impl_generics #p::Encode<#containers> for #name #ty_generics #where_clause {
+            fn encoded_len(&self) -> usize { ::core::unreachable!() }
+            fn encode_raw(&self, _: &mut #p::Vec<u8>) { ::core::unreachable!() }
+        }
+        impl #de_generics #p::Decode<#de, #containers> for #name #ty_generics #where_clause {
+            fn decode(_: &#de [u8]) -> #p::Result<Self> { ::core::unreachable!() }
+        }
+    )*}
+}

@@ -1,0 +1,244 @@
+//! The plain-data description of a record that every front end lowers to and every consumer
+//! reads: the derive's code generator, the TOML spec compiler, and the runtime parser.
+//!
+//! It describes the wire contract (keys, dtypes, kinds, shapes, presence), not Rust types.
+//! Source locations are opaque [`Origin`] handles into the front end's own span table, and
+//! equality ignores them.
+
+/// Which record containers a record supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Dialect {
+    /// `tf.train.Example` and `OFRecord` (the default): only kinds both can hold.
+    #[default]
+    Both,
+    /// `tf.train.Example` / `tf.train.SequenceExample` only.
+    Tf,
+    /// `OFRecord` only: adds `double` and `int32` lists, has no sequences.
+    Of,
+}
+
+impl Dialect {
+    /// Whether `tf.train.Example` is supported.
+    pub fn has_tf(self) -> bool {
+        matches!(self, Dialect::Both | Dialect::Tf)
+    }
+
+    /// Whether `OFRecord` is supported.
+    pub fn has_of(self) -> bool {
+        matches!(self, Dialect::Both | Dialect::Of)
+    }
+
+    /// Parses `both`, `tf` (also `tensorflow`, `example`) or `ofrecord` (also `of`,
+    /// `oneflow`).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "both" | "all" => Some(Dialect::Both),
+            "tf" | "tensorflow" | "example" => Some(Dialect::Tf),
+            "ofrecord" | "of" | "oneflow" => Some(Dialect::Of),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a record is an Example (one feature map) or a SequenceExample (context features and
+/// feature lists).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum RecordKind {
+    /// `tf.train.Example` or `OFRecord`.
+    #[default]
+    Example,
+    /// `tf.train.SequenceExample`.
+    SequenceExample,
+}
+
+/// The type of a feature's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DType {
+    /// 64-bit integers (`int64_list`).
+    Int64,
+    /// 32-bit integers (`int64_list` in TensorFlow, `int32_list` in OFRecord).
+    Int32,
+    /// Booleans as 0/1 in an `int64_list`.
+    Bool,
+    /// 32-bit floats (`float_list`).
+    Float,
+    /// 64-bit floats (`double_list`, OFRecord only, or lossy `float_list`).
+    Double,
+    /// Raw bytes (`bytes_list`).
+    Bytes,
+    /// UTF-8 text in a `bytes_list`.
+    String,
+}
+
+impl DType {
+    /// The spec name: `int64`, `int32`, `bool`, `float`, `double`, `bytes`, `string`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::Int64 => "int64",
+            DType::Int32 => "int32",
+            DType::Bool => "bool",
+            DType::Float => "float",
+            DType::Double => "double",
+            DType::Bytes => "bytes",
+            DType::String => "string",
+        }
+    }
+
+    /// Whether a default literal of this kind fits the dtype.
+    pub fn accepts(self, lit: &Literal) -> bool {
+        match (self, lit) {
+            (_, Literal::List(items)) => items.iter().all(|l| self.accepts(l)),
+            (DType::Int64 | DType::Int32, Literal::Int(_)) => true,
+            (DType::Bool, Literal::Bool(_)) => true,
+            (DType::Float | DType::Double, Literal::Int(_) | Literal::Float(_)) => true,
+            (DType::Bytes | DType::String, Literal::Str(_)) => true,
+            _ => false,
+        }
+    }
+}
+
+/// A default value as written.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Literal {
+    /// An integer.
+    Int(i128),
+    /// A float.
+    Float(f64),
+    /// A string (for bytes and string features).
+    Str(String),
+    /// A boolean.
+    Bool(bool),
+    /// A list (for lists and fixed shapes), row-major.
+    List(Vec<Literal>),
+}
+
+impl Literal {
+    /// The number of scalar values: 1 for a scalar, the total for nested lists.
+    pub fn count(&self) -> usize {
+        match self {
+            Literal::List(items) => items.iter().map(Literal::count).sum(),
+            _ => 1,
+        }
+    }
+
+    /// A word for the literal's kind, for messages.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Literal::Int(_) => "an integer",
+            Literal::Float(_) => "a float",
+            Literal::Str(_) => "a string",
+            Literal::Bool(_) => "a boolean",
+            Literal::List(_) => "a list",
+        }
+    }
+}
+
+/// How a feature's values are laid out, in TensorFlow's vocabulary.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum FeatureKind {
+    /// `FixedLenFeature`: exactly the product of `shape` values (1 for `[]`), row-major.
+    Fixed {
+        /// The dimensions; empty for a scalar.
+        shape: Vec<u64>,
+    },
+    /// `VarLenFeature`: any number of values.
+    Var,
+    /// A feature list of a SequenceExample: one feature per step, each of `step` kind.
+    Steps {
+        /// The layout of each step's feature.
+        step: Box<FeatureKind>,
+    },
+}
+
+impl FeatureKind {
+    /// The fixed value count, if the kind has one.
+    pub fn fixed_count(&self) -> Option<u64> {
+        match self {
+            FeatureKind::Fixed { shape } => shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)),
+            _ => None,
+        }
+    }
+}
+
+/// What happens when a feature is absent.
+#[derive(Clone, Debug, PartialEq, Default)]
+#[non_exhaustive]
+pub enum Presence {
+    /// Absent is an error.
+    #[default]
+    Required,
+    /// Absent is `None`.
+    Optional,
+    /// Absent takes this value.
+    Default(Literal),
+    /// Absent takes the type's `Default` value.
+    TypeDefault,
+}
+
+/// A handle to where something was written, in the front end's own span table.
+#[derive(Clone, Copy, Debug, Default, Eq)]
+pub struct Origin(pub u32);
+
+impl PartialEq for Origin {
+    /// Origins never make two IR values differ.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+/// One feature of a record (or one flattened member).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    /// The Rust field name.
+    pub member: String,
+    /// The feature key (for a flattened member: the key prefix without the `/`).
+    pub key: String,
+    /// The value type, when the front end knows it (`None` for a type only the compiler can
+    /// check, such as a user enum).
+    pub dtype: Option<DType>,
+    /// The layout.
+    pub kind: FeatureKind,
+    /// What absence means.
+    pub presence: Presence,
+    /// Not a feature: left out of encoding, `Default` on decoding.
+    pub skip: bool,
+    /// A nested record whose features are inlined with keys `key/inner`.
+    pub flatten: bool,
+    /// An `f64` stored in `tf.train.Example` as a float, opted in by the user.
+    pub lossy: bool,
+    /// Documentation lines.
+    pub doc: Vec<String>,
+    /// Where the field was written.
+    pub origin: Origin,
+}
+
+/// One record type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    /// The Rust type name.
+    pub name: String,
+    /// Example or SequenceExample.
+    pub kind: RecordKind,
+    /// Supported containers.
+    pub dialect: Dialect,
+    /// Reject records with keys the type does not read.
+    pub deny_unknown_keys: bool,
+    /// Context features (for an Example: all features).
+    pub fields: Vec<Field>,
+    /// Documentation lines.
+    pub doc: Vec<String>,
+    /// Where the record was written.
+    pub origin: Origin,
+}
+
+/// A collection of records, as one spec file holds them.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Schema {
+    /// The records, in the order written.
+    pub records: Vec<Record>,
+}
