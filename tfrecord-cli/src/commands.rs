@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::Value;
-use tfrecord_core::proto::tensorflow;
+use tfrecord_core::proto::{self, tensorflow};
 use tfrecord_core::{Error, ErrorKind, Format, Message, ReaderOptions, convert, json};
 
 use crate::cli::{CatArgs, ConvertArgs, CountArgs, FromJsonArgs, ReadOpts, VerifyArgs};
@@ -174,11 +174,13 @@ fn syntax_detail(e: &serde_json::Error) -> String {
 fn encode_json_line(ty: RecordType, line: &str) -> Result<Vec<u8>, String> {
     let value: Value = serde_json::from_str(line).map_err(|e| syntax_detail(&e))?;
     let encoded = match ty {
-        RecordType::Example => json::example_from_json(&value).map(|m| m.encode_to_vec()),
+        RecordType::Example => json::example_from_json(&value).map(|m| proto::encode_example(&m)),
         RecordType::SequenceExample => {
-            json::sequence_example_from_json(&value).map(|m| m.encode_to_vec())
+            json::sequence_example_from_json(&value).map(|m| proto::encode_sequence_example(&m))
         }
-        RecordType::OfRecord => json::ofrecord_from_json(&value).map(|m| m.encode_to_vec()),
+        RecordType::OfRecord => {
+            json::ofrecord_from_json(&value).map(|m| proto::encode_ofrecord(&m))
+        }
     };
     encoded.map_err(|e| json_detail(&e))
 }
@@ -269,12 +271,12 @@ pub(crate) fn convert(args: &ConvertArgs) -> CliResult<ExitCode> {
                 return Ok(Flow::Continue);
             }
             let out = match in_ty.decode(bytes, loc)? {
-                Decoded::Example(e) => convert::example_to_ofrecord(&e).encode_to_vec(),
+                Decoded::Example(e) => proto::encode_ofrecord(&convert::example_to_ofrecord(&e)),
                 Decoded::OfRecord(r) => {
                     let e: tensorflow::Example =
                         convert::ofrecord_to_example(&r, args.allow_lossy_double)
                             .map_err(|e| loc.apply(e))?;
-                    e.encode_to_vec()
+                    proto::encode_example(&e)
                 }
                 Decoded::SequenceExample(_) => {
                     // Unreachable: `--sequence` with an OFRecord side was refused above.

@@ -24,18 +24,21 @@ pub enum ErrorKind {
         /// The checksum of the bytes read.
         computed: u32,
     },
+    /// Bytes follow the end of a compressed stream.
+    TrailingData,
     /// The first frame of the stream is not a TFRecord frame at all.
     NotTfRecord {
         /// A hint about what the bytes look like instead, when one is known.
         hint: Option<&'static str>,
     },
-    /// A record declares a length larger than the configured limit or than what is left.
+    /// A record declares a length larger than the configured limit (or than the address
+    /// space). A length larger than what is left of a file is [`ErrorKind::Truncated`].
     LengthTooLarge {
         /// The declared length.
         declared: u64,
         /// The limit it exceeds.
         limit: u64,
-        /// `"limit"` when the configured limit is exceeded, `"remaining bytes"` otherwise.
+        /// `"limit"` for the configured limit, `"address space"` when it cannot be addressed.
         bound: &'static str,
     },
     /// An OFRecord frame declares a negative length.
@@ -244,6 +247,10 @@ impl fmt::Display for Error {
                     f,
                     " declares length {declared}, larger than the {bound} ({limit})"
                 )?;
+            }
+            ErrorKind::TrailingData => {
+                f.write_str("unexpected bytes after the end of the compressed stream")?;
+                at(f)?;
             }
             ErrorKind::NegativeLength { declared } => {
                 f.write_str("record")?;

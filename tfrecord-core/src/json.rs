@@ -24,10 +24,7 @@ fn float_json(v: f32) -> Value {
     } else if v.is_infinite() {
         Value::from(if v > 0.0 { "Infinity" } else { "-Infinity" })
     } else {
-        // The shortest decimal that reads back as this f32, carried as the nearest f64 so that
-        // serde_json prints it with the same digits.
-        let shortest: f64 = v.to_string().parse().unwrap_or(f64::from(v));
-        Number::from_f64(shortest).map_or(Value::Null, Value::Number)
+        Number::from_f64(crate::text::shortest_float(v)).map_or(Value::Null, Value::Number)
     }
 }
 
@@ -323,12 +320,15 @@ fn parse_double(v: &Value, what: &str) -> Result<f64> {
 
 fn parse_float(v: &Value, what: &str) -> Result<f32> {
     let d = parse_double(v, what)?;
-    if d.is_finite() && d.abs() > f64::from(f32::MAX) {
-        // json_format refuses finite values that overflow a float.
+    #[allow(clippy::cast_possible_truncation)]
+    let f = d as f32;
+    if d.is_finite() && f.is_infinite() {
+        // A finite value that rounds to infinity overflows a float. (Values that round to
+        // +-FLT_MAX, such as the 3.4028235e+38 json_format prints for it, are accepted, as
+        // protobuf's C++ parser does.)
         return Err(Error::json(format!("{what}: {d} is too large for a float")));
     }
-    #[allow(clippy::cast_possible_truncation)]
-    Ok(d as f32)
+    Ok(f)
 }
 
 fn each<T>(values: &[Value], what: &str, f: impl Fn(&Value, &str) -> Result<T>) -> Result<Vec<T>> {

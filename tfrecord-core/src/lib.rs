@@ -15,6 +15,58 @@
 //! - **Text** ([`text`]): the protobuf text format, as Python's `print(example)` shows it.
 //! - **Conversion** ([`convert`]) between `tf.train.Example` and `OFRecord`.
 //!
+//! # Deriving records
+//!
+//! `#[derive(Example)]` on a struct generates [`Encode`] and [`Decode`] for
+//! `tf.train.Example` ([`TfExample`]) and `OFRecord` ([`OfRecord`]); `#[derive(SequenceExample)]`
+//! generates them for `tf.train.SequenceExample` ([`TfSequenceExample`]). The typed [`Reader`]
+//! and [`Writer`] take such types. Each field is one feature:
+//!
+//! | Rust field | `tf.train.Example` feature | `OFRecord` feature |
+//! | --- | --- | --- |
+//! | `i64`, `i32`, `i16`, `i8`, `u32`, `u16`, `u8`, `bool` | `int64_list` of 1 (narrow types range-checked on decode; `bool` is 0/1) | `i32` in `int32_list`, others `int64_list` |
+//! | `u64` | `int64_list` of 1, bit-preserving (`u64::MAX` is stored as -1) | same |
+//! | `f32` | `float_list` of 1 | `float_list` |
+//! | `f64` | a compile error, unless the field has `#[example(lossy)]` (stored as the nearest `f32`) | `double_list` |
+//! | `String` (UTF-8 checked on decode), `Vec<u8>`, `bytes::Bytes` | `bytes_list` of 1 | `bytes_list` |
+//! | `Vec<T>` of a value above (`Vec<String>`, `Vec<Vec<u8>>`, ...; not `Vec<u8>`, which is bytes) | a list of any length (`VarLenFeature`) | same |
+//! | `[T; N]` | exactly N values (count checked) | same |
+//! | `Vec<T>` with `#[example(shape = [a, b])]` | exactly a*b values, row-major (`FixedLenFeature` with a shape) | same |
+//! | `Option<T>` | absent is `None`; `None` is not written | same |
+//! | with `#[example(default = 5)]` or `#[example(default)]` | absent takes the literal (`FixedLenFeature`'s `default_value`) or `Default::default()` | same |
+//! | a unit-only `enum` deriving `Example` | `bytes_list` of the variant name, or `int64_list` of the discriminant with `#[example(repr = "int64")]` | same |
+//! | a struct deriving `Example`, with `#[example(flatten)]` | its features inline, keyed `field/inner` (the TFDS convention) | same |
+//! | `&'a [u8]`, `&'a str`, `Cow<'a, [u8]>`, `Cow<'a, str>` | `bytes_list` of 1, decoded without copying from the record buffer | same |
+//!
+//! In a `SequenceExample`, a field marked `#[example(sequence)]` of type `Vec<S>` is a feature
+//! list with one feature per step, each step of type `S` as above (`Vec<i64>` for one value
+//! per step, `Vec<Vec<i64>>` for a list per step); other fields are context features.
+//!
+//! Attributes, all written `#[example(...)]`:
+//!
+//! | where | attribute | meaning |
+//! | --- | --- | --- |
+//! | struct | `rename_all = "camelCase"` | derive keys from field names (`lowercase`, `UPPERCASE`, `PascalCase`, `camelCase`, `snake_case`, `SCREAMING_SNAKE_CASE`, `kebab-case`, `SCREAMING-KEBAB-CASE`) |
+//! | struct | `dialect = "tf"`, `"ofrecord"`, `"both"` | which containers the type supports (default both) |
+//! | struct | `deny_unknown_keys` | decoding fails on a feature the type does not read |
+//! | struct, enum | `crate = "path"` | where `tfrecord_core` is, for re-exports |
+//! | enum | `repr = "int64"` | store the discriminant instead of the name |
+//! | variant | `rename = "name"` | the stored name |
+//! | field | `key = "image/encoded"` | the feature key (default: the field name) |
+//! | field | `skip` | not a feature; `Default::default()` on decode |
+//! | field | `default`, `default = literal` | the value of an absent feature |
+//! | field | `shape = [a, b]` | fixed value count for a `Vec` (or documents an array's shape) |
+//! | field | `flatten` | inline a nested derived struct's features under `key/` |
+//! | field | `lossy` | allow an `f64` in `tf.train.Example`, stored as a float |
+//! | field | `sequence` | a feature list of a `SequenceExample` |
+//!
+//! Decoding accepts every valid protobuf encoding (packed and unpacked lists, split runs,
+//! repeated keys with the last one winning, unknown fields) and skips features the type does
+//! not read. Errors name the feature key, the field, and expected versus found:
+//! `bad feature "label": expected int64_list, found float_list (field `Mnist::label`)`.
+//!
+//! # Records without a type
+//!
 //! ```
 //! use tfrecord_core::proto::tensorflow::{feature, Example, Feature, Features, Int64List};
 //! use tfrecord_core::{Compression, Message, RecordReader, RecordWriter, ReaderOptions, WriterOptions};
@@ -72,7 +124,7 @@ pub mod __private {
         Chunk, Container, Decode, DecodeElem, DecodeField, DecodeFields, Dialect, Encode,
         EncodeElem, EncodeField, EncodeFields, FeatureView, FieldError, FieldInfo, FieldTable,
         ListKind, Msg, Of, OfRecord, Raw, Tf, TfExample, TfLossy, TfSequenceExample, check_len,
-        decode_record, entry_len, example_len, field, join_prefix, missing, present,
+        decode_record, entry_len, example_len, field, join_prefix, key_word, missing, present,
         put_context_header, put_entry, put_example_header, put_lists_header, put_steps_entry,
         scan_features, scan_sequence, sequence_len, steps, steps_entry_len, unknown_key,
     };
@@ -81,3 +133,8 @@ pub mod __private {
     pub use ::core::result::Result::{Err, Ok};
     pub use ::std::vec::Vec;
 }
+
+/// The workspace README's examples, compiled and run as doctests.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -276,6 +276,15 @@ impl<R: Read> RecordReader<R> {
         };
         if got == 0 {
             self.done = true;
+            // A zlib stream has an end marker and no framing after it (gzip members may be
+            // concatenated, and its decoder already rejects garbage): anything left is an error.
+            if let Source::Zlib(r) = &mut self.src {
+                match r.get_mut().get_mut().fill_buf() {
+                    Ok([]) => {}
+                    Ok(_) => return Err(self.fail(Error::new(ErrorKind::TrailingData), start)),
+                    Err(e) => return Err(self.io_fail(e, start)),
+                }
+            }
             return Ok(false);
         }
         if got < header_len {

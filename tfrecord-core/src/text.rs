@@ -80,15 +80,31 @@ fn python_repr_from_sci(sci: &str) -> String {
     out
 }
 
-/// Python's `str()` of a `float` field value (the shortest decimal that reads back to the same
-/// `f32`), with `nan`, `inf` and `-inf`.
+/// The value protobuf's Python runtime shows for a `float` field (`ToShortestFloat`): the
+/// decimal with the fewest significant digits, but at least 6, that reads back as the same
+/// `f32`, rounded half to even, as an `f64`. `json_format` and `text_format` both print it.
+pub fn shortest_float(v: f32) -> f64 {
+    let wide = f64::from(v);
+    for precision in 6..=9usize {
+        let s = format!("{:.*e}", precision - 1, wide);
+        if let Ok(back) = s.parse::<f32>()
+            && back.to_bits() == v.to_bits()
+        {
+            return s.parse::<f64>().unwrap_or(wide);
+        }
+    }
+    wide
+}
+
+/// Python's `str()` of a `float` field value (see [`shortest_float`]), with `nan`, `inf` and
+/// `-inf`.
 pub fn format_float(v: f32) -> String {
     if v.is_nan() {
         "nan".into()
     } else if v.is_infinite() {
         if v > 0.0 { "inf".into() } else { "-inf".into() }
     } else {
-        python_repr_from_sci(&format!("{v:e}"))
+        python_repr_from_sci(&format!("{:e}", shortest_float(v)))
     }
 }
 
@@ -244,6 +260,11 @@ mod tests {
         assert_eq!(format_float(1.5e-7), "1.5e-07");
         assert_eq!(format_float(f32::MAX), "3.4028235e+38");
         assert_eq!(format_float(123.456), "123.456");
+        // Exact ties round half to even, and subnormals keep at least six digits, as
+        // protobuf's Python runtime prints them.
+        assert_eq!(format_float(226_251.625), "226251.62");
+        assert_eq!(format_float(-3_024_143.25), "-3024143.2");
+        assert_eq!(format_float(f32::from_bits(1)), "1.4013e-45");
         assert_eq!(format_double(1e300), "1e+300");
         assert_eq!(format_double(2.5), "2.5");
     }

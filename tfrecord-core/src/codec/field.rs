@@ -167,6 +167,12 @@ impl<'de> FeatureView<'de> {
         })
     }
 
+    /// Whether a oneof member (a list kind) is set. A `Feature` with none set is what an
+    /// absent optional step of a feature list is written as.
+    pub fn has_kind(&self) -> bool {
+        self.tag.is_some()
+    }
+
     /// The values of the list, checked to be of `expected` kind. A feature with no kind set
     /// reads as an empty list of any kind.
     ///

@@ -461,10 +461,28 @@ pub fn steps<'de, D: Dialect, T: DecodeField<'de, D>>(
                     "a feature list step that is not a message",
                 )));
             };
-            out.push(present::<D, T>(Msg::new(feature), info)?);
+            let view = FeatureView::new(Msg::new(feature)).map_err(|e| info.error(e))?;
+            // An optional step that is `None` is written as a feature with no kind set.
+            if !view.has_kind()
+                && let Some(absent) = T::absent()
+            {
+                out.push(absent);
+                continue;
+            }
+            out.push(T::decode(&view).map_err(|e| info.error(e))?);
         }
     }
     Ok(Some(out))
+}
+
+/// The first (up to) eight bytes of a key as a little-endian integer: with the key's length it
+/// lets generated code dispatch on a key with integer comparisons instead of byte-string ones.
+#[inline]
+pub fn key_word(key: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    let n = key.len().min(8);
+    w[..n].copy_from_slice(&key[..n]);
+    u64::from_le_bytes(w)
 }
 
 /// The varint length helper, re-exported for generated code.

@@ -226,6 +226,60 @@ fn vec_elem(ty: &Type) -> Option<(bool, &Type)> {
     None
 }
 
+/// The name of a field's value type, through `Option`, `Vec` and arrays (`None` for bytes
+/// and for types that are not a plain path), for range checks of default literals.
+fn value_type_name(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Array(a) => value_type_name(&a.elem),
+        Type::Group(g) => value_type_name(&g.elem),
+        Type::Paren(p) => value_type_name(&p.elem),
+        _ => {
+            let (ident, args) = last_ident(ty)?;
+            if ident == "Option" || ident == "Vec" {
+                let inner = first_type_arg(args)?;
+                if ident == "Vec" && last_ident(inner).is_some_and(|(i, _)| i == "u8") {
+                    return None; // `Vec<u8>` is bytes
+                }
+                value_type_name(inner)
+            } else {
+                Some(ident.to_string())
+            }
+        }
+    }
+}
+
+/// Why a default literal's numbers do not fit the field's Rust value type, if they do not.
+/// (The generated `let v: u8 = 300;` would only trip a lint, which rustc does not report in
+/// macro output, and silently wrap.)
+fn default_out_of_range(lit: &Literal, ty_name: &str) -> Option<String> {
+    let range: Option<(i128, i128)> = match ty_name {
+        "i64" => Some((i64::MIN.into(), i64::MAX.into())),
+        "i32" => Some((i32::MIN.into(), i32::MAX.into())),
+        "i16" => Some((i16::MIN.into(), i16::MAX.into())),
+        "i8" => Some((i8::MIN.into(), i8::MAX.into())),
+        "u64" => Some((0, u64::MAX.into())),
+        "u32" => Some((0, u32::MAX.into())),
+        "u16" => Some((0, u16::MAX.into())),
+        "u8" => Some((0, u8::MAX.into())),
+        _ => None,
+    };
+    match lit {
+        Literal::List(items) => items.iter().find_map(|i| default_out_of_range(i, ty_name)),
+        Literal::Int(v) => match range {
+            Some((lo, hi)) if !(lo..=hi).contains(v) => Some(format!(
+                "default value {v} does not fit in `{ty_name}` ({lo}..={hi})"
+            )),
+            _ => None,
+        },
+        Literal::Float(v) if ty_name == "f32" && v.is_finite() && v.abs() > f64::from(f32::MAX) => {
+            Some(format!(
+                "default value {v:e} is out of range for `f32` (it would round to infinity)"
+            ))
+        }
+        _ => None,
+    }
+}
+
 fn parse_literal(cx: &mut Ctxt, e: &Expr) -> Option<Literal> {
     match e {
         Expr::Lit(l) => match &l.lit {
@@ -639,6 +693,11 @@ pub(crate) fn lower_struct(
                             *span,
                             "a `sequence` field takes `default` without a value (an empty list)",
                         );
+                    }
+                    if let Some(ty_name) = value_type_name(&f.ty)
+                        && let Some(msg) = default_out_of_range(l, &ty_name)
+                    {
+                        cx.error(*span, msg);
                     }
                     Presence::Default(l.clone())
                 }

@@ -11,6 +11,37 @@ fn byte_lit(s: &str) -> Lit {
     Lit::byte_string(s.as_bytes())
 }
 
+/// A key matcher: `match (key.len(), key_word(key))` over integer patterns, with the bytes
+/// past the eighth compared in a guard, so that dispatching on a key costs a few integer
+/// comparisons instead of one byte-string comparison per field.
+fn key_match(
+    p: &TokenStream,
+    key: &TokenStream,
+    arms: &[(&str, TokenStream)],
+    fallback: &TokenStream,
+) -> TokenStream {
+    let arms = arms.iter().map(|(k, v)| {
+        let bytes = k.as_bytes();
+        let mut w = [0u8; 8];
+        let n = bytes.len().min(8);
+        w[..n].copy_from_slice(&bytes[..n]);
+        let word = Lit::u64_suffixed(u64::from_le_bytes(w));
+        let len = Lit::usize_suffixed(bytes.len());
+        if bytes.len() > 8 {
+            let rest = Lit::byte_string(&bytes[8..]);
+            quote!((#len, #word) if #key.get(8..) == #p::Some(&#rest[..]) => #v,)
+        } else {
+            quote!((#len, #word) => #v,)
+        }
+    });
+    quote! {
+        match (#key.len(), #p::key_word(#key)) {
+            #(#arms)*
+            _ => #fallback,
+        }
+    }
+}
+
 /// Tokens for one scalar of a default literal, typed for the field's value type.
 fn scalar_tokens(lit: &Literal, dtype: Option<DType>, repr: BytesRepr) -> TokenStream {
     match (lit, dtype) {
@@ -184,11 +215,15 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
         acc = quote!(#acc + <#ty as #p::FieldTable>::SLOTS);
     }
     let total = acc;
-    let own_arms = own.iter().enumerate().map(|(i, (f, _))| {
-        let k = byte_lit(&f.key);
-        let i = Lit::usize_unsuffixed(i);
-        quote!(#k => return #p::Some(#i),)
-    });
+    let own_arms: Vec<(&str, TokenStream)> = own
+        .iter()
+        .enumerate()
+        .map(|(i, (f, _))| {
+            let i = Lit::usize_unsuffixed(i);
+            (f.key.as_str(), quote!(return #p::Some(#i)))
+        })
+        .collect();
+    let own_match = key_match(&p, &quote!(__key), &own_arms, &quote!({}));
     let flat_arms = flat.iter().zip(&offsets).map(|((f, b), off)| {
         let ty = &b.ty;
         let prefix = byte_lit(&format!("{}/", f.key));
@@ -206,10 +241,7 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
             const SLOTS: usize = #total;
             #[inline]
             fn slot(__key: &[u8]) -> #p::Option<usize> {
-                match __key {
-                    #(#own_arms)*
-                    _ => {}
-                }
+                #own_match
                 #(#flat_arms)*
                 #p::None
             }
@@ -416,20 +448,47 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
     let ns = Lit::usize_unsuffixed(seq.len());
     let unknown = if record.deny_unknown_keys {
         let n = &record.name;
-        quote!(return #p::Err(#p::unknown_key(#n, __k)))
+        quote!(#p::Err(#p::unknown_key(#n, __k)))
     } else {
-        quote!(return #p::Ok(()))
+        quote!(#p::Ok(()))
     };
-    let ctx_arms = ctx.iter().enumerate().map(|(i, (f, _))| {
-        let k = byte_lit(&f.key);
-        let i = Lit::usize_unsuffixed(i);
-        quote!(#k => #i,)
-    });
-    let seq_arms = seq.iter().enumerate().map(|(i, (f, _))| {
-        let k = byte_lit(&f.key);
-        let i = Lit::usize_unsuffixed(i);
-        quote!(#k => #i,)
-    });
+    // One callback per map. Each is a single `match` whose arms all evaluate to the result, so
+    // that a record with no context features (or no feature lists) generates no unreachable
+    // code and no unused variables.
+    let callback = |fields: &[&(&Field, &Binding)], slots: TokenStream| -> TokenStream {
+        if fields.is_empty() {
+            return if record.deny_unknown_keys {
+                quote!(|__k, _| #unknown)
+            } else {
+                quote!(|_, _| #p::Ok(()))
+            };
+        }
+        let arms: Vec<(&str, TokenStream)> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, (f, _))| {
+                let i = Lit::usize_unsuffixed(i);
+                (
+                    f.key.as_str(),
+                    quote!({ #slots[#i] = #p::Some(__m); #p::Ok(()) }),
+                )
+            })
+            .collect();
+        let matcher = key_match(&p, &quote!(__k), &arms, &unknown);
+        quote!(|__k: &[u8], __m| #matcher)
+    };
+    let ctx_cb = callback(&ctx, quote!(__ctx));
+    let seq_cb = callback(&seq, quote!(__seq));
+    let ctx_decl = if ctx.is_empty() {
+        quote!()
+    } else {
+        quote!(let mut __ctx: [#p::Option<#p::Msg<#de>>; #nc] = ::core::array::from_fn(|_| #p::None);)
+    };
+    let seq_decl = if seq.is_empty() {
+        quote!()
+    } else {
+        quote!(let mut __seq: [#p::Option<#p::Msg<#de>>; #ns] = ::core::array::from_fn(|_| #p::None);)
+    };
     let (mut ci, mut si) = (0usize, 0usize);
     let inits = fields.iter().map(|(f, b)| {
         let m = &b.member;
@@ -486,21 +545,9 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
         #[automatically_derived]
         impl #de_generics #p::Decode<#de, #p::TfSequenceExample> for #name #ty_generics #where_clause {
             fn decode(__bytes: &#de [u8]) -> #p::Result<Self> {
-                let mut __ctx: [#p::Option<#p::Msg<#de>>; #nc] = ::core::array::from_fn(|_| #p::None);
-                let mut __seq: [#p::Option<#p::Msg<#de>>; #ns] = ::core::array::from_fn(|_| #p::None);
-                #p::scan_sequence(
-                    __bytes,
-                    |__k, __m| {
-                        let __i: usize = match __k { #(#ctx_arms)* _ => #unknown };
-                        __ctx[__i] = #p::Some(__m);
-                        #p::Ok(())
-                    },
-                    |__k, __m| {
-                        let __i: usize = match __k { #(#seq_arms)* _ => #unknown };
-                        __seq[__i] = #p::Some(__m);
-                        #p::Ok(())
-                    },
-                )?;
+                #ctx_decl
+                #seq_decl
+                #p::scan_sequence(__bytes, #ctx_cb, #seq_cb)?;
                 #p::Ok(Self { #(#inits)* })
             }
         }

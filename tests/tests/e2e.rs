@@ -1,0 +1,21 @@
+//! End-to-end tests of the tfrecord workspace, in one test binary.
+//!
+//! - `conformance`: the files recorded from TensorFlow 2.21 and protobuf (in
+//!   `fixtures/conformance/`) read back to exactly the recorded records and features.
+//! - `writer`: our writer's output is byte-identical to TensorFlow's, and compressed output
+//!   reads back.
+//! - `wire`: every valid protobuf encoding of the messages decodes to the same values.
+//! - `bad_input`: truncated, corrupted, oversized and foreign files give located errors and
+//!   never a panic or wrong data.
+
+#[path = "e2e/support.rs"]
+mod support;
+
+#[path = "e2e/bad_input.rs"]
+mod bad_input;
+#[path = "e2e/conformance.rs"]
+mod conformance;
+#[path = "e2e/wire.rs"]
+mod wire;
+#[path = "e2e/writer.rs"]
+mod writer;

@@ -1,0 +1,761 @@
+//! Bad input: truncated, corrupted, oversized and foreign files. Every error names the file and
+//! the record, a clean end is only ever at a record boundary, and no input makes the reader
+//! panic or return data that differs from what was written. Truncations and single-bit flips
+//! are tried exhaustively on small files.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use tfrecord_core::crc::masked_crc32c;
+use tfrecord_core::{
+    Compression, Error, ErrorKind, Format, ReaderOptions, RecordReader, RecordWriter, WriterOptions,
+};
+
+use crate::support::{fixture, read_all};
+
+/// A small valid file: four records of different sizes, one of them empty.
+struct Sample {
+    format: Format,
+    records: Vec<Vec<u8>>,
+    /// The uncompressed stream.
+    bytes: Vec<u8>,
+    /// Where each frame starts, and the end of the stream last.
+    starts: Vec<u64>,
+}
+
+impl Sample {
+    fn new(format: Format) -> Self {
+        let records = vec![
+            b"first record".to_vec(),
+            Vec::new(),
+            (0..=199u8).collect(),
+            b"x".to_vec(),
+        ];
+        let mut writer = RecordWriter::new(Vec::new(), WriterOptions::new().format(format));
+        for r in &records {
+            writer.write(r).expect("write");
+        }
+        let bytes = writer.finish().expect("finish");
+        let (header, footer) = framing(format);
+        let mut starts = vec![0u64];
+        for r in &records {
+            let last = *starts.last().expect("non-empty");
+            starts.push(last + header + r.len() as u64 + footer);
+        }
+        assert_eq!(*starts.last().expect("non-empty"), bytes.len() as u64);
+        Sample {
+            format,
+            records,
+            bytes,
+            starts,
+        }
+    }
+
+    /// The stream compressed as a whole.
+    fn compressed(&self, compression: Compression) -> Vec<u8> {
+        let opts = WriterOptions::new()
+            .format(self.format)
+            .compression(compression);
+        let mut writer = RecordWriter::new(Vec::new(), opts);
+        for r in &self.records {
+            writer.write(r).expect("write");
+        }
+        writer.finish().expect("finish")
+    }
+
+    fn opts(&self) -> ReaderOptions {
+        ReaderOptions::new().format(self.format)
+    }
+
+    /// The index of the record whose frame holds byte `at`.
+    fn record_at(&self, at: u64) -> usize {
+        self.starts
+            .iter()
+            .rposition(|&s| s <= at)
+            .expect("starts at 0")
+    }
+}
+
+/// Header and footer sizes of a frame.
+fn framing(format: Format) -> (u64, u64) {
+    match format {
+        Format::TfRecord => (12, 4),
+        Format::OfRecord => (8, 0),
+    }
+}
+
+/// Checks the location and message every reader error must carry.
+fn check_location(err: &Error, path: &Path, start: u64, record: usize) {
+    assert_eq!(err.path(), Some(path), "{err}");
+    assert_eq!(err.offset(), Some(start), "{err}");
+    assert_eq!(err.record(), Some(record as u64), "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with(&format!("{}: ", path.display())),
+        "the message names the file: {msg}"
+    );
+}
+
+/// What reading a file cut to `cut` bytes must give: the whole records before the cut, then
+/// either a clean end (only when the cut is at a frame boundary) or a truncation error that
+/// names the file, the cut record's start and index, and the exact byte counts.
+fn check_cut(
+    s: &Sample,
+    cut: u64,
+    (got, err): (Vec<Vec<u8>>, Option<Error>),
+    path: &Path,
+    size_known: bool,
+) {
+    if let Some(k) = s.starts.iter().position(|&b| b == cut) {
+        assert!(
+            err.is_none(),
+            "cut at boundary {cut}: {}",
+            err.expect("checked")
+        );
+        assert_eq!(got, s.records[..k], "cut {cut}");
+        return;
+    }
+    let k = s.record_at(cut);
+    assert_eq!(got, s.records[..k], "cut {cut}");
+    let err = err.unwrap_or_else(|| panic!("cut {cut} inside record {k}: no error"));
+    let start = s.starts[k];
+    let (header, footer) = framing(s.format);
+    let len = s.records[k].len() as u64;
+    let have = cut - start;
+    let expected = if have < header {
+        (header, have)
+    } else if size_known {
+        (len + footer, have - header)
+    } else if have - header < len {
+        (len, have - header)
+    } else {
+        (footer, have - header - len)
+    };
+    match err.kind() {
+        ErrorKind::Truncated { needed, found } => {
+            assert_eq!((*needed, *found), expected, "cut {cut}: {err}");
+        }
+        other => panic!("cut {cut}: expected a truncation, got {other:?}: {err}"),
+    }
+    check_location(&err, path, start, k);
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&format!("truncated record at byte {start} (record {k})")),
+        "{msg}"
+    );
+}
+
+#[test]
+fn every_truncation_of_a_tfrecord_file() {
+    let s = Sample::new(Format::TfRecord);
+    assert!(s.bytes.len() < 400);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("cut.tfrecord");
+    for cut in 0..=s.bytes.len() {
+        let part = &s.bytes[..cut];
+        std::fs::write(&path, part).expect("write");
+        let reader = RecordReader::open(&path, s.opts()).expect("opens");
+        check_cut(&s, cut as u64, read_all(reader), &path, true);
+        // From memory, where the size is not known in advance.
+        let name = Path::new("memory.tfrecord");
+        let reader = RecordReader::new(part, s.opts()).with_path(name);
+        check_cut(&s, cut as u64, read_all(reader), name, false);
+    }
+}
+
+#[test]
+fn every_truncation_of_an_ofrecord_file() {
+    let s = Sample::new(Format::OfRecord);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("part-00000");
+    for cut in 0..=s.bytes.len() {
+        let part = &s.bytes[..cut];
+        std::fs::write(&path, part).expect("write");
+        let reader = RecordReader::open(&path, s.opts()).expect("opens");
+        check_cut(&s, cut as u64, read_all(reader), &path, true);
+        let name = Path::new("memory-part");
+        let reader = RecordReader::new(part, s.opts()).with_path(name);
+        check_cut(&s, cut as u64, read_all(reader), name, false);
+    }
+}
+
+/// What a single-bit flip at byte `at` of a TFRecord stream must give with both checksums
+/// verified: the records before the flipped one, then an error about the flipped record.
+fn check_flip(s: &Sample, at: u64, (got, err): (Vec<Vec<u8>>, Option<Error>), path: &Path) {
+    let k = s.record_at(at);
+    let start = s.starts[k];
+    assert_eq!(got, s.records[..k], "flip at byte {at}");
+    let err = err.unwrap_or_else(|| panic!("flip at byte {at}: no error"));
+    check_location(&err, path, start, k);
+    let msg = err.to_string();
+    let in_header = at - start < 12;
+    match (err.kind(), in_header, k) {
+        (ErrorKind::NotTfRecord { .. }, true, 0) => {
+            assert!(msg.contains("not a TFRecord file"), "{msg}");
+        }
+        (ErrorKind::Corrupted { what, .. }, true, 1..) => {
+            assert_eq!(*what, "length", "{msg}");
+            assert!(
+                msg.contains(&format!("corrupted record at byte {start} (record {k})")),
+                "{msg}"
+            );
+        }
+        (ErrorKind::Corrupted { what, .. }, false, _) => {
+            assert_eq!(*what, "data", "{msg}");
+            assert!(
+                msg.contains(&format!("corrupted record at byte {start} (record {k})")),
+                "{msg}"
+            );
+        }
+        (other, _, _) => panic!("flip at byte {at}: unexpected {other:?}: {msg}"),
+    }
+}
+
+#[test]
+fn every_bit_flip_of_a_tfrecord_file() {
+    let s = Sample::new(Format::TfRecord);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("flipped.tfrecord");
+    let name = Path::new("memory.tfrecord");
+    for at in 0..s.bytes.len() {
+        for bit in 0..8 {
+            let mut bytes = s.bytes.clone();
+            bytes[at] ^= 1 << bit;
+            std::fs::write(&path, &bytes).expect("write");
+            let reader = RecordReader::open(&path, s.opts()).expect("opens");
+            check_flip(&s, at as u64, read_all(reader), &path);
+            let reader = RecordReader::new(&bytes[..], s.opts()).with_path(name);
+            check_flip(&s, at as u64, read_all(reader), name);
+        }
+    }
+}
+
+#[test]
+fn bit_flips_without_data_crc_check() {
+    // The data checksum is skipped, so a flipped payload bit comes through; the length
+    // checksum is still verified, so the framing is never lost.
+    let s = Sample::new(Format::TfRecord);
+    let name = Path::new("unchecked.tfrecord");
+    let opts = s.opts().verify_data_crc(false);
+    for at in 0..s.bytes.len() {
+        for bit in 0..8 {
+            let mut bytes = s.bytes.clone();
+            bytes[at] ^= 1 << bit;
+            let reader = RecordReader::new(&bytes[..], opts.clone()).with_path(name);
+            let (got, err) = read_all(reader);
+            let k = s.record_at(at as u64);
+            let start = s.starts[k];
+            let off = at as u64 - start;
+            let len = s.records[k].len() as u64;
+            if off < 12 {
+                let err = err.unwrap_or_else(|| panic!("length flip at {at}: no error"));
+                check_location(&err, name, start, k);
+                assert!(
+                    matches!(
+                        err.kind(),
+                        ErrorKind::Corrupted { what: "length", .. } | ErrorKind::NotTfRecord { .. }
+                    ),
+                    "{err}"
+                );
+                assert_eq!(got, s.records[..k]);
+            } else if off < 12 + len {
+                assert!(err.is_none(), "{}", err.expect("checked"));
+                let mut want = s.records.clone();
+                let i = usize::try_from(off - 12).expect("small");
+                want[k][i] ^= 1 << bit;
+                assert_eq!(got, want, "flip at {at}");
+            } else {
+                assert!(err.is_none(), "{}", err.expect("checked"));
+                assert_eq!(got, s.records, "data checksum flip at {at}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_bit_flip_of_an_ofrecord_file() {
+    // OFRecord has no checksum: a payload flip comes through, a length flip may reframe the
+    // rest of the file. Neither may panic, and the records before the flip are intact.
+    let s = Sample::new(Format::OfRecord);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("part-00001");
+    for at in 0..s.bytes.len() {
+        for bit in 0..8 {
+            let mut bytes = s.bytes.clone();
+            bytes[at] ^= 1 << bit;
+            std::fs::write(&path, &bytes).expect("write");
+            let reader = RecordReader::open(&path, s.opts()).expect("opens");
+            let (got, err) = read_all(reader);
+            let k = s.record_at(at as u64);
+            let start = s.starts[k];
+            let off = at as u64 - start;
+            if off < 8 {
+                assert!(got.len() >= k, "flip at {at}");
+                assert_eq!(got[..k], s.records[..k], "flip at {at}");
+                if let Some(err) = &err {
+                    assert_eq!(err.path(), Some(path.as_path()));
+                }
+                if off == 7 && bit == 7 {
+                    let err = err.expect("a negative length is an error");
+                    check_location(&err, &path, start, k);
+                    assert!(
+                        matches!(err.kind(), ErrorKind::NegativeLength { declared } if *declared < 0),
+                        "{err}"
+                    );
+                    assert!(
+                        err.to_string().contains("declares negative length"),
+                        "{err}"
+                    );
+                }
+            } else {
+                assert!(err.is_none(), "{}", err.expect("checked"));
+                let mut want = s.records.clone();
+                let i = usize::try_from(off - 8).expect("small");
+                want[k][i] ^= 1 << bit;
+                assert_eq!(got, want, "flip at {at}");
+            }
+        }
+    }
+}
+
+/// A compressed file that was cut or flipped reads either as the original records or as an
+/// error naming the file after some of the original records; never other data.
+fn check_compressed(
+    s: &Sample,
+    (got, err): (Vec<Vec<u8>>, Option<Error>),
+    path: &Path,
+    what: &str,
+) -> bool {
+    match err {
+        None => {
+            assert_eq!(got, s.records, "{what}: no error but different records");
+            false
+        }
+        Some(err) => {
+            // The error may come after every record was read, when only the end of the
+            // compressed stream (its checksum) is damaged or missing.
+            assert!(got.len() <= s.records.len(), "{what}: {err}");
+            assert_eq!(got, s.records[..got.len()], "{what}: {err}");
+            assert_eq!(err.path(), Some(path), "{what}: {err}");
+            assert!(
+                err.to_string().contains(&path.display().to_string()),
+                "{err}"
+            );
+            true
+        }
+    }
+}
+
+fn cut_and_flip_compressed(compression: Compression, name: &str) {
+    let s = Sample::new(Format::TfRecord);
+    let compressed = s.compressed(compression);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join(name);
+    assert_eq!(Compression::from_path(&path), compression);
+    // A small buffer: the file is tiny, and this loop opens thousands of readers.
+    let opts = ReaderOptions::for_path(&path).buffer_size(4096);
+
+    // Every truncation: only the empty file (no stream at all) and the whole file may read
+    // cleanly; any other cut loses the end of the compressed stream and is an error.
+    for cut in 0..=compressed.len() {
+        std::fs::write(&path, &compressed[..cut]).expect("write");
+        let reader = RecordReader::open(&path, opts.clone()).expect("opens");
+        let (got, err) = read_all(reader);
+        if cut == 0 {
+            assert!(got.is_empty(), "an empty file has no records");
+            if let Some(err) = &err {
+                assert_eq!(err.path(), Some(path.as_path()));
+            }
+            continue;
+        }
+        let failed = check_compressed(&s, (got, err), &path, &format!("{name} cut {cut}"));
+        assert_eq!(failed, cut < compressed.len(), "{name} cut {cut}");
+    }
+
+    // Every single-bit flip: the stream's own checksum (gzip CRC-32, zlib Adler-32) and the
+    // TFRecord checksums leave no way for changed data to come through.
+    let mut errors = 0;
+    for at in 0..compressed.len() {
+        for bit in 0..8 {
+            let mut bytes = compressed.clone();
+            bytes[at] ^= 1 << bit;
+            std::fs::write(&path, &bytes).expect("write");
+            let reader = RecordReader::open(&path, opts.clone()).expect("opens");
+            let what = format!("{name} flip {at}.{bit}");
+            if check_compressed(&s, read_all(reader), &path, &what) {
+                errors += 1;
+            }
+            // Without the data checksum, a changed record can come through before the stream's
+            // own checksum (checked at its end) fails; but the damage is still reported: the
+            // read never ends cleanly with other data.
+            let reader =
+                RecordReader::new(&bytes[..], opts.clone().verify_data_crc(false)).with_path(&path);
+            let (got, err) = read_all(reader);
+            match err {
+                None => assert_eq!(got, s.records, "{what} (data crc off): different data"),
+                Some(err) => assert_eq!(err.path(), Some(path.as_path()), "{what}: {err}"),
+            }
+        }
+    }
+    // Most flips must be detected (some header bits, like gzip's MTIME or OS, are not data).
+    assert!(
+        errors > compressed.len() * 8 * 3 / 4,
+        "{name}: {errors} errors"
+    );
+}
+
+#[test]
+fn every_truncation_and_bit_flip_of_a_gzip_file() {
+    cut_and_flip_compressed(Compression::Gzip, "sample.tfrecord.gz");
+}
+
+#[test]
+fn every_truncation_and_bit_flip_of_a_zlib_file() {
+    cut_and_flip_compressed(Compression::Zlib, "sample.tfrecord.zlib");
+}
+
+/// A 20-byte file whose first frame declares a length of 2^60 with a valid length checksum.
+fn huge_length_file() -> Vec<u8> {
+    let len = 1u64 << 60;
+    let mut bytes = len.to_le_bytes().to_vec();
+    bytes.extend_from_slice(&masked_crc32c(&len.to_le_bytes()).to_le_bytes());
+    bytes.extend_from_slice(b"8 bytes!");
+    assert_eq!(bytes.len(), 20);
+    bytes
+}
+
+#[test]
+fn a_huge_declared_length_is_an_error_without_allocating_it() {
+    // Allocating 2^60 bytes would abort the test process, so an error here also shows that
+    // the length was never allocated.
+    let bytes = huge_length_file();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("huge.tfrecord");
+    std::fs::write(&path, &bytes).expect("write");
+    let started = Instant::now();
+
+    // Over the default 1 GiB limit.
+    let (got, err) = read_all(RecordReader::open(&path, ReaderOptions::new()).expect("opens"));
+    assert!(got.is_empty());
+    let err = err.expect("an error");
+    check_location(&err, &path, 0, 0);
+    match err.kind() {
+        ErrorKind::LengthTooLarge {
+            declared,
+            limit,
+            bound,
+        } => {
+            assert_eq!(*declared, 1 << 60);
+            assert_eq!(*limit, 1 << 30);
+            assert_eq!(*bound, "limit");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        err.to_string()
+            .contains("record at byte 0 (record 0) declares length 1152921504606846976"),
+        "{err}"
+    );
+
+    // With no limit, the file size bounds the length: truncated.
+    let opts = ReaderOptions::new().max_record_len(u64::MAX);
+    let (got, err) = read_all(RecordReader::open(&path, opts.clone()).expect("opens"));
+    assert!(got.is_empty());
+    let err = err.expect("an error");
+    check_location(&err, &path, 0, 0);
+    assert!(
+        matches!(err.kind(), ErrorKind::Truncated { needed, found: 8 } if *needed == (1 << 60) + 4),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("truncated record at byte 0"),
+        "{err}"
+    );
+
+    // From a reader whose size is unknown (a byte slice, a pipe): the payload is only read
+    // as far as bytes arrive, then it is truncated.
+    let name = Path::new("stdin");
+    let (got, err) = read_all(RecordReader::new(&bytes[..], opts).with_path(name));
+    assert!(got.is_empty());
+    let err = err.expect("an error");
+    check_location(&err, name, 0, 0);
+    assert!(
+        matches!(err.kind(), ErrorKind::Truncated { needed, found: 8 } if *needed == 1 << 60),
+        "{err:?}"
+    );
+    // And with the default limit from memory: over the limit.
+    let (_, err) = read_all(RecordReader::new(&bytes[..], ReaderOptions::new()));
+    assert!(matches!(
+        err.expect("an error").kind(),
+        ErrorKind::LengthTooLarge { .. }
+    ));
+    assert!(started.elapsed() < Duration::from_secs(5), "not quick");
+
+    // The same length as an OFRecord frame, and a gzip-compressed stream of the huge frame.
+    let mut of = (1i64 << 60).to_le_bytes().to_vec();
+    of.extend_from_slice(b"tail");
+    let opts = ReaderOptions::new()
+        .format(Format::OfRecord)
+        .max_record_len(u64::MAX);
+    let (_, err) = read_all(RecordReader::new(&of[..], opts));
+    assert!(matches!(
+        err.expect("an error").kind(),
+        ErrorKind::Truncated { found: 4, .. }
+    ));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &bytes).expect("compress");
+    let gz = gz.finish().expect("finish");
+    let path = dir.path().join("huge.tfrecord.gz");
+    std::fs::write(&path, &gz).expect("write");
+    let opts = ReaderOptions::for_path(&path).max_record_len(u64::MAX);
+    let (_, err) = read_all(RecordReader::open(&path, opts).expect("opens"));
+    let err = err.expect("an error");
+    check_location(&err, &path, 0, 0);
+    assert!(matches!(err.kind(), ErrorKind::Truncated { .. }), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5), "not quick");
+}
+
+#[test]
+fn max_record_len_is_a_configurable_limit() {
+    let s = Sample::new(Format::TfRecord);
+    let longest = 200;
+    let path = Path::new("limited.tfrecord");
+    // At the limit: fine.
+    let opts = ReaderOptions::new().max_record_len(longest);
+    let (got, err) = read_all(RecordReader::new(&s.bytes[..], opts).with_path(path));
+    assert!(err.is_none());
+    assert_eq!(got, s.records);
+    // One below: the 200-byte record (record 2) is refused, the ones before it are read.
+    let opts = ReaderOptions::new().max_record_len(longest - 1);
+    let (got, err) = read_all(RecordReader::new(&s.bytes[..], opts).with_path(path));
+    assert_eq!(got, s.records[..2]);
+    let err = err.expect("an error");
+    check_location(&err, path, s.starts[2], 2);
+    assert!(
+        matches!(
+            err.kind(),
+            ErrorKind::LengthTooLarge {
+                declared: 200,
+                limit: 199,
+                bound: "limit"
+            }
+        ),
+        "{err:?}"
+    );
+    let want = format!(
+        "limited.tfrecord: record at byte {} (record 2) declares length 200, larger than the limit (199)",
+        s.starts[2]
+    );
+    assert_eq!(err.to_string(), want);
+    // The same for OFRecord framing.
+    let of = Sample::new(Format::OfRecord);
+    let opts = of.opts().max_record_len(12);
+    let (got, err) = read_all(RecordReader::new(&of.bytes[..], opts));
+    assert_eq!(got, of.records[..2]);
+    assert!(matches!(
+        err.expect("an error").kind(),
+        ErrorKind::LengthTooLarge {
+            declared: 200,
+            limit: 12,
+            ..
+        }
+    ));
+}
+
+/// Reads a file that is not TFRecord and returns the error.
+fn read_garbage(path: &Path) -> Error {
+    let (got, err) = read_all(RecordReader::open(path, ReaderOptions::new()).expect("opens"));
+    assert!(got.is_empty(), "{}", path.display());
+    let err = err.unwrap_or_else(|| panic!("{}: no error", path.display()));
+    check_location(&err, path, 0, 0);
+    let msg = err.to_string();
+    assert!(msg.contains("not a TFRecord file"), "{msg}");
+    err
+}
+
+fn hint(err: &Error) -> Option<&'static str> {
+    match err.kind() {
+        ErrorKind::NotTfRecord { hint } => *hint,
+        other => panic!("not NotTfRecord: {other:?}"),
+    }
+}
+
+#[test]
+fn garbage_is_not_a_tfrecord_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "These are just some notes, not records at all.\n").expect("write");
+    assert_eq!(hint(&read_garbage(&text)), None);
+
+    // Pseudo-random bytes (a fixed LCG, so the test is deterministic).
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let random: Vec<u8> = (0..4096)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            x.to_be_bytes()[0]
+        })
+        .collect();
+    let random_path = dir.path().join("random.bin");
+    std::fs::write(&random_path, &random).expect("write");
+    read_garbage(&random_path);
+
+    let json = read_garbage(&fixture("examples.json"));
+    assert!(hint(&json).is_some_and(|h| h.contains("JSON")), "{json}");
+
+    let gz = read_garbage(&fixture("raw_records.tfrecord.gz"));
+    assert!(hint(&gz).is_some_and(|h| h.contains("gzip")), "{gz}");
+    assert!(gz.to_string().contains("raw_records.tfrecord.gz"));
+
+    let zlib = read_garbage(&fixture("raw_records.tfrecord.zlib"));
+    assert!(hint(&zlib).is_some_and(|h| h.contains("zlib")), "{zlib}");
+
+    // A record file in the wrong framing is not TFRecord either.
+    read_garbage(&fixture("part-00000"));
+
+    // Garbage after valid records is a corrupted record, not "not a TFRecord file".
+    let s = Sample::new(Format::TfRecord);
+    let mut bytes = s.bytes.clone();
+    bytes.extend_from_slice(b"trailing garbage");
+    let path = dir.path().join("trailing.tfrecord");
+    std::fs::write(&path, &bytes).expect("write");
+    let (got, err) = read_all(RecordReader::open(&path, ReaderOptions::new()).expect("opens"));
+    assert_eq!(got, s.records);
+    let err = err.expect("an error");
+    check_location(&err, &path, s.starts[4], 4);
+    assert!(
+        matches!(err.kind(), ErrorKind::Corrupted { what: "length", .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn ofrecord_negative_length_is_an_error() {
+    for declared in [-1i64, i64::MIN, -(1 << 40)] {
+        let s = Sample::new(Format::OfRecord);
+        let mut bytes = s.bytes.clone();
+        bytes.extend_from_slice(&declared.to_le_bytes());
+        bytes.extend_from_slice(b"payload");
+        let path = Path::new("negative/part-00000");
+        let (got, err) = read_all(RecordReader::new(&bytes[..], s.opts()).with_path(path));
+        assert_eq!(got, s.records);
+        let err = err.expect("an error");
+        check_location(&err, path, s.starts[4], 4);
+        assert!(
+            matches!(err.kind(), ErrorKind::NegativeLength { declared: d } if *d == declared),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string()
+                .contains(&format!("(record 4) declares negative length {declared}")),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn unchecked_data_crc_still_checks_the_length_crc() {
+    let s = Sample::new(Format::TfRecord);
+    // Break record 2's data checksum and record 3's length checksum.
+    let mut bytes = s.bytes.clone();
+    let data_crc = usize::try_from(s.starts[3]).expect("small") - 1;
+    bytes[data_crc] ^= 0x10;
+    let len_crc = usize::try_from(s.starts[3]).expect("small") + 9;
+    bytes[len_crc] ^= 0x01;
+    let path = Path::new("both.tfrecord");
+
+    let (got, err) = read_all(RecordReader::new(&bytes[..], ReaderOptions::new()).with_path(path));
+    assert_eq!(got, s.records[..2]);
+    let err = err.expect("data checksum error");
+    check_location(&err, path, s.starts[2], 2);
+    match err.kind() {
+        ErrorKind::Corrupted {
+            what,
+            stored,
+            computed,
+        } => {
+            assert_eq!(*what, "data");
+            assert_eq!(*computed, masked_crc32c(&s.records[2]));
+            assert_eq!(*stored, computed ^ 0x1000_0000);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains("data checksum mismatch"), "{err}");
+
+    let opts = ReaderOptions::new().verify_data_crc(false);
+    let (got, err) = read_all(RecordReader::new(&bytes[..], opts).with_path(path));
+    assert_eq!(got, s.records[..3]);
+    let err = err.expect("length checksum error");
+    check_location(&err, path, s.starts[3], 3);
+    assert!(
+        matches!(err.kind(), ErrorKind::Corrupted { what: "length", .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("length checksum mismatch"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_file_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("missing.tfrecord");
+    let Err(err) = RecordReader::open(&path, ReaderOptions::new()) else {
+        panic!("opened a missing file");
+    };
+    assert!(err.is_io(std::io::ErrorKind::NotFound), "{err}");
+    assert_eq!(err.path(), Some(path.as_path()));
+    assert!(err.to_string().contains("missing.tfrecord"), "{err}");
+}
+
+#[test]
+fn a_directory_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let err = match RecordReader::open(dir.path(), ReaderOptions::new()) {
+        Err(err) => err,
+        Ok(reader) => {
+            let (got, err) = read_all(reader);
+            assert!(got.is_empty());
+            err.expect("reading a directory fails")
+        }
+    };
+    assert!(matches!(err.kind(), ErrorKind::Io(_)), "{err}");
+    assert_eq!(err.path(), Some(dir.path()));
+}
+
+#[test]
+fn gzip_with_trailing_garbage_is_an_error_after_the_records() {
+    let s = Sample::new(Format::TfRecord);
+    let mut bytes = s.compressed(Compression::Gzip);
+    bytes.extend_from_slice(b"this is not another gzip member");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("trailing.tfrecord.gz");
+    std::fs::write(&path, &bytes).expect("write");
+    let reader = RecordReader::open(&path, ReaderOptions::for_path(&path)).expect("opens");
+    let (got, err) = read_all(reader);
+    assert_eq!(got, s.records);
+    let err = err.expect("the garbage is reported");
+    check_location(&err, &path, s.starts[4], 4);
+    assert!(matches!(err.kind(), ErrorKind::Io(_)), "{err}");
+}
+
+#[test]
+fn an_empty_file_has_no_records() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, format) in [
+        ("empty.tfrecord", Format::TfRecord),
+        ("part-empty", Format::OfRecord),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, b"").expect("write");
+        let opts = ReaderOptions::new().format(format);
+        let mut reader = RecordReader::open(&path, opts).expect("opens");
+        let mut buf = vec![1, 2, 3];
+        assert!(!reader.read_into(&mut buf).expect("clean end"));
+        assert!(buf.is_empty());
+        assert_eq!(reader.records_read(), 0);
+    }
+}
