@@ -47,11 +47,23 @@ struct Sequence {
     scores: Vec<f32>,
 }
 
+#[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)] // small non-negative numbers
 fn samples() -> Vec<Sample> {
-    let specials = [0.0f32, -0.0, 1.5, f32::MAX, f32::MIN_POSITIVE, 1e-40, -3.25, 0.1];
+    let specials = [
+        0.0f32,
+        -0.0,
+        1.5,
+        f32::MAX,
+        f32::MIN_POSITIVE,
+        1e-40,
+        -3.25,
+        0.1,
+    ];
     (0..24i64)
         .map(|i| Sample {
-            image: (0..(i * 37 % 300)).map(|b| ((b * 31 + i) % 256) as u8).collect(),
+            image: (0..(i * 37 % 300))
+                .map(|b| ((b * 31 + i) % 256) as u8)
+                .collect(),
             label: match i {
                 0 => i64::MIN,
                 1 => i64::MAX,
@@ -68,12 +80,15 @@ fn samples() -> Vec<Sample> {
         .collect()
 }
 
+#[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)] // small non-negative numbers
 fn sequences() -> Vec<Sequence> {
     (0..12i64)
         .map(|i| Sequence {
             id: i * 11,
             lang: ["en", "zh", "fr"][(i % 3) as usize].to_string(),
-            tokens: (0..(i % 6)).map(|s| (0..(s % 4)).map(|t| s * 10 + t + i).collect()).collect(),
+            tokens: (0..(i % 6))
+                .map(|s| (0..(s % 4)).map(|t| s * 10 + t + i).collect())
+                .collect(),
             scores: (0..(i % 6)).map(|s| s as f32 * 0.25 - 1.0).collect(),
         })
         .collect()
@@ -109,7 +124,10 @@ fn sequence_json(s: &Sequence) -> Value {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [cmd, path] = args.as_slice() else {
-        return Err("usage: derive_interop write-example|read-example|write-sequence|read-sequence FILE".into());
+        return Err(
+            "usage: derive_interop write-example|read-example|write-sequence|read-sequence FILE"
+                .into(),
+        );
     };
     let mut out = std::io::stdout().lock();
     match cmd.as_str() {

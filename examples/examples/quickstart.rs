@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use tfrecord_core::proto::tensorflow;
-use tfrecord_core::{Example, Message, OfRecord, ReaderOptions, Reader, RecordReader, Writer};
+use tfrecord_core::{Example, Message, OfRecord, Reader, ReaderOptions, RecordReader, Writer};
 
 /// A digit image with its label, as MNIST datasets store it.
 #[derive(Example, Debug, Clone, PartialEq)]
@@ -25,6 +25,7 @@ struct Digit {
     embedding: [f32; 4],
 }
 
+#[allow(clippy::cast_possible_wrap, clippy::cast_possible_truncation)] // small numbers
 fn digits(n: usize) -> Vec<Digit> {
     (0..n)
         .map(|i| Digit {
@@ -55,7 +56,11 @@ fn main() -> Result<(), tfrecord_core::Error> {
         let back: Vec<Digit> = Reader::<Digit>::open(&path)?.collect::<Result<_, _>>()?;
         assert_eq!(back, records);
         let size = std::fs::metadata(&path)?.len();
-        println!("wrote and read back {} records: {} ({size} bytes)", back.len(), path.display());
+        println!(
+            "wrote and read back {} records: {} ({size} bytes)",
+            back.len(),
+            path.display()
+        );
     }
 
     // OneFlow OFRecord: the same type, another container, in a part-NNNNN file.
@@ -67,7 +72,11 @@ fn main() -> Result<(), tfrecord_core::Error> {
     writer.finish()?;
     let back: Vec<Digit> = Reader::<Digit, OfRecord>::open(&part)?.collect::<Result<_, _>>()?;
     assert_eq!(back, records);
-    println!("wrote and read back {} OFRecords: {}", back.len(), part.display());
+    println!(
+        "wrote and read back {} OFRecords: {}",
+        back.len(),
+        part.display()
+    );
 
     // A file TensorFlow wrote, read with the generic message types.
     let bundled = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -77,12 +86,20 @@ fn main() -> Result<(), tfrecord_core::Error> {
     for record in RecordReader::open(&bundled, ReaderOptions::new())? {
         let example = tensorflow::Example::decode(&record?[..])
             .map_err(|e| tfrecord_core::Error::decode("tensorflow.Example", e))?;
-        keys.extend(example.features.into_iter().flat_map(|f| f.feature.into_keys()));
+        keys.extend(
+            example
+                .features
+                .into_iter()
+                .flat_map(|f| f.feature.into_keys()),
+        );
         count += 1;
     }
     println!(
         "read {count} TensorFlow-written Examples from {} with keys {:?}",
-        bundled.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
+        bundled
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
         keys
     );
     Ok(())

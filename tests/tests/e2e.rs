@@ -7,6 +7,10 @@
 //! - `wire`: every valid protobuf encoding of the messages decodes to the same values.
 //! - `bad_input`: truncated, corrupted, oversized and foreign files give located errors and
 //!   never a panic or wrong data.
+//! - `derive`: `#[derive(Example)]` and `#[derive(SequenceExample)]` round trips for every row
+//!   of the type mapping, in every container, checked against the generic prost types.
+//! - `hygiene`: generated code compiles with the prelude shadowed and lints denied.
+//! - `ui`: the derive's compile errors (trybuild).
 
 #[path = "e2e/support.rs"]
 mod support;
@@ -15,6 +19,12 @@ mod support;
 mod bad_input;
 #[path = "e2e/conformance.rs"]
 mod conformance;
+#[path = "e2e/derive.rs"]
+mod derive;
+#[path = "e2e/hygiene.rs"]
+mod hygiene;
+#[path = "e2e/ui.rs"]
+mod ui;
 #[path = "e2e/wire.rs"]
 mod wire;
 #[path = "e2e/writer.rs"]

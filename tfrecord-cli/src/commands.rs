@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 use tfrecord_core::proto::{self, tensorflow};
-use tfrecord_core::{Error, ErrorKind, Format, Message, ReaderOptions, convert, json};
+use tfrecord_core::{Error, ErrorKind, Format, ReaderOptions, convert, json};
 
 use crate::cli::{CatArgs, ConvertArgs, CountArgs, FromJsonArgs, ReadOpts, VerifyArgs};
 use crate::error::{CliError, CliResult};
@@ -296,6 +296,7 @@ pub(crate) fn convert(args: &ConvertArgs) -> CliResult<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tfrecord_core::Message as _;
     use tfrecord_core::proto::oneflow;
 
     #[test]

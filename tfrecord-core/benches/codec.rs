@@ -4,6 +4,13 @@
 //!
 //! `cargo bench -p tfrecord-core --bench codec`
 
+// Synthetic data from small counters: the casts cannot wrap.
+#![allow(
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    clippy::cast_precision_loss
+)]
+
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

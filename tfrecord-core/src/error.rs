@@ -72,8 +72,13 @@ pub enum ErrorKind {
 /// The `Display` form reads like
 /// `data.tfrecord: corrupted record at byte 1024 (record 3): data checksum mismatch ...`.
 /// Byte offsets of compressed files count bytes of the decompressed stream.
+///
+/// It is one pointer wide, so that `Result`s in hot decoding loops stay small.
 #[derive(Debug)]
-pub struct Error {
+pub struct Error(Box<Inner>);
+
+#[derive(Debug)]
+struct Inner {
     kind: ErrorKind,
     path: Option<PathBuf>,
     offset: Option<u64>,
@@ -86,46 +91,47 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// An error of the given kind with no location yet.
+    #[cold]
     pub fn new(kind: ErrorKind) -> Self {
-        Error {
+        Error(Box::new(Inner {
             kind,
             path: None,
             offset: None,
             record: None,
             key: None,
-        }
+        }))
     }
 
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.0.kind
     }
 
     /// The file the error is about, if known.
     pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+        self.0.path.as_deref()
     }
 
     /// The byte offset of the record (its frame start) in the (decompressed) stream, if known.
     pub fn offset(&self) -> Option<u64> {
-        self.offset
+        self.0.offset
     }
 
     /// The 0-based index of the record in its file, if known.
     pub fn record(&self) -> Option<u64> {
-        self.record
+        self.0.record
     }
 
     /// The feature key, if the error is about one feature.
     pub fn key(&self) -> Option<&str> {
-        self.key.as_deref()
+        self.0.key.as_deref()
     }
 
     /// Sets the file name unless one is already set.
     #[must_use]
     pub fn with_path(mut self, path: impl Into<PathBuf>) -> Self {
-        if self.path.is_none() {
-            self.path = Some(path.into());
+        if self.0.path.is_none() {
+            self.0.path = Some(path.into());
         }
         self
     }
@@ -133,22 +139,22 @@ impl Error {
     /// Sets the byte offset unless one is already set.
     #[must_use]
     pub fn with_offset(mut self, offset: u64) -> Self {
-        self.offset.get_or_insert(offset);
+        self.0.offset.get_or_insert(offset);
         self
     }
 
     /// Sets the record index unless one is already set.
     #[must_use]
     pub fn with_record(mut self, record: u64) -> Self {
-        self.record.get_or_insert(record);
+        self.0.record.get_or_insert(record);
         self
     }
 
     /// Sets the feature key unless one is already set.
     #[must_use]
     pub fn with_key(mut self, key: impl Into<String>) -> Self {
-        if self.key.is_none() {
-            self.key = Some(key.into());
+        if self.0.key.is_none() {
+            self.0.key = Some(key.into());
         }
         self
     }
@@ -179,7 +185,7 @@ impl Error {
     /// `outer/inner`).
     #[must_use]
     pub fn prefix_key(mut self, prefix: &str) -> Self {
-        if let Some(key) = &mut self.key {
+        if let Some(key) = &mut self.0.key {
             key.insert_str(0, prefix);
         }
         self
@@ -187,7 +193,7 @@ impl Error {
 
     /// True when the error is an I/O error of the given kind.
     pub fn is_io(&self, kind: io::ErrorKind) -> bool {
-        matches!(&self.kind, ErrorKind::Io(e) if e.kind() == kind)
+        matches!(&self.0.kind, ErrorKind::Io(e) if e.kind() == kind)
     }
 }
 
@@ -199,18 +205,18 @@ impl From<io::Error> for Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(path) = &self.path {
+        if let Some(path) = &self.0.path {
             write!(f, "{}: ", path.display())?;
         }
         let at = |f: &mut fmt::Formatter<'_>| -> fmt::Result {
-            match (self.offset, self.record) {
+            match (self.0.offset, self.0.record) {
                 (Some(o), Some(r)) => write!(f, " at byte {o} (record {r})"),
                 (Some(o), None) => write!(f, " at byte {o}"),
                 (None, Some(r)) => write!(f, " (record {r})"),
                 (None, None) => Ok(()),
             }
         };
-        match &self.kind {
+        match &self.0.kind {
             ErrorKind::Truncated { needed, found } => {
                 f.write_str("truncated record")?;
                 at(f)?;
@@ -264,7 +270,7 @@ impl fmt::Display for Error {
             }
             ErrorKind::Feature { detail } => {
                 f.write_str("bad feature")?;
-                if let Some(key) = &self.key {
+                if let Some(key) = &self.0.key {
                     write!(f, " {key:?}")?;
                 }
                 at(f)?;
@@ -282,7 +288,7 @@ impl fmt::Display for Error {
                 write!(f, ": {e}")?;
             }
         }
-        if let Some(key) = &self.key {
+        if let Some(key) = &self.0.key {
             write!(f, " [feature {key:?}]")?;
         }
         Ok(())
@@ -291,7 +297,7 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
+        match &self.0.kind {
             ErrorKind::Io(e) => Some(e),
             _ => None,
         }

@@ -249,6 +249,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::excessive_precision)] // exact f32 ties, written out in full on purpose
     fn floats_like_python() {
         assert_eq!(format_float(0.1), "0.1");
         assert_eq!(format_float(1.0), "1.0");

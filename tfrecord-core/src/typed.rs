@@ -140,12 +140,18 @@ pub struct Writer<T, C: Container = TfExample, W: Write = File> {
     _marker: PhantomData<fn(&T, C)>,
 }
 
-impl<T: Encode<C>, C: Container> Writer<T, C, File> {
+// The `Encode<C>` bounds are on the methods rather than the impl blocks so that using a type
+// that cannot be encoded as `C` reports the trait's own message ("`T` cannot be encoded as a
+// TfExample record") instead of "the method exists but its trait bounds were not satisfied".
+impl<T, C: Container> Writer<T, C, File> {
     /// Creates a file, with the compression guessed from its name and the framing of `C`.
     ///
     /// # Errors
     /// When the file cannot be created.
-    pub fn create(path: impl AsRef<Path>) -> Result<Self> {
+    pub fn create(path: impl AsRef<Path>) -> Result<Self>
+    where
+        T: Encode<C>,
+    {
         let opts = WriterOptions::for_path(path.as_ref());
         Self::create_with(path, opts)
     }
@@ -154,7 +160,10 @@ impl<T: Encode<C>, C: Container> Writer<T, C, File> {
     ///
     /// # Errors
     /// When the file cannot be created.
-    pub fn create_with(path: impl AsRef<Path>, opts: WriterOptions) -> Result<Self> {
+    pub fn create_with(path: impl AsRef<Path>, opts: WriterOptions) -> Result<Self>
+    where
+        T: Encode<C>,
+    {
         let inner = RecordWriter::create(path, opts.format(C::FORMAT))?;
         Ok(Writer {
             inner,
@@ -164,9 +173,12 @@ impl<T: Encode<C>, C: Container> Writer<T, C, File> {
     }
 }
 
-impl<T: Encode<C>, C: Container, W: Write> Writer<T, C, W> {
+impl<T, C: Container, W: Write> Writer<T, C, W> {
     /// Writes to any byte sink (the format is always `C`'s).
-    pub fn new(inner: W, opts: WriterOptions) -> Self {
+    pub fn new(inner: W, opts: WriterOptions) -> Self
+    where
+        T: Encode<C>,
+    {
         Writer {
             inner: RecordWriter::new(inner, opts.format(C::FORMAT)),
             buf: Vec::new(),
@@ -178,7 +190,10 @@ impl<T: Encode<C>, C: Container, W: Write> Writer<T, C, W> {
     ///
     /// # Errors
     /// I/O errors.
-    pub fn write(&mut self, value: &T) -> Result<()> {
+    pub fn write(&mut self, value: &T) -> Result<()>
+    where
+        T: Encode<C>,
+    {
         self.buf.clear();
         self.buf.reserve(value.encoded_len());
         value.encode_raw(&mut self.buf);

@@ -121,12 +121,13 @@ pub struct FeatureView<'de> {
 }
 
 impl<'de> FeatureView<'de> {
-    /// Reads the oneof of a `Feature` message: the last member set wins; the same member set
-    /// several times in a row is merged (its lists concatenate).
+    /// Reads the oneof of a `Feature` message of dialect `D`: the last member set wins; the
+    /// same member set several times in a row is merged (its lists concatenate). Fields that
+    /// are not members in `D` are unknown fields and skipped, as protobuf does.
     ///
     /// # Errors
     /// Malformed protobuf.
-    pub fn new(msg: Msg<'de>) -> Result<Self, FieldError> {
+    pub fn new<D: Dialect>(msg: Msg<'de>) -> Result<Self, FieldError> {
         let mut tag: Option<u32> = None;
         let mut count = 0usize;
         let mut single = None;
@@ -138,8 +139,10 @@ impl<'de> FeatureView<'de> {
                 let Some((num, value)) = next(&mut fields)? else {
                     break;
                 };
-                // Oneof members are fields 1..=5; anything else is an unknown field.
-                if !(1..=5).contains(&num) {
+                // The oneof members are the dialect's list kinds (1..=3 in tf.train.Feature,
+                // 1..=5 in oneflow.Feature); anything else is an unknown field, which protobuf
+                // skips.
+                if D::kind(num).is_none() {
                     continue;
                 }
                 let Value::Len(body) = value else {
@@ -364,20 +367,18 @@ impl<'de> Values<'de> {
     ///
     /// # Errors
     /// A count other than one, and as [`extend_into`](Self::extend_into).
-    pub fn one<D: Dialect, T: DecodeElem<'de, D>>(self) -> Result<T, FieldError> {
+    #[inline]
+    pub fn one<D: Dialect, T: DecodeElem<'de, D>>(mut self) -> Result<T, FieldError> {
         let mut first: Option<T> = None;
         let mut found = 0usize;
-        let rest = self.clone();
-        let mut this = self;
-        while let Some(chunk) = this.next_chunk()? {
+        while let Some(chunk) = self.next_chunk()? {
             match chunk {
                 Chunk::One(raw) => {
                     found += 1;
-                    if found == 1 {
-                        first = Some(T::from_raw(raw)?);
-                    } else {
+                    if found > 1 {
                         break;
                     }
+                    first = Some(T::from_raw(raw)?);
                 }
                 Chunk::Packed(run) => {
                     let mut err = None;
@@ -406,10 +407,31 @@ impl<'de> Values<'de> {
                 expected: 1,
                 found: 0,
             }),
+            // More than one: the caller recounts from the view for the message.
             _ => Err(FieldError::Count {
                 expected: 1,
-                found: rest.count_values()?,
+                found: usize::MAX,
             }),
+        }
+    }
+}
+
+impl<'de> FeatureView<'de> {
+    /// Decodes a feature that must hold exactly one value of `T`.
+    ///
+    /// # Errors
+    /// Wrong kind, a count other than one, a value out of range.
+    #[inline]
+    pub fn one<D: Dialect, T: DecodeElem<'de, D>>(&self) -> Result<T, FieldError> {
+        match self.values::<D>(T::KIND)?.one::<D, T>() {
+            Err(FieldError::Count {
+                expected: 1,
+                found: usize::MAX,
+            }) => {
+                let found = self.values::<D>(T::KIND)?.count_values()?;
+                Err(FieldError::Count { expected: 1, found })
+            }
+            other => other,
         }
     }
 }
@@ -519,8 +541,7 @@ macro_rules! __impl_scalar_field {
             fn decode(
                 view: &$crate::__private::FeatureView<'de>,
             ) -> ::core::result::Result<Self, $crate::__private::FieldError> {
-                view.values::<$d>(<Self as $crate::__private::DecodeField<'de, $d>>::KIND)?
-                    .one::<$d, $t>()
+                view.one::<$d, $t>()
             }
         }
     )*};
@@ -537,7 +558,7 @@ macro_rules! scalar_fields {
         impl<'de> DecodeField<'de, $d> for &'de [u8] {
             const KIND: ListKind = ListKind::Bytes;
             fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
-                view.values::<$d>(ListKind::Bytes)?.one::<$d, &'de [u8]>()
+                view.one::<$d, &'de [u8]>()
             }
         }
         impl<'a> EncodeField<$d> for &'a str {
@@ -548,7 +569,7 @@ macro_rules! scalar_fields {
         impl<'de> DecodeField<'de, $d> for &'de str {
             const KIND: ListKind = ListKind::Bytes;
             fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
-                view.values::<$d>(ListKind::Bytes)?.one::<$d, &'de str>()
+                view.one::<$d, &'de str>()
             }
         }
         impl<'a> EncodeField<$d> for std::borrow::Cow<'a, [u8]> {
@@ -559,7 +580,7 @@ macro_rules! scalar_fields {
         impl<'de> DecodeField<'de, $d> for std::borrow::Cow<'de, [u8]> {
             const KIND: ListKind = ListKind::Bytes;
             fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
-                view.values::<$d>(ListKind::Bytes)?.one::<$d, Self>()
+                view.one::<$d, Self>()
             }
         }
         impl<'a> EncodeField<$d> for std::borrow::Cow<'a, str> {
@@ -570,7 +591,7 @@ macro_rules! scalar_fields {
         impl<'de> DecodeField<'de, $d> for std::borrow::Cow<'de, str> {
             const KIND: ListKind = ListKind::Bytes;
             fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
-                view.values::<$d>(ListKind::Bytes)?.one::<$d, Self>()
+                view.one::<$d, Self>()
             }
         }
         // `u8` alone is an int64 value; it is not a list element because `Vec<u8>` is bytes.
@@ -582,7 +603,7 @@ macro_rules! scalar_fields {
         impl<'de> DecodeField<'de, $d> for u8 {
             const KIND: ListKind = ListKind::Int64;
             fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
-                let v = view.values::<$d>(ListKind::Int64)?.one::<$d, i64>()?;
+                let v = view.one::<$d, i64>()?;
                 u8::try_from(v).map_err(|_| FieldError::Range { value: v.to_string(), ty: "u8" })
             }
         }

@@ -187,6 +187,13 @@ pub fn scan_sequence<'de>(
 }
 
 /// The key table of a derived type: which slot each feature key fills.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be flattened into a record: it does not derive `Example`",
+    label = "`#[example(flatten)]` needs a struct deriving `Example`",
+    note = "`flatten` inlines the features of a struct that derives `Example` under keys \
+            `field/inner`; for a single value, use a supported value type or a unit-only enum \
+            deriving `Example`"
+)]
 pub trait FieldTable {
     /// How many slots (features) the type reads, including flattened members.
     const SLOTS: usize;
@@ -195,6 +202,12 @@ pub trait FieldTable {
 }
 
 /// Encoding the features of a derived type as map entries.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be flattened here: it does not derive `Example` for the {D} dialect",
+    label = "`#[example(flatten)]` needs a struct deriving `Example` for this container",
+    note = "`flatten` inlines the features of a struct that derives `Example` (a `dialect` \
+            attribute on it limits which containers it supports)"
+)]
 pub trait EncodeFields<D: Dialect> {
     /// The length of all the type's map entries (each as field 1 of the enclosing message),
     /// with every key prefixed by `prefix`.
@@ -204,6 +217,12 @@ pub trait EncodeFields<D: Dialect> {
 }
 
 /// Decoding a derived type from the feature values found for its slots.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be flattened here: it does not derive `Example` for the {D} dialect",
+    label = "`#[example(flatten)]` needs a struct deriving `Example` for this container",
+    note = "`flatten` inlines the features of a struct that derives `Example` (a `dialect` \
+            attribute on it limits which containers it supports)"
+)]
 pub trait DecodeFields<'de, D: Dialect>: Sized {
     /// Builds the value; `slots` has [`FieldTable::SLOTS`] entries.
     ///
@@ -417,7 +436,7 @@ pub fn present<'de, D: Dialect, T: DecodeField<'de, D>>(
     m: Msg<'de>,
     info: &FieldInfo,
 ) -> Result<T> {
-    let view = FeatureView::new(m).map_err(|e| info.error(e))?;
+    let view = FeatureView::new::<D>(m).map_err(|e| info.error(e))?;
     T::decode(&view).map_err(|e| info.error(e))
 }
 
@@ -451,7 +470,7 @@ pub fn steps<'de, D: Dialect, T: DecodeField<'de, D>>(
         let mut fields = WireFields::new(slice);
         while let Some((num, v)) = fields
             .next_field()
-            .map_err(|e| malformed("tensorflow.FeatureList", &e))?
+            .map_err(|e| malformed("tensorflow.FeatureList", &Error::from(e)))?
         {
             if num != 1 {
                 continue;
@@ -461,7 +480,7 @@ pub fn steps<'de, D: Dialect, T: DecodeField<'de, D>>(
                     "a feature list step that is not a message",
                 )));
             };
-            let view = FeatureView::new(Msg::new(feature)).map_err(|e| info.error(e))?;
+            let view = FeatureView::new::<D>(Msg::new(feature)).map_err(|e| info.error(e))?;
             // An optional step that is `None` is written as a feature with no kind set.
             if !view.has_kind()
                 && let Some(absent) = T::absent()

@@ -1,7 +1,21 @@
 //! Protobuf wire primitives used by the derived codecs: varints, tags, and a cursor that walks
 //! the fields of a message without allocating.
 
-use crate::error::{Error, Result};
+use crate::error::Error;
+
+/// Malformed protobuf, found while walking wire bytes. Small and `Copy` so that the hot loops
+/// that return it stay cheap; converted into an [`Error`] at the record boundary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WireError(pub &'static str);
+
+impl From<WireError> for Error {
+    #[cold]
+    fn from(e: WireError) -> Self {
+        Error::decode("protobuf message", e.0)
+    }
+}
+
+type Result<T> = std::result::Result<T, WireError>;
 
 /// Wire type 0: varint.
 pub const VARINT: u8 = 0;
@@ -49,8 +63,8 @@ pub fn put_len_prefix(buf: &mut Vec<u8>, field: u32, body: usize) {
 }
 
 #[cold]
-fn malformed(what: &str) -> Error {
-    Error::decode("protobuf message", what)
+fn malformed(what: &'static str) -> WireError {
+    WireError(what)
 }
 
 /// A field read from the wire.

@@ -213,6 +213,19 @@ pub(crate) fn classify(ty: &Type) -> TypeInfo {
     }
 }
 
+/// Whether a field type is `[u8; N]` (through an `Option`).
+fn is_u8_array(ty: &Type) -> bool {
+    match ty {
+        Type::Array(a) => last_ident(&a.elem).is_some_and(|(i, _)| i == "u8"),
+        Type::Group(g) => is_u8_array(&g.elem),
+        Type::Paren(p) => is_u8_array(&p.elem),
+        _ => match last_ident(ty) {
+            Some((i, args)) if i == "Option" => first_type_arg(args).is_some_and(is_u8_array),
+            _ => false,
+        },
+    }
+}
+
 /// The `Vec<T>` element type (through an `Option`), for feature lists.
 fn vec_elem(ty: &Type) -> Option<(bool, &Type)> {
     let (ident, args) = last_ident(ty)?;
@@ -334,7 +347,17 @@ fn parse_literal(cx: &mut Ctxt, e: &Expr) -> Option<Literal> {
     }
 }
 
-fn unknown_attr(cx: &mut Ctxt, path: &syn::Path, known: &[&str], what: &str) {
+/// Skips the value of an attribute that was reported as unknown, so that parsing goes on.
+pub(crate) fn skip_value(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        let _: Expr = meta.value()?.parse()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let _ = meta.parse_nested_meta(|_| Ok(()));
+    }
+    Ok(())
+}
+
+pub(crate) fn unknown_attr(cx: &mut Ctxt, path: &syn::Path, known: &[&str], what: &str) {
     let name = path
         .get_ident()
         .map(ToString::to_string)
@@ -419,12 +442,7 @@ pub(crate) fn container_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> Contai
                 }
             } else {
                 unknown_attr(cx, &meta.path, symbol::CONTAINER, "container");
-                // Skip any value so that parsing goes on.
-                if meta.input.peek(syn::Token![=]) {
-                    let _: Expr = meta.value()?.parse()?;
-                } else if meta.input.peek(syn::token::Paren) {
-                    let _ = meta.parse_nested_meta(|_| Ok(()));
-                }
+                skip_value(&meta)?;
             }
             Ok(())
         });
@@ -505,11 +523,7 @@ fn field_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs {
                 }
             } else {
                 unknown_attr(cx, p, symbol::FIELD, "field");
-                if meta.input.peek(syn::Token![=]) {
-                    let _: Expr = meta.value()?.parse()?;
-                } else if meta.input.peek(syn::token::Paren) {
-                    let _ = meta.parse_nested_meta(|_| Ok(()));
-                }
+                skip_value(&meta)?;
             }
             Ok(())
         });
@@ -629,6 +643,14 @@ pub(crate) fn lower_struct(
                     "a `sequence` field holds one feature per step: its type must be `Vec<_>` (or `Option<Vec<_>>`)",
                 ),
             }
+        }
+        if !fa.skip && !fa.flatten && is_u8_array(step_ty.as_ref().unwrap_or(&f.ty)) {
+            cx.error(
+                f.ty.span(),
+                "an array of `u8` is not a supported field type: `u8` is not a list element \
+                 because `Vec<u8>` is bytes; use `Vec<u8>` (or `bytes::Bytes`, `&[u8]`) for one \
+                 bytes value, or an array of a wider integer such as `[u16; N]` for int64 values",
+            );
         }
         let shape_of_value = |cx: &mut Ctxt, info: &TypeInfo| -> FeatureKind {
             match (info.container, &fa.shape) {

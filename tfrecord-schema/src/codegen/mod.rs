@@ -108,18 +108,13 @@ fn derive(input: &syn::DeriveInput, kind: RecordKind) -> TokenStream {
                         if meta.path.is_ident("rename") {
                             name = meta.value()?.parse::<syn::LitStr>()?.value();
                         } else {
-                            let w = meta
-                                .path
-                                .get_ident()
-                                .map(ToString::to_string)
-                                .unwrap_or_default();
-                            let hint = crate::symbol::did_you_mean(&w, crate::symbol::VARIANT)
-                                .map(|h| format!("; did you mean `{h}`?"))
-                                .unwrap_or_default();
-                            cx.error(
-                                meta.path.span(),
-                                format!("unknown variant attribute `{w}`{hint}"),
+                            attrs::unknown_attr(
+                                &mut cx,
+                                &meta.path,
+                                crate::symbol::VARIANT,
+                                "variant",
                             );
+                            attrs::skip_value(&meta)?;
                         }
                         Ok(())
                     });

@@ -1,0 +1,10 @@
+use tfrecord_core::Example;
+
+#[derive(Example)]
+enum Color {
+    #[example(renam = "r")]
+    Red,
+    Green,
+}
+
+fn main() {}

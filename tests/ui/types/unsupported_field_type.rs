@@ -1,0 +1,17 @@
+use std::collections::HashMap;
+
+use tfrecord_core::Example;
+
+struct Point {
+    x: f32,
+    y: f32,
+}
+
+#[derive(Example)]
+struct Record {
+    label: i64,
+    counts: HashMap<String, i64>,
+    point: Point,
+}
+
+fn main() {}
