@@ -34,6 +34,7 @@
 //! | `Vec<T>` with `#[example(shape = [a, b])]` | exactly a*b values, row-major (`FixedLenFeature` with a shape) | same |
 //! | `Option<T>` | absent is `None`; `None` is not written | same |
 //! | with `#[example(default = 5)]` or `#[example(default)]` | absent takes the literal (`FixedLenFeature`'s `default_value`) or `Default::default()` | same |
+//! | [`Sparse<T>`](Sparse) with `#[example(sparse(index = "idx", value = "val", size = [N]))]` | an `int64_list` of indices per index key and a list of values (`tf.io.SparseFeature`); indices checked against `size` | same |
 //! | a unit-only `enum` deriving `Example` | `bytes_list` of the variant name, or `int64_list` of the discriminant with `#[example(repr = "int64")]` | same |
 //! | a struct deriving `Example`, with `#[example(flatten)]` | its features inline, keyed `field/inner` (the TFDS convention) | same |
 //! | `&'a [u8]`, `&'a str`, `Cow<'a, [u8]>`, `Cow<'a, str>` | `bytes_list` of 1, decoded without copying from the record buffer | same |
@@ -58,6 +59,7 @@
 //! | field | `shape = [a, b]` | fixed value count for a `Vec` (or documents an array's shape) |
 //! | field | `flatten` | inline a nested derived struct's features under `key/` |
 //! | field | `lossy` | allow an `f64` in `tf.train.Example`, stored as a float |
+//! | field | `sparse(index = "i" or ["i", "j"], value = "v", size = [..], already_sorted)` | a [`Sparse`] field: index keys, value key (default: the field's key) and dense shape |
 //! | field | `sequence` | a feature list of a `SequenceExample` |
 //!
 //! Decoding accepts every valid protobuf encoding (packed and unpacked lists, split runs,
@@ -109,7 +111,7 @@ pub use writer::{RecordWriter, WriterOptions};
 pub mod codec;
 mod typed;
 
-pub use codec::{Decode, DecodeOwned, Encode, OfRecord, TfExample, TfSequenceExample};
+pub use codec::{Decode, DecodeOwned, Encode, OfRecord, Sparse, TfExample, TfSequenceExample};
 pub use typed::{Reader, Writer};
 
 #[cfg(feature = "derive")]
@@ -125,8 +127,9 @@ pub mod __private {
         EncodeElem, EncodeField, EncodeFields, FeatureView, FieldError, FieldInfo, FieldTable,
         ListKind, Msg, Of, OfRecord, Raw, Tf, TfExample, TfLossy, TfSequenceExample, check_len,
         decode_record, entry_len, example_len, field, join_prefix, key_word, missing, present,
-        put_context_header, put_entry, put_example_header, put_lists_header, put_steps_entry,
-        scan_features, scan_sequence, sequence_len, steps, steps_entry_len, unknown_key,
+        put_context_header, put_entry, put_example_header, put_lists_header, put_sparse,
+        put_steps_entry, scan_features, scan_sequence, sequence_len, sparse, sparse_entries_len,
+        steps, steps_entry_len, unknown_key,
     };
     pub use crate::error::{Error, Result};
     pub use ::core::option::Option::{self, None, Some};

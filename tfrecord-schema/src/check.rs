@@ -56,6 +56,7 @@ pub fn check(record: &Record) -> Vec<Diagnostic> {
         check_steps(record, f, &mut out);
         check_default(f, &mut out);
         check_flatten(record, f, &mut out);
+        check_sparse(record, f, &mut out);
     }
     out
 }
@@ -66,20 +67,22 @@ fn check_duplicate_keys(record: &Record, out: &mut Vec<Diagnostic>) {
     let mut seen: HashMap<(bool, &str), &Field> = HashMap::new();
     for f in record.fields.iter().filter(|f| !f.skip && !f.flatten) {
         let is_steps = matches!(f.kind, FeatureKind::Steps { .. });
-        if let Some(first) = seen.get(&(is_steps, f.key.as_str())) {
-            let mut d = Diagnostic::new(
-                f.origin,
-                Part::Key,
-                format!("duplicate feature key `{}`", f.key),
-            );
-            d.notes.push((
-                first.origin,
-                Part::Key,
-                format!("`{}` is first used by field `{}`", f.key, first.member),
-            ));
-            out.push(d);
-        } else {
-            seen.insert((is_steps, f.key.as_str()), f);
+        for key in f.kind.keys(&f.key) {
+            if let Some(first) = seen.get(&(is_steps, key)) {
+                let mut d = Diagnostic::new(
+                    f.origin,
+                    Part::Key,
+                    format!("duplicate feature key `{key}`"),
+                );
+                d.notes.push((
+                    first.origin,
+                    Part::Key,
+                    format!("`{key}` is first used by field `{}`", first.member),
+                ));
+                out.push(d);
+            } else {
+                seen.insert((is_steps, key), f);
+            }
         }
     }
 }
@@ -154,6 +157,41 @@ fn check_default(f: &Field, out: &mut Vec<Diagnostic>) {
                 format!("default has {found} values, but the feature's shape holds {n}"),
             ));
         }
+    }
+}
+
+/// A sparse field has one index feature per dimension of its size.
+fn check_sparse(record: &Record, f: &Field, out: &mut Vec<Diagnostic>) {
+    let FeatureKind::Sparse {
+        index_keys, size, ..
+    } = &f.kind
+    else {
+        return;
+    };
+    if index_keys.is_empty() {
+        out.push(Diagnostic::new(
+            f.origin,
+            Part::Field,
+            "a sparse field needs at least one index key",
+        ));
+    }
+    if !size.is_empty() && size.len() != index_keys.len() {
+        out.push(Diagnostic::new(
+            f.origin,
+            Part::Field,
+            format!(
+                "`size` has {} dimensions but there are {} index keys",
+                size.len(),
+                index_keys.len()
+            ),
+        ));
+    }
+    if record.kind == RecordKind::SequenceExample {
+        out.push(Diagnostic::new(
+            f.origin,
+            Part::Field,
+            "sparse fields are not supported in a SequenceExample",
+        ));
     }
 }
 

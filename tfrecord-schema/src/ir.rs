@@ -148,6 +148,16 @@ pub enum FeatureKind {
     },
     /// `VarLenFeature`: any number of values.
     Var,
+    /// `SparseFeature`: one int64 feature of indices per dimension and one feature of values
+    /// (the field's `key` is the value key).
+    Sparse {
+        /// The index feature keys, one per dimension.
+        index_keys: Vec<String>,
+        /// The dense shape; each index must lie below its dimension's size.
+        size: Vec<u64>,
+        /// Whether the indices are already sorted (no sort needed when densifying).
+        already_sorted: bool,
+    },
     /// A feature list of a SequenceExample: one feature per step, each of `step` kind.
     Steps {
         /// The layout of each step's feature.
@@ -156,6 +166,18 @@ pub enum FeatureKind {
 }
 
 impl FeatureKind {
+    /// Every feature key a field with this kind reads, given its own key.
+    pub fn keys<'a>(&'a self, key: &'a str) -> Vec<&'a str> {
+        match self {
+            FeatureKind::Sparse { index_keys, .. } => index_keys
+                .iter()
+                .map(String::as_str)
+                .chain(std::iter::once(key))
+                .collect(),
+            _ => vec![key],
+        }
+    }
+
     /// The fixed value count, if the kind has one.
     pub fn fixed_count(&self) -> Option<u64> {
         match self {

@@ -12,8 +12,11 @@ pub const CONTAINER: &[&str] = &[
 
 /// Attributes on a field: `#[example(...)]`.
 pub const FIELD: &[&str] = &[
-    "key", "skip", "default", "shape", "flatten", "lossy", "sequence",
+    "key", "skip", "default", "shape", "flatten", "lossy", "sequence", "sparse",
 ];
+
+/// Arguments of a field's `sparse(...)` attribute.
+pub const SPARSE: &[&str] = &["index", "value", "size", "already_sorted"];
 
 /// Attributes on an enum variant: `#[example(...)]`.
 pub const VARIANT: &[&str] = &["rename"];

@@ -3155,3 +3155,92 @@ fn more_than_64_features() {
     let back: Wide = same_as_prost_tf(&tf_bytes(&feats), &feats);
     assert_eq!(back.w65, -65);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Sparse fields (tf.io.SparseFeature layout).
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Example, Debug, Clone, PartialEq)]
+struct Sparsey {
+    label: i64,
+    #[example(sparse(index = "idx", value = "weight", size = [100]))]
+    one_d: tfrecord_core::Sparse<f32>,
+    #[example(sparse(index = ["row", "col"], size = [3, 4]))]
+    two_d: tfrecord_core::Sparse<String>,
+}
+
+impl Model for Sparsey {
+    fn feats(&self, of: bool) -> Feats {
+        let mut m = M::new(of);
+        m.int("label", [self.label]);
+        m.int("idx", self.one_d.indices[0].clone());
+        m.f32("weight", self.one_d.values.clone());
+        m.int("row", self.two_d.indices[0].clone());
+        m.int("col", self.two_d.indices[1].clone());
+        m.bytes("two_d", self.two_d.values.iter().map(String::as_bytes));
+        m.done()
+    }
+}
+
+fn sparsey() -> impl Strategy<Value = Sparsey> {
+    let one = proptest::collection::vec((0i64..100, any::<f32>()), 0..6);
+    let two = proptest::collection::vec((0i64..3, 0i64..4, "[a-z]{0,3}"), 0..6);
+    (any::<i64>(), one, two).prop_map(|(label, one, two)| Sparsey {
+        label,
+        one_d: tfrecord_core::Sparse::new_1d(
+            one.iter().map(|p| p.0).collect(),
+            one.iter().map(|p| p.1).collect(),
+        ),
+        two_d: tfrecord_core::Sparse {
+            indices: vec![
+                two.iter().map(|t| t.0).collect(),
+                two.iter().map(|t| t.1).collect(),
+            ],
+            values: two.into_iter().map(|t| t.2).collect(),
+        },
+    })
+}
+
+proptest! {
+    #![proptest_config(cfg())]
+
+    /// Sparse fields round-trip in both containers, index features first, as prost sees them.
+    #[test]
+    fn sparse_fields_round_trip(v in sparsey()) {
+        let (tf, of) = check_both(&v);
+        prop_assert_eq!(tf.feats(false), v.feats(false));
+        prop_assert_eq!(of.feats(true), v.feats(true));
+    }
+}
+
+#[test]
+fn sparse_field_errors_and_absence() {
+    let mut base = Feats::new();
+    base.insert("label".into(), Feat::Int(vec![1]));
+    // Every sparse feature absent: empty sparse tensors, as tf.io.SparseFeature reads them.
+    let v = <Sparsey as Decode<TfExample>>::decode(&tf_bytes(&base)).expect("absent is empty");
+    assert!(v.one_d.is_empty() && v.two_d.is_empty());
+    assert_eq!(v.two_d.indices, vec![Vec::<i64>::new(), Vec::new()]);
+
+    // An index outside the declared size.
+    let mut f = base.clone();
+    f.insert("idx".into(), Feat::Int(vec![100]));
+    f.insert("weight".into(), Feat::Float(vec![1.0f32.to_bits()]));
+    assert_fails::<Sparsey>(
+        false,
+        &f,
+        "idx",
+        &["sparse index 100", "declared size 100", "Sparsey::one_d"],
+    );
+    // Index and value lists of different lengths.
+    let mut f = base.clone();
+    f.insert("idx".into(), Feat::Int(vec![1, 2]));
+    f.insert("weight".into(), Feat::Float(vec![1.0f32.to_bits()]));
+    assert_fails::<Sparsey>(true, &f, "idx", &["expected 1 value, found 2"]);
+    // A negative index.
+    let mut f = base;
+    f.insert("row".into(), Feat::Int(vec![-1]));
+    f.insert("col".into(), Feat::Int(vec![0]));
+    f.insert("two_d".into(), Feat::Bytes(vec![b"x".to_vec()]));
+    assert_fails::<Sparsey>(false, &f, "row", &["sparse index -1"]);
+}

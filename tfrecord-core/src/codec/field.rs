@@ -43,6 +43,13 @@ pub enum FieldError {
     Missing,
     /// The feature's protobuf encoding is broken.
     Malformed(&'static str),
+    /// A sparse index outside the declared size.
+    IndexOutOfRange {
+        /// The index found.
+        index: i64,
+        /// The declared size of its dimension.
+        size: u64,
+    },
     /// A oneof member the dialect does not know.
     UnknownKind(u32),
 }
@@ -63,6 +70,12 @@ impl fmt::Display for FieldError {
             FieldError::UnknownVariant(v) => write!(f, "no enum variant matches {v}"),
             FieldError::Missing => f.write_str("required feature is missing"),
             FieldError::Malformed(what) => write!(f, "malformed feature: {what}"),
+            FieldError::IndexOutOfRange { index, size } => {
+                write!(
+                    f,
+                    "sparse index {index} is outside the declared size {size}"
+                )
+            }
             FieldError::UnknownKind(tag) => write!(f, "unknown feature kind (oneof field {tag})"),
         }
     }

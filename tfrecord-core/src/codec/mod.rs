@@ -17,10 +17,12 @@ pub mod wire;
 mod elem;
 pub(crate) mod field;
 mod record;
+mod sparse;
 
 pub use elem::{DecodeElem, EncodeElem, Raw};
 pub use field::{Chunk, DecodeField, EncodeField, FeatureView, FieldError, Values};
 pub use record::*;
+pub use sparse::{Sparse, put_sparse, sparse, sparse_entries_len};
 
 use crate::compression::Format;
 use crate::error::Result;

@@ -55,6 +55,8 @@ pub(crate) enum Container {
     Vec,
     /// `[T; N]` (N when it is a literal).
     Array(Option<u64>),
+    /// `Sparse<T>`: index features and a value feature.
+    Sparse,
 }
 
 /// How to spell a bytes default for the field's Rust type.
@@ -83,7 +85,8 @@ pub(crate) struct TypeInfo {
 pub(crate) struct Binding {
     pub(crate) member: syn::Ident,
     pub(crate) ty: Type,
-    /// For feature lists: the type of one step.
+    /// For feature lists, the type of one step; for sparse fields, the value type `T` of
+    /// `Sparse<T>`.
     pub(crate) step_ty: Option<Type>,
     pub(crate) info: TypeInfo,
 }
@@ -188,6 +191,19 @@ pub(crate) fn classify(ty: &Type) -> TypeInfo {
         return TypeInfo {
             optional,
             container: Container::Array(n),
+            dtype,
+            bytes_repr: repr,
+        };
+    }
+    if let Some((ident, args)) = last_ident(ty)
+        && ident == "Sparse"
+        && let Some(inner) = first_type_arg(args)
+    {
+        let (dtype, repr) =
+            scalar_dtype(inner).map_or((None, BytesRepr::From), |(d, r)| (Some(d), r));
+        return TypeInfo {
+            optional,
+            container: Container::Sparse,
             dtype,
             bytes_repr: repr,
         };
@@ -461,6 +477,89 @@ struct FieldAttrs {
     flatten: bool,
     lossy: bool,
     sequence: bool,
+    sparse: Option<SparseAttr>,
+}
+
+/// `sparse(index = "i" | ["i", "j"], value = "v", size = [..], already_sorted)`.
+struct SparseAttr {
+    span: Span,
+    index: Vec<String>,
+    value: Option<String>,
+    size: Vec<u64>,
+    already_sorted: bool,
+}
+
+fn int_list(e: &Expr) -> Option<Vec<u64>> {
+    match e {
+        Expr::Array(a) => a
+            .elems
+            .iter()
+            .map(|d| match d {
+                Expr::Lit(syn::ExprLit {
+                    lit: Lit::Int(i), ..
+                }) => i.base10_parse::<u64>().ok(),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+fn sparse_attr(cx: &mut Ctxt, meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<SparseAttr> {
+    let mut out = SparseAttr {
+        span: meta.path.span(),
+        index: Vec::new(),
+        value: None,
+        size: Vec::new(),
+        already_sorted: false,
+    };
+    meta.parse_nested_meta(|inner| {
+        let p = &inner.path;
+        if p.is_ident("index") {
+            let e: Expr = inner.value()?.parse()?;
+            let keys = match &e {
+                Expr::Lit(syn::ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => Some(vec![s.value()]),
+                Expr::Array(a) => a
+                    .elems
+                    .iter()
+                    .map(|x| match x {
+                        Expr::Lit(syn::ExprLit {
+                            lit: Lit::Str(s), ..
+                        }) => Some(s.value()),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => None,
+            };
+            match keys {
+                Some(k) => out.index = k,
+                None => cx.error(
+                    e.span(),
+                    "expected an index key `\"idx\"` or a list `[\"i0\", \"i1\"]`",
+                ),
+            }
+        } else if p.is_ident("value") {
+            out.value = Some(inner.value()?.parse::<syn::LitStr>()?.value());
+        } else if p.is_ident("size") {
+            let e: Expr = inner.value()?.parse()?;
+            match int_list(&e) {
+                Some(d) => out.size = d,
+                None => cx.error(
+                    e.span(),
+                    "expected a size like `[100]` of non-negative integer literals",
+                ),
+            }
+        } else if p.is_ident("already_sorted") {
+            out.already_sorted = true;
+        } else {
+            unknown_attr(cx, p, symbol::SPARSE, "sparse");
+            skip_value(&inner)?;
+        }
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 fn field_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs {
@@ -472,6 +571,7 @@ fn field_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs {
         flatten: false,
         lossy: false,
         sequence: false,
+        sparse: None,
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("example")) {
         let res = attr.parse_nested_meta(|meta| {
@@ -498,6 +598,8 @@ fn field_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs {
                 } else {
                     out.default = Some((p.span(), None));
                 }
+            } else if p.is_ident("sparse") {
+                out.sparse = Some(sparse_attr(cx, &meta)?);
             } else if p.is_ident("shape") {
                 let e: Expr = meta.value()?.parse()?;
                 let span = e.span();
@@ -597,6 +699,11 @@ pub(crate) fn lower_struct(
         let member = ident.to_string();
         let member_plain = member.trim_start_matches("r#").to_string();
         let key = match (&fa.key, &cattrs.rename_all) {
+            _ if fa.sparse.as_ref().is_some_and(|s| s.value.is_some()) => fa
+                .sparse
+                .as_ref()
+                .and_then(|s| s.value.clone())
+                .unwrap_or_default(),
             (Some(k), _) => k.value(),
             (None, Some(rule)) => symbol::rename(rule, &member_plain),
             (None, None) => member_plain.clone(),
@@ -659,8 +766,8 @@ pub(crate) fn lower_struct(
                     cx.error(*span, "`shape` needs a `Vec<_>` or `[_; N]` field");
                     FeatureKind::Fixed { shape: vec![] }
                 }
-                (Container::Vec, None) => FeatureKind::Var,
-                (Container::Vec, Some((_, dims))) => FeatureKind::Fixed {
+                (Container::Vec | Container::Sparse, None) => FeatureKind::Var,
+                (Container::Vec | Container::Sparse, Some((_, dims))) => FeatureKind::Fixed {
                     shape: dims.clone(),
                 },
                 (Container::Array(n), None) => FeatureKind::Fixed {
@@ -682,7 +789,42 @@ pub(crate) fn lower_struct(
                 }
             }
         };
-        if !fa.skip && !fa.flatten {
+        if let Some(sp) = &fa.sparse {
+            if fa.default.is_some() || fa.shape.is_some() || fa.sequence || fa.flatten || fa.skip {
+                cx.error(
+                    sp.span,
+                    "a `sparse` field takes no `default`, `shape`, `sequence`, `flatten` or `skip`",
+                );
+            }
+            if fa.key.is_some() && sp.value.is_some() {
+                cx.error(
+                    sp.span,
+                    "give the value key either as `key` or as `sparse(value = ..)`, not both",
+                );
+            }
+            if info.container != Container::Sparse || info.optional {
+                cx.error(
+                    f.ty.span(),
+                    "a `sparse` field must have the type `Sparse<T>` (tfrecord_core::Sparse)",
+                );
+            }
+            if let Some((ident, args)) = last_ident(&f.ty)
+                && ident == "Sparse"
+                && let Some(inner) = first_type_arg(args)
+            {
+                step_ty = Some(inner.clone());
+            }
+            feature_kind = FeatureKind::Sparse {
+                index_keys: sp.index.clone(),
+                size: sp.size.clone(),
+                already_sorted: sp.already_sorted,
+            };
+        } else if info.container == Container::Sparse && !fa.skip {
+            cx.error(
+                f.ty.span(),
+                "a `Sparse<T>` field needs `#[example(sparse(index = \"..\", value = \"..\"))]`",
+            );
+        } else if !fa.skip && !fa.flatten {
             let value_kind = shape_of_value(cx, &info);
             feature_kind = if fa.sequence {
                 FeatureKind::Steps {

@@ -99,7 +99,7 @@ fn default_expr(field: &Field, b: &Binding, span: Span) -> TokenStream {
                 .map(|l| scalar_tokens(l, b.info.dtype, b.info.bytes_repr));
             match b.info.container {
                 Container::Scalar => scalar_tokens(lit, b.info.dtype, b.info.bytes_repr),
-                Container::Vec => quote!(::std::vec![#(#items),*]),
+                Container::Vec | Container::Sparse => quote!(::std::vec![#(#items),*]),
                 Container::Array(_) => quote!([#(#items),*]),
             }
         }
@@ -205,8 +205,13 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
         .collect();
     let flat: Vec<&(&Field, &Binding)> = fields.iter().filter(|(f, _)| f.flatten).collect();
 
-    // Slot offsets: own features first, then each flattened member's block.
-    let n_own = Lit::usize_unsuffixed(own.len());
+    // Slot offsets: own features first (a sparse field takes one slot per index key, then one
+    // for its values), then each flattened member's block.
+    let mut own_keys: Vec<&str> = Vec::new();
+    for (f, _) in &own {
+        own_keys.extend(f.kind.keys(&f.key));
+    }
+    let n_own = Lit::usize_unsuffixed(own_keys.len());
     let mut offsets = Vec::new();
     let mut acc = quote!(#n_own);
     for (_, b) in &flat {
@@ -215,12 +220,12 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
         acc = quote!(#acc + <#ty as #p::FieldTable>::SLOTS);
     }
     let total = acc;
-    let own_arms: Vec<(&str, TokenStream)> = own
+    let own_arms: Vec<(&str, TokenStream)> = own_keys
         .iter()
         .enumerate()
-        .map(|(i, (f, _))| {
+        .map(|(i, k)| {
             let i = Lit::usize_unsuffixed(i);
-            (f.key.as_str(), quote!(return #p::Some(#i)))
+            (*k, quote!(return #p::Some(#i)))
         })
         .collect();
     let own_match = key_match(&p, &quote!(__key), &own_arms, &quote!({}));
@@ -267,6 +272,12 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
             if f.flatten {
                 let prefix = byte_lit(&format!("{}/", f.key));
                 quote_spanned!(span=> + #p::EncodeFields::<#dial>::entries_len(&self.#m, &#p::join_prefix(__prefix, #prefix)))
+            } else if let FeatureKind::Sparse { index_keys, .. } = &f.kind {
+                let d = cx.dialect(of, f);
+                let t = b.step_ty.as_ref().unwrap_or(ty);
+                let idx = index_keys.iter().map(|k| byte_lit(k));
+                let v = byte_lit(&f.key);
+                quote_spanned!(span=> + #p::sparse_entries_len::<#d, #t>(__prefix.len(), &[#(&#idx[..]),*], #v, &self.#m))
             } else {
                 let d = cx.dialect(of, f);
                 let klen = Lit::usize_unsuffixed(f.key.len());
@@ -280,6 +291,12 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
             if f.flatten {
                 let prefix = byte_lit(&format!("{}/", f.key));
                 quote_spanned!(span=> #p::EncodeFields::<#dial>::put_entries(&self.#m, &#p::join_prefix(__prefix, #prefix), __buf);)
+            } else if let FeatureKind::Sparse { index_keys, .. } = &f.kind {
+                let d = cx.dialect(of, f);
+                let t = b.step_ty.as_ref().unwrap_or(ty);
+                let idx = index_keys.iter().map(|k| byte_lit(k));
+                let v = byte_lit(&f.key);
+                quote_spanned!(span=> #p::put_sparse::<#d, #t>(__buf, __prefix, &[#(&#idx[..]),*], #v, &self.#m);)
             } else {
                 let d = cx.dialect(of, f);
                 let k = byte_lit(&f.key);
@@ -306,6 +323,34 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
                             #p::None => &mut [],
                         };
                         <#ty as #p::DecodeFields<#de, #dial>>::from_slots(__sub).map_err(|__e| __e.prefix_key(#prefix))?
+                    },
+                };
+            }
+            if let FeatureKind::Sparse { index_keys, size, .. } = &f.kind {
+                let base = Lit::usize_unsuffixed(own_index);
+                let r = index_keys.len();
+                let end = Lit::usize_unsuffixed(own_index + r);
+                let vi = Lit::usize_unsuffixed(own_index + r);
+                own_index += r + 1;
+                let d = cx.dialect(of, f);
+                let t = b.step_ty.as_ref().unwrap_or(&b.ty);
+                let record_name = &record.name;
+                let member = &f.member;
+                let key = &f.key;
+                let size = size.iter().map(|&n| Lit::u64_suffixed(n));
+                let infos = index_keys.iter().map(|k| {
+                    quote!(#p::FieldInfo { record: #record_name, member: #member, key: #k })
+                });
+                return quote_spanned! {cx.spans(f).ty=>
+                    #m: {
+                        const __IDX: &[#p::FieldInfo] = &[#(#infos),*];
+                        const __INFO: #p::FieldInfo = #p::FieldInfo { record: #record_name, member: #member, key: #key };
+                        let __v = __slots.get_mut(#vi).and_then(#p::Option::take);
+                        let __i = match __slots.get_mut(#base..#end) {
+                            #p::Some(__s) => __s,
+                            #p::None => &mut [],
+                        };
+                        #p::sparse::<#d, #t>(__i, __IDX, __v, &__INFO, &[#(#size),*])?
                     },
                 };
             }

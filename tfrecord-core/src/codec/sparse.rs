@@ -1,0 +1,148 @@
+//! Sparse features, as `tf.io.SparseFeature` stores them: one int64 feature of indices per
+//! dimension and one feature of values.
+
+use super::Dialect;
+use super::elem::{DecodeElem, EncodeElem};
+use super::field::{FeatureView, FieldError};
+use super::record::{FieldInfo, Msg, entry_len, put_entry};
+use crate::error::Result;
+
+/// A sparse tensor of one record, stored as `tf.io.SparseFeature` does it: for each dimension
+/// `d`, an int64 feature holding `indices[d]`, and a feature holding `values`; all the lists have
+/// one entry per value.
+///
+/// ```
+/// use tfrecord_core::{Example, Sparse};
+///
+/// #[derive(Example)]
+/// struct Clicks {
+///     // Features "item_idx" (int64) and "item_weight" (float); indices below 1000.
+///     #[example(sparse(index = "item_idx", value = "item_weight", size = [1000]))]
+///     items: Sparse<f32>,
+/// }
+/// let c = Clicks { items: Sparse::new_1d(vec![3, 17], vec![0.5, 2.0]) };
+/// assert_eq!(c.items.len(), 2);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sparse<T> {
+    /// `indices[d][i]` is the index of `values[i]` in dimension `d`.
+    pub indices: Vec<Vec<i64>>,
+    /// The values.
+    pub values: Vec<T>,
+}
+
+impl<T> Sparse<T> {
+    /// A one-dimensional sparse vector.
+    pub fn new_1d(indices: Vec<i64>, values: Vec<T>) -> Self {
+        Sparse {
+            indices: vec![indices],
+            values,
+        }
+    }
+
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether there are no values.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+/// The length of a sparse field's map entries: one per index key, then the value key.
+#[inline]
+pub fn sparse_entries_len<D: Dialect, T: EncodeElem<D>>(
+    prefix_len: usize,
+    index_keys: &[&[u8]],
+    value_key: &[u8],
+    s: &Sparse<T>,
+) -> usize
+where
+    Vec<i64>: super::EncodeField<D>,
+    Vec<T>: super::EncodeField<D>,
+{
+    let empty = Vec::new();
+    let idx: usize = index_keys
+        .iter()
+        .enumerate()
+        .map(|(d, k)| {
+            entry_len::<D, Vec<i64>>(prefix_len + k.len(), s.indices.get(d).unwrap_or(&empty))
+        })
+        .sum();
+    idx + entry_len::<D, Vec<T>>(prefix_len + value_key.len(), &s.values)
+}
+
+/// Appends a sparse field's map entries.
+#[inline]
+pub fn put_sparse<D: Dialect, T: EncodeElem<D>>(
+    buf: &mut Vec<u8>,
+    prefix: &[u8],
+    index_keys: &[&[u8]],
+    value_key: &[u8],
+    s: &Sparse<T>,
+) where
+    Vec<i64>: super::EncodeField<D>,
+    Vec<T>: super::EncodeField<D>,
+{
+    let empty = Vec::new();
+    for (d, k) in index_keys.iter().enumerate() {
+        put_entry::<D, Vec<i64>>(buf, prefix, k, s.indices.get(d).unwrap_or(&empty));
+    }
+    put_entry::<D, Vec<T>>(buf, prefix, value_key, &s.values);
+}
+
+fn list<'de, D: Dialect, T: DecodeElem<'de, D>>(
+    slot: Option<Msg<'de>>,
+    info: &FieldInfo,
+) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    if let Some(m) = slot {
+        let view = FeatureView::new::<D>(m).map_err(|e| info.error(e))?;
+        view.values::<D>(T::KIND)
+            .and_then(|v| v.extend_into::<D, T>(&mut out))
+            .map_err(|e| info.error(e))?;
+    }
+    Ok(out)
+}
+
+/// Decodes a sparse field from its index slots and value slot. Absent features are empty lists
+/// (as `tf.io.SparseFeature` reads them); every index list must have one entry per value, and
+/// each index must lie in `0..size[d]` when a size is given.
+///
+/// # Errors
+/// Wrong kinds, lists of different lengths, indices out of range; naming the key.
+pub fn sparse<'de, D: Dialect, T: DecodeElem<'de, D>>(
+    index_slots: &mut [Option<Msg<'de>>],
+    index_infos: &[FieldInfo],
+    value_slot: Option<Msg<'de>>,
+    value_info: &FieldInfo,
+    size: &[u64],
+) -> Result<Sparse<T>>
+where
+    i64: DecodeElem<'de, D>,
+{
+    let values: Vec<T> = list::<D, T>(value_slot, value_info)?;
+    let mut indices = Vec::with_capacity(index_infos.len());
+    for (d, info) in index_infos.iter().enumerate() {
+        let slot = index_slots.get_mut(d).and_then(Option::take);
+        let idx: Vec<i64> = list::<D, i64>(slot, info)?;
+        if idx.len() != values.len() {
+            return Err(info.error(FieldError::Count {
+                expected: values.len(),
+                found: idx.len(),
+            }));
+        }
+        if let Some(&bound) = size.get(d)
+            && let Some(&bad) = idx.iter().find(|&&i| i < 0 || i.cast_unsigned() >= bound)
+        {
+            return Err(info.error(FieldError::IndexOutOfRange {
+                index: bad,
+                size: bound,
+            }));
+        }
+        indices.push(idx);
+    }
+    Ok(Sparse { indices, values })
+}
