@@ -3244,3 +3244,56 @@ fn sparse_field_errors_and_absence() {
     f.insert("two_d".into(), Feat::Bytes(vec![b"x".to_vec()]));
     assert_fails::<Sparsey>(false, &f, "row", &["sparse index -1"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Damaged input: the derived decoders return an error or a value, never panic.
+// ---------------------------------------------------------------------------------------------
+
+/// Decodes `bytes` with every derived type and container; only a panic fails.
+fn decode_everything(bytes: &[u8]) {
+    let _ = <Texts as Decode<TfExample>>::decode(bytes);
+    let _ = <Texts as Decode<OfRecord>>::decode(bytes);
+    let _ = <IntLists as Decode<TfExample>>::decode(bytes);
+    let _ = <IntLists as Decode<OfRecord>>::decode(bytes);
+    let _ = <Outer as Decode<TfExample>>::decode(bytes);
+    let _ = <Opts as Decode<OfRecord>>::decode(bytes);
+    let _ = <Sparsey as Decode<TfExample>>::decode(bytes);
+    let _ = <Borrowed<'_> as Decode<TfExample>>::decode(bytes);
+    let _ = <Seq as Decode<TfSequenceExample>>::decode(bytes);
+}
+
+proptest! {
+    #![proptest_config(cfg())]
+
+    /// Every truncation and a random byte overwrite of valid records, in each container.
+    #[test]
+    fn damaged_records_never_panic(
+        t in texts(),
+        l in int_lists(),
+        s in seq(),
+        at in any::<prop::sample::Index>(),
+        byte in any::<u8>(),
+    ) {
+        for bytes in [
+            Encode::<TfExample>::encode_to_vec(&t),
+            Encode::<OfRecord>::encode_to_vec(&t),
+            Encode::<TfExample>::encode_to_vec(&l),
+            Encode::<TfSequenceExample>::encode_to_vec(&s),
+        ] {
+            for cut in 0..bytes.len() {
+                decode_everything(&bytes[..cut]);
+            }
+            if !bytes.is_empty() {
+                let mut damaged = bytes.clone();
+                damaged[at.index(bytes.len())] = byte;
+                decode_everything(&damaged);
+            }
+        }
+    }
+
+    /// Arbitrary bytes.
+    #[test]
+    fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+        decode_everything(&bytes);
+    }
+}
