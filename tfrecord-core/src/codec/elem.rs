@@ -100,7 +100,7 @@ macro_rules! int_elem {
                         let conv: fn(u64) -> Result<$t, FieldError> = $conv;
                         conv(v)
                     }
-                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
+                    _ => Err(wrong_wire_type()),
                 }
             }
         }
@@ -176,7 +176,7 @@ macro_rules! f32_elem {
             fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
                 match raw {
                     Raw::Float(bits) => Ok(f32::from_bits(bits)),
-                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
+                    _ => Err(wrong_wire_type()),
                 }
             }
             fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
@@ -205,7 +205,7 @@ impl<'de> DecodeElem<'de, Of> for f64 {
     fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
         match raw {
             Raw::Double(bits) => Ok(f64::from_bits(bits)),
-            _ => Err(FieldError::Malformed("value of the wrong wire type")),
+            _ => Err(wrong_wire_type()),
         }
     }
     fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
@@ -235,163 +235,74 @@ impl<'de> DecodeElem<'de, TfLossy> for f64 {
     fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
         match raw {
             Raw::Float(bits) => Ok(f64::from(f32::from_bits(bits))),
-            _ => Err(FieldError::Malformed("value of the wrong wire type")),
+            _ => Err(wrong_wire_type()),
         }
     }
 }
 
+#[cold]
+fn wrong_wire_type() -> FieldError {
+    FieldError::Malformed("value of the wrong wire type")
+}
+
+/// `EncodeElem` for bytes-like types: `$t => |s| <the bytes of s>`.
+macro_rules! bytes_encode {
+    ($d:ty; $($t:ty => |$s:ident| $bytes:expr;)*) => {$(
+        impl EncodeElem<$d> for $t {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn wire_len(&self) -> usize {
+                let $s = self;
+                <[u8]>::len($bytes)
+            }
+            #[inline]
+            fn put(&self, buf: &mut Vec<u8>) {
+                let $s = self;
+                buf.extend_from_slice($bytes);
+            }
+        }
+    )*};
+}
+
+/// `DecodeElem` for bytes-like types: `$t => |b| <Result<$t, FieldError> from b: &'de [u8]>`.
+macro_rules! bytes_decode {
+    ($d:ty; $($t:ty => |$b:ident| $value:expr;)*) => {$(
+        impl<'de> DecodeElem<'de, $d> for $t {
+            const KIND: ListKind = ListKind::Bytes;
+            #[inline]
+            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+                match raw {
+                    Raw::Bytes($b) => $value,
+                    _ => Err(wrong_wire_type()),
+                }
+            }
+        }
+    )*};
+}
+
+fn utf8(b: &[u8]) -> Result<&str, FieldError> {
+    std::str::from_utf8(b).map_err(|_| FieldError::Utf8)
+}
+
 macro_rules! bytes_elem {
     ($d:ty) => {
-        impl EncodeElem<$d> for Vec<u8> {
-            const KIND: ListKind = ListKind::Bytes;
-            #[inline]
-            fn wire_len(&self) -> usize {
-                self.len()
-            }
-            #[inline]
-            fn put(&self, buf: &mut Vec<u8>) {
-                buf.extend_from_slice(self);
-            }
+        bytes_encode! { $d;
+            Vec<u8> => |s| &s[..];
+            String => |s| s.as_bytes();
+            bytes::Bytes => |s| &s[..];
+            &[u8] => |s| s;
+            &str => |s| s.as_bytes();
+            Cow<'_, [u8]> => |s| &s[..];
+            Cow<'_, str> => |s| s.as_bytes();
         }
-        impl<'de> DecodeElem<'de, $d> for Vec<u8> {
-            const KIND: ListKind = ListKind::Bytes;
-            #[inline]
-            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
-                match raw {
-                    Raw::Bytes(b) => Ok(b.to_vec()),
-                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
-                }
-            }
-        }
-        impl EncodeElem<$d> for String {
-            const KIND: ListKind = ListKind::Bytes;
-            #[inline]
-            fn wire_len(&self) -> usize {
-                self.len()
-            }
-            #[inline]
-            fn put(&self, buf: &mut Vec<u8>) {
-                buf.extend_from_slice(self.as_bytes());
-            }
-        }
-        impl<'de> DecodeElem<'de, $d> for String {
-            const KIND: ListKind = ListKind::Bytes;
-            #[inline]
-            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
-                match raw {
-                    Raw::Bytes(b) => std::str::from_utf8(b)
-                        .map(str::to_owned)
-                        .map_err(|_| FieldError::Utf8),
-                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
-                }
-            }
-        }
-        impl EncodeElem<$d> for bytes::Bytes {
-            const KIND: ListKind = ListKind::Bytes;
-            #[inline]
-            fn wire_len(&self) -> usize {
-                self.len()
-            }
-            #[inline]
-            fn put(&self, buf: &mut Vec<u8>) {
-                buf.extend_from_slice(self);
-            }
-        }
-        impl<'de> DecodeElem<'de, $d> for bytes::Bytes {
-            const KIND: ListKind = ListKind::Bytes;
-            #[inline]
-            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
-                match raw {
-                    Raw::Bytes(b) => Ok(bytes::Bytes::copy_from_slice(b)),
-                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
-                }
-            }
-        }
-        impl EncodeElem<$d> for &[u8] {
-            const KIND: ListKind = ListKind::Bytes;
-            #[inline]
-            fn wire_len(&self) -> usize {
-                self.len()
-            }
-            #[inline]
-            fn put(&self, buf: &mut Vec<u8>) {
-                buf.extend_from_slice(self);
-            }
-        }
-        impl<'de> DecodeElem<'de, $d> for &'de [u8] {
-            const KIND: ListKind = ListKind::Bytes;
-            #[inline]
-            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
-                match raw {
-                    Raw::Bytes(b) => Ok(b),
-                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
-                }
-            }
-        }
-        impl EncodeElem<$d> for &str {
-            const KIND: ListKind = ListKind::Bytes;
-            #[inline]
-            fn wire_len(&self) -> usize {
-                self.len()
-            }
-            #[inline]
-            fn put(&self, buf: &mut Vec<u8>) {
-                buf.extend_from_slice(self.as_bytes());
-            }
-        }
-        impl<'de> DecodeElem<'de, $d> for &'de str {
-            const KIND: ListKind = ListKind::Bytes;
-            #[inline]
-            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
-                match raw {
-                    Raw::Bytes(b) => std::str::from_utf8(b).map_err(|_| FieldError::Utf8),
-                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
-                }
-            }
-        }
-        impl EncodeElem<$d> for Cow<'_, [u8]> {
-            const KIND: ListKind = ListKind::Bytes;
-            #[inline]
-            fn wire_len(&self) -> usize {
-                self.len()
-            }
-            #[inline]
-            fn put(&self, buf: &mut Vec<u8>) {
-                buf.extend_from_slice(self);
-            }
-        }
-        impl<'de> DecodeElem<'de, $d> for Cow<'de, [u8]> {
-            const KIND: ListKind = ListKind::Bytes;
-            #[inline]
-            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
-                match raw {
-                    Raw::Bytes(b) => Ok(Cow::Borrowed(b)),
-                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
-                }
-            }
-        }
-        impl EncodeElem<$d> for Cow<'_, str> {
-            const KIND: ListKind = ListKind::Bytes;
-            #[inline]
-            fn wire_len(&self) -> usize {
-                self.len()
-            }
-            #[inline]
-            fn put(&self, buf: &mut Vec<u8>) {
-                buf.extend_from_slice(self.as_bytes());
-            }
-        }
-        impl<'de> DecodeElem<'de, $d> for Cow<'de, str> {
-            const KIND: ListKind = ListKind::Bytes;
-            #[inline]
-            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
-                match raw {
-                    Raw::Bytes(b) => std::str::from_utf8(b)
-                        .map(Cow::Borrowed)
-                        .map_err(|_| FieldError::Utf8),
-                    _ => Err(FieldError::Malformed("value of the wrong wire type")),
-                }
-            }
+        bytes_decode! { $d;
+            Vec<u8> => |b| Ok(b.to_vec());
+            String => |b| utf8(b).map(str::to_owned);
+            bytes::Bytes => |b| Ok(bytes::Bytes::copy_from_slice(b));
+            &'de [u8] => |b| Ok(b);
+            &'de str => |b| utf8(b);
+            Cow<'de, [u8]> => |b| Ok(Cow::Borrowed(b));
+            Cow<'de, str> => |b| utf8(b).map(Cow::Borrowed);
         }
     };
 }
