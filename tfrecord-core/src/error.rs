@@ -26,6 +26,13 @@ pub enum ErrorKind {
     },
     /// Bytes follow the end of a compressed stream.
     TrailingData,
+    /// The gzip or zlib stream itself is damaged or truncated (or is not compressed at all).
+    Compressed {
+        /// `gzip` or `zlib`.
+        compression: &'static str,
+        /// What the decompressor said.
+        detail: String,
+    },
     /// The first frame of the stream is not a TFRecord frame at all.
     NotTfRecord {
         /// A hint about what the bytes look like instead, when one is known.
@@ -253,6 +260,14 @@ impl fmt::Display for Error {
                     f,
                     " declares length {declared}, larger than the {bound} ({limit})"
                 )?;
+            }
+            ErrorKind::Compressed {
+                compression,
+                detail,
+            } => {
+                write!(f, "corrupted {compression} stream")?;
+                at(f)?;
+                write!(f, ": {detail}")?;
             }
             ErrorKind::TrailingData => {
                 f.write_str("unexpected bytes after the end of the compressed stream")?;

@@ -248,7 +248,19 @@ impl<R: Read> RecordReader<R> {
     }
 
     fn io_fail(&mut self, e: io::Error, frame_start: u64) -> Error {
-        self.fail(Error::from(e), frame_start)
+        // flate2 reports a damaged, truncated or absent stream as these kinds.
+        let damaged = matches!(
+            e.kind(),
+            io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
+        );
+        let err = match self.opts.compression {
+            Compression::Gzip | Compression::Zlib if damaged => Error::new(ErrorKind::Compressed {
+                compression: self.opts.compression.name(),
+                detail: e.to_string(),
+            }),
+            _ => Error::from(e),
+        };
+        self.fail(err, frame_start)
     }
 
     /// Reads the next record into `buf` (cleared first), reusing its allocation.
@@ -360,7 +372,12 @@ impl<R: Read> RecordReader<R> {
             return Err(self.fail(err, start));
         };
         if let Err(e) = self.read_payload(buf, len_usize) {
-            return Err(self.fail(e, start));
+            return Err(match e {
+                Payload::Io(e) => self.io_fail(e, start),
+                Payload::Short { needed, found } => {
+                    self.fail(Error::new(ErrorKind::Truncated { needed, found }), start)
+                }
+            });
         }
         if self.opts.format == Format::TfRecord {
             let mut footer = [0u8; 4];
@@ -397,7 +414,7 @@ impl<R: Read> RecordReader<R> {
         Ok(true)
     }
 
-    fn read_payload(&mut self, buf: &mut Vec<u8>, len: usize) -> Result<()> {
+    fn read_payload(&mut self, buf: &mut Vec<u8>, len: usize) -> Result<(), Payload> {
         let eager = usize::try_from(EAGER_ALLOC).unwrap_or(usize::MAX);
         let mut filled = 0usize;
         while filled < len {
@@ -408,18 +425,24 @@ impl<R: Read> RecordReader<R> {
                 len.min(filled.max(eager) * 2)
             };
             buf.resize(target, 0);
-            let n = read_full(self.src.buf(), &mut buf[filled..target])?;
+            let n = read_full(self.src.buf(), &mut buf[filled..target]).map_err(Payload::Io)?;
             filled += n;
             if filled < target {
                 buf.truncate(filled);
-                return Err(Error::new(ErrorKind::Truncated {
+                return Err(Payload::Short {
                     needed: len as u64,
                     found: filled as u64,
-                }));
+                });
             }
         }
         Ok(())
     }
+}
+
+/// Why a payload could not be read.
+enum Payload {
+    Io(io::Error),
+    Short { needed: u64, found: u64 },
 }
 
 /// Recognizes a few formats that are often mistaken for TFRecord.
