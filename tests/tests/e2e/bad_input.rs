@@ -739,7 +739,16 @@ fn gzip_with_trailing_garbage_is_an_error_after_the_records() {
     assert_eq!(got, s.records);
     let err = err.expect("the garbage is reported");
     check_location(&err, &path, s.starts[4], 4);
-    assert!(matches!(err.kind(), ErrorKind::Compressed { compression: "gzip", .. }), "{err}");
+    assert!(
+        matches!(
+            err.kind(),
+            ErrorKind::Compressed {
+                compression: "gzip",
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]
