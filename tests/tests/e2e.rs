@@ -10,6 +10,10 @@
 //! - `derive`: `#[derive(Example)]` and `#[derive(SequenceExample)]` round trips for every row
 //!   of the type mapping, in every container, checked against the generic prost types.
 //! - `hygiene`: generated code compiles with the prelude shadowed and lints denied.
+//! - `parse`: `tfrecord_core::parse` reproduces what `tf.io.parse_example` and
+//!   `tf.io.parse_sequence_example` returned (or the errors they raised) for the recorded cases.
+//! - `spec`: types generated from TOML specs (`specs/`, by `build.rs`) encode and decode
+//!   exactly as their hand-derived twins.
 //! - `ui`: the derive's compile errors (trybuild).
 
 #[path = "e2e/support.rs"]
@@ -23,6 +27,10 @@ mod conformance;
 mod derive;
 #[path = "e2e/hygiene.rs"]
 mod hygiene;
+#[path = "e2e/parse.rs"]
+mod parse;
+#[path = "e2e/spec.rs"]
+mod spec;
 #[path = "e2e/ui.rs"]
 mod ui;
 #[path = "e2e/wire.rs"]

@@ -69,6 +69,15 @@ pub(crate) enum Command {
     /// place only when everything succeeded, so an error never leaves a partial file (and the
     /// output may be one of the inputs).
     Convert(ConvertArgs),
+    /// Generate Rust code from TOML feature specs, as `tfrecord_schema::Builder` does in
+    /// build.rs.
+    ///
+    /// Each `NAME.toml` becomes `DIR/NAME.rs`, holding one `#[derive(Example)]` struct per
+    /// record; a file is only written when its contents change. With `--check` nothing is
+    /// written: the command fails, naming every missing or stale file, unless the files in DIR
+    /// are exactly what it would generate (for generated code checked into a repository).
+    /// Errors in a spec are printed rustc-style, all of them, with file, line and column.
+    Gen(GenArgs),
 }
 
 /// A container format as a command-line value.
@@ -234,6 +243,26 @@ pub(crate) struct ConvertArgs {
     /// Output file, format and compression.
     #[command(flatten)]
     pub(crate) write: WriteOpts,
+}
+
+/// Flags of `gen`.
+#[derive(Debug, Args)]
+pub(crate) struct GenArgs {
+    /// TOML spec files.
+    #[arg(value_name = "SPEC", required = true)]
+    pub(crate) specs: Vec<PathBuf>,
+    /// The directory to write the generated files to.
+    #[arg(short = 'o', long = "out-dir", value_name = "DIR")]
+    pub(crate) out_dir: PathBuf,
+    /// Write nothing; fail if a generated file in DIR is missing or differs.
+    #[arg(long)]
+    pub(crate) check: bool,
+    /// The path of `tfrecord_core` in the generated code.
+    #[arg(long, value_name = "PATH", default_value = "::tfrecord_core")]
+    pub(crate) crate_path: String,
+    /// Also generate a file of this name that includes every generated file in a module.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) include_file: Option<PathBuf>,
 }
 
 #[cfg(test)]

@@ -91,9 +91,14 @@ pub(crate) fn count(args: &CountArgs) -> CliResult<ExitCode> {
     })
 }
 
-/// Prints an error on standard error, as `main` does for the error that ends a command.
+/// Prints an error on standard error, as `main` does for the error that ends a command. Spec
+/// errors come first as their own rustc-style report.
 pub(crate) fn report(err: &CliError) {
-    let _ = writeln!(io::stderr().lock(), "tfrecord: error: {err}");
+    let mut stderr = io::stderr().lock();
+    if let CliError::Spec(e) = err {
+        let _ = write!(stderr, "{e}");
+    }
+    let _ = writeln!(stderr, "tfrecord: error: {err}");
 }
 
 /// `tfrecord verify`.

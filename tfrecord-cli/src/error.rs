@@ -13,6 +13,11 @@ pub(crate) enum CliError {
     Output(io::Error),
     /// The flags given cannot be used together.
     Usage(String),
+    /// Code could not be generated from spec files; the report is rustc-style, one block per
+    /// error.
+    Spec(tfrecord_schema::Error),
+    /// Anything else that ends a command, as a complete message.
+    Failed(String),
 }
 
 /// `Result` with [`CliError`].
@@ -25,7 +30,7 @@ impl CliError {
         match self {
             CliError::Core(e) => e.is_io(io::ErrorKind::BrokenPipe),
             CliError::Output(e) => e.kind() == io::ErrorKind::BrokenPipe,
-            CliError::Usage(_) => false,
+            CliError::Usage(_) | CliError::Spec(_) | CliError::Failed(_) => false,
         }
     }
 
@@ -43,7 +48,15 @@ impl fmt::Display for CliError {
         match self {
             CliError::Core(e) => write!(f, "{e}"),
             CliError::Output(e) => write!(f, "<stdout>: I/O error: {e}"),
-            CliError::Usage(msg) => f.write_str(msg),
+            CliError::Usage(msg) | CliError::Failed(msg) => f.write_str(msg),
+            CliError::Spec(e) => {
+                let n = e.count();
+                write!(
+                    f,
+                    "could not generate code due to {n} previous error{}",
+                    if n == 1 { "" } else { "s" }
+                )
+            }
         }
     }
 }

@@ -6,6 +6,7 @@
 //! tfrecord verify [--decode] FILE...                     check framing and both CRCs of every record
 //! tfrecord from-json [--sequence] -o OUT [IN|-]...       JSON Lines to records
 //! tfrecord convert [--allow-lossy-double] IN... -o OUT   re-encode between containers / compressions
+//! tfrecord gen [--check] SPEC... -o DIR                  Rust code from TOML feature specs
 //! ```
 //!
 //! Common flags: `--input-format` / `--output-format` `tfrecord|ofrecord` (default `tfrecord`);
@@ -22,6 +23,7 @@
 mod cli;
 mod commands;
 mod error;
+mod generate;
 mod input;
 mod output;
 
@@ -39,6 +41,7 @@ fn run(cli: &Cli) -> CliResult<ExitCode> {
         Command::Verify(a) => commands::verify(a),
         Command::FromJson(a) => commands::from_json(a),
         Command::Convert(a) => commands::convert(a),
+        Command::Gen(a) => generate::run(a),
     }
 }
 

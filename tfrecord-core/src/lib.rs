@@ -14,6 +14,8 @@
 //!   `json_format` writes and reads it.
 //! - **Text** ([`text`]): the protobuf text format, as Python's `print(example)` shows it.
 //! - **Conversion** ([`convert`]) between `tf.train.Example` and `OFRecord`.
+//! - **Parsing into tensors** ([`parse`]): batches of records to dense, sparse and ragged
+//!   tensors, exactly as `tf.io.parse_example` and `tf.io.parse_sequence_example` return them.
 //!
 //! # Deriving records
 //!
@@ -98,6 +100,7 @@ pub mod convert;
 pub mod crc;
 pub mod error;
 pub mod json;
+pub mod parse;
 pub mod proto;
 pub mod reader;
 pub mod text;

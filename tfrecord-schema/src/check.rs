@@ -1,9 +1,15 @@
 //! The rules every record must satisfy, whichever front end wrote it. Each rule is one
 //! function; all of them run, and every violation is reported.
+//!
+//! Messages name things in the vocabulary both front ends share (`lossy`, `sequence`,
+//! `default`, the dialect names), so a derive and a spec with the same mistake get the same
+//! text; only the rendering of the location differs.
 
 use std::collections::HashMap;
 
-use crate::ir::{DType, Dialect, FeatureKind, Field, Origin, Presence, Record, RecordKind};
+use crate::ir::{
+    DType, Dialect, FeatureKind, Field, Literal, Origin, Presence, Record, RecordKind,
+};
 
 /// Which part of a field a diagnostic points at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +27,12 @@ pub enum Part {
     Shape,
     /// The record itself.
     Record,
+    /// The kind of the feature (`fixed`, `var`, `sparse`, `sequence`, `ragged`).
+    Kind,
+    /// The value of the named setting (`lossy`, `size`, `index_key`, `value_key`,
+    /// `partitions`, `row_splits_dtype`, `dialect`, ...); front ends without a place for it
+    /// point at the field.
+    Setting(&'static str),
 }
 
 /// One problem found in a record.
@@ -37,7 +49,8 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    fn new(origin: Origin, part: Part, message: impl Into<String>) -> Self {
+    /// A diagnostic without notes.
+    pub fn new(origin: Origin, part: Part, message: impl Into<String>) -> Self {
         Diagnostic {
             origin,
             part,
@@ -51,14 +64,33 @@ impl Diagnostic {
 pub fn check(record: &Record) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     check_duplicate_keys(record, &mut out);
+    check_duplicate_members(record, &mut out);
     for f in record.fields.iter().filter(|f| !f.skip) {
         check_double_in_tf(record, f, &mut out);
-        check_steps(record, f, &mut out);
+        check_feature_lists(record, f, &mut out);
+        check_shape(f, &mut out);
         check_default(f, &mut out);
         check_flatten(record, f, &mut out);
         check_sparse(record, f, &mut out);
+        check_ragged(f, &mut out);
     }
     out
+}
+
+/// The part of `f` that names `key`, one of the keys it reads.
+fn key_part(f: &Field, key: &str) -> Part {
+    let kind = match &f.kind {
+        FeatureKind::Steps { step } => step,
+        k => k,
+    };
+    match kind {
+        FeatureKind::Sparse { index_keys, .. } if index_keys.iter().any(|k| k == key) => {
+            Part::Setting("index_key")
+        }
+        FeatureKind::Ragged { value_key, .. } if value_key == key => Part::Setting("value_key"),
+        FeatureKind::Ragged { .. } => Part::Setting("partitions"),
+        _ => Part::Key,
+    }
 }
 
 /// Two features with one key would overwrite each other in the feature map. Context features
@@ -66,23 +98,57 @@ pub fn check(record: &Record) -> Vec<Diagnostic> {
 fn check_duplicate_keys(record: &Record, out: &mut Vec<Diagnostic>) {
     let mut seen: HashMap<(bool, &str), &Field> = HashMap::new();
     for f in record.fields.iter().filter(|f| !f.skip && !f.flatten) {
-        let is_steps = matches!(f.kind, FeatureKind::Steps { .. });
+        let is_list = f.kind.is_feature_list();
+        let mut own: Vec<&str> = Vec::new();
         for key in f.kind.keys(&f.key) {
-            if let Some(first) = seen.get(&(is_steps, key)) {
+            // A ragged feature may read one key twice (a partition of its own values is
+            // meaningless, but two partitions on one key are TensorFlow's business).
+            if own.contains(&key) {
+                continue;
+            }
+            own.push(key);
+            if let Some(first) = seen.get(&(is_list, key)) {
                 let mut d = Diagnostic::new(
                     f.origin,
-                    Part::Key,
+                    key_part(f, key),
                     format!("duplicate feature key `{key}`"),
                 );
                 d.notes.push((
                     first.origin,
-                    Part::Key,
+                    key_part(first, key),
                     format!("`{key}` is first used by field `{}`", first.member),
                 ));
                 out.push(d);
             } else {
-                seen.insert((is_steps, key), f);
+                seen.insert((is_list, key), f);
             }
+        }
+    }
+}
+
+/// Two features cannot become one Rust field. A derive cannot write this (rustc rejects the
+/// struct), but a spec derives field names from keys: `image/encoded` and `image_encoded`
+/// both become `image_encoded`.
+fn check_duplicate_members(record: &Record, out: &mut Vec<Diagnostic>) {
+    let mut seen: HashMap<&str, &Field> = HashMap::new();
+    for f in &record.fields {
+        if let Some(first) = seen.get(f.member.as_str()) {
+            let mut d = Diagnostic::new(
+                f.origin,
+                Part::Field,
+                format!(
+                    "features `{}` and `{}` both become the Rust field `{}`",
+                    first.key, f.key, f.member
+                ),
+            );
+            d.notes.push((
+                first.origin,
+                Part::Field,
+                format!("`{}` is first used by feature `{}`", f.member, first.key),
+            ));
+            out.push(d);
+        } else {
+            seen.insert(&f.member, f);
         }
     }
 }
@@ -94,35 +160,70 @@ fn check_double_in_tf(record: &Record, f: &Field, out: &mut Vec<Diagnostic>) {
         out.push(Diagnostic::new(
             f.origin,
             Part::Type,
-            "`f64` cannot be stored in tf.train.Example without loss: add `#[example(lossy)]` to store it \
-             as a float, or `#[example(dialect = \"ofrecord\")]` on the type to use OFRecord's double_list",
+            "`f64` (`double`) cannot be stored in tf.train.Example without loss: mark the field \
+             `lossy` to store it as a float, or use the `ofrecord` dialect for OFRecord's \
+             double_list",
         ));
     }
     if f.lossy && f.dtype.is_some() && f.dtype != Some(DType::Double) {
         out.push(Diagnostic::new(
             f.origin,
-            Part::Field,
-            "`lossy` applies only to `f64` fields",
+            Part::Setting("lossy"),
+            "`lossy` applies only to `f64` (`double`) fields",
         ));
     }
 }
 
 /// Feature lists exist only in `tf.train.SequenceExample`.
-fn check_steps(record: &Record, f: &Field, out: &mut Vec<Diagnostic>) {
-    if !matches!(f.kind, FeatureKind::Steps { .. }) {
+fn check_feature_lists(record: &Record, f: &Field, out: &mut Vec<Diagnostic>) {
+    if !f.kind.is_feature_list() {
         return;
     }
     if record.kind != RecordKind::SequenceExample {
         out.push(Diagnostic::new(
             f.origin,
-            Part::Field,
-            "`sequence` fields (feature lists) need `#[derive(SequenceExample)]`",
+            Part::Kind,
+            "feature lists (`sequence` fields) exist only in a SequenceExample \
+             (`#[derive(SequenceExample)]`, or `kind = \"sequence_example\"` in a spec)",
         ));
     } else if record.dialect == Dialect::Of {
         out.push(Diagnostic::new(
             f.origin,
-            Part::Field,
+            Part::Kind,
             "OFRecord has no feature lists (sequences)",
+        ));
+    }
+    if let FeatureKind::FixedSequence { .. } = f.kind
+        && f.presence == Presence::Optional
+    {
+        out.push(Diagnostic::new(
+            f.origin,
+            Part::Field,
+            "a `sequence` feature cannot be optional: use `allow_missing` to read an absent \
+             feature list as zero steps",
+        ));
+    }
+}
+
+/// A fixed shape's value count must be a number: the decoder checks counts against it.
+fn check_shape(f: &Field, out: &mut Vec<Diagnostic>) {
+    let shape = match &f.kind {
+        FeatureKind::Fixed { shape } | FeatureKind::FixedSequence { shape, .. } => shape,
+        FeatureKind::Steps { step } => match &**step {
+            FeatureKind::Fixed { shape } => shape,
+            _ => return,
+        },
+        _ => return,
+    };
+    if shape
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .is_none()
+    {
+        out.push(Diagnostic::new(
+            f.origin,
+            Part::Shape,
+            "the shape's value count overflows a 64-bit integer",
         ));
     }
 }
@@ -146,17 +247,33 @@ fn check_default(f: &Field, out: &mut Vec<Diagnostic>) {
         ));
         return;
     }
-    if let Some(n) = f.kind.fixed_count() {
-        let found = lit.count() as u64;
-        // A scalar default for a scalar feature is always one value.
-        let is_list = matches!(lit, crate::ir::Literal::List(_));
-        if found != n && is_list {
+    let is_list = matches!(lit, Literal::List(_));
+    match &f.kind {
+        FeatureKind::FixedSequence { .. } if is_list => out.push(Diagnostic::new(
+            f.origin,
+            Part::Default,
+            "the default of a `sequence` feature is one value, used to pad steps",
+        )),
+        FeatureKind::Fixed { shape } if shape.is_empty() && is_list => {
             out.push(Diagnostic::new(
                 f.origin,
                 Part::Default,
-                format!("default has {found} values, but the feature's shape holds {n}"),
+                "a scalar feature takes a scalar default, not a list",
             ));
         }
+        FeatureKind::Fixed { .. } => {
+            if let Some(n) = f.kind.fixed_count() {
+                let found = lit.count() as u64;
+                if found != n && (is_list || n != 1) {
+                    out.push(Diagnostic::new(
+                        f.origin,
+                        Part::Default,
+                        format!("default has {found} values, but the feature's shape holds {n}"),
+                    ));
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -171,14 +288,14 @@ fn check_sparse(record: &Record, f: &Field, out: &mut Vec<Diagnostic>) {
     if index_keys.is_empty() {
         out.push(Diagnostic::new(
             f.origin,
-            Part::Field,
+            Part::Setting("index_key"),
             "a sparse field needs at least one index key",
         ));
     }
     if !size.is_empty() && size.len() != index_keys.len() {
         out.push(Diagnostic::new(
             f.origin,
-            Part::Field,
+            Part::Setting("size"),
             format!(
                 "`size` has {} dimensions but there are {} index keys",
                 size.len(),
@@ -189,9 +306,76 @@ fn check_sparse(record: &Record, f: &Field, out: &mut Vec<Diagnostic>) {
     if record.kind == RecordKind::SequenceExample {
         out.push(Diagnostic::new(
             f.origin,
-            Part::Field,
+            Part::Kind,
             "sparse fields are not supported in a SequenceExample",
         ));
+    }
+}
+
+/// A ragged feature reads its values and one int64 feature per keyed partition; absent, it is
+/// empty (TensorFlow has no default for it), and its row splits are int32 or int64.
+fn check_ragged(f: &Field, out: &mut Vec<Diagnostic>) {
+    let kind = match &f.kind {
+        FeatureKind::Steps { step } => &**step,
+        k => k,
+    };
+    let FeatureKind::Ragged {
+        value_key,
+        partitions,
+        row_splits_dtype,
+    } = kind
+    else {
+        return;
+    };
+    if value_key.is_empty() {
+        out.push(Diagnostic::new(
+            f.origin,
+            Part::Setting("value_key"),
+            "a feature key cannot be empty",
+        ));
+    }
+    for p in partitions {
+        if p.key().is_some_and(str::is_empty) {
+            out.push(Diagnostic::new(
+                f.origin,
+                Part::Setting("partitions"),
+                format!("the `{}` partition needs a feature key", p.name()),
+            ));
+        }
+        if p.key() == Some(value_key.as_str()) {
+            out.push(Diagnostic::new(
+                f.origin,
+                Part::Setting("partitions"),
+                format!(
+                    "the `{}` partition reads the value feature `{value_key}`: partitions read \
+                     their own int64 features",
+                    p.name()
+                ),
+            ));
+        }
+    }
+    if !matches!(row_splits_dtype, DType::Int32 | DType::Int64) {
+        out.push(Diagnostic::new(
+            f.origin,
+            Part::Setting("row_splits_dtype"),
+            format!(
+                "`row_splits_dtype` must be `int32` or `int64`, not `{}`",
+                row_splits_dtype.name()
+            ),
+        ));
+    }
+    match &f.presence {
+        Presence::Default(_) => out.push(Diagnostic::new(
+            f.origin,
+            Part::Default,
+            "a ragged feature is empty when absent: it takes no `default`",
+        )),
+        Presence::Optional => out.push(Diagnostic::new(
+            f.origin,
+            Part::Field,
+            "a ragged feature is empty when absent: it cannot be optional",
+        )),
+        _ => {}
     }
 }
 
@@ -265,5 +449,43 @@ mod tests {
                 .iter()
                 .any(|m| m.contains("default has 4 values, but the feature's shape holds 6"))
         );
+    }
+
+    #[test]
+    fn feature_lists_ragged_and_members() {
+        let mut seq = field("frames", "frames", DType::Float);
+        seq.kind = FeatureKind::FixedSequence {
+            shape: vec![2],
+            allow_missing: false,
+        };
+        seq.presence = Presence::Default(Literal::List(vec![Literal::Float(0.0); 2]));
+        let mut rag = field("words", "words", DType::String);
+        rag.kind = FeatureKind::Ragged {
+            value_key: "words".into(),
+            partitions: vec![
+                crate::ir::Partition::RowLengths(String::new()),
+                crate::ir::Partition::RowSplits("words".into()),
+            ],
+            row_splits_dtype: DType::Float,
+        };
+        rag.presence = Presence::Optional;
+        let twin = field("words", "other", DType::Int64);
+        let diags = check(&record(vec![seq, rag, twin]));
+        let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
+        for expected in [
+            "both become the Rust field `words`",
+            "exist only in a SequenceExample",
+            "the default of a `sequence` feature is one value",
+            "the `row_lengths` partition needs a feature key",
+            "the `row_splits` partition reads the value feature `words`",
+            "`row_splits_dtype` must be `int32` or `int64`, not `float`",
+            "a ragged feature is empty when absent: it cannot be optional",
+        ] {
+            assert!(
+                messages.iter().any(|m| m.contains(expected)),
+                "missing {expected:?} in {messages:?}"
+            );
+        }
+        assert_eq!(diags.len(), 7, "{messages:?}");
     }
 }

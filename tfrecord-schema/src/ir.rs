@@ -87,6 +87,20 @@ impl DType {
         }
     }
 
+    /// Parses a spec name, the inverse of [`DType::name`].
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "int64" => DType::Int64,
+            "int32" => DType::Int32,
+            "bool" => DType::Bool,
+            "float" => DType::Float,
+            "double" => DType::Double,
+            "bytes" => DType::Bytes,
+            "string" => DType::String,
+            _ => return None,
+        })
+    }
+
     /// Whether a default literal of this kind fits the dtype.
     pub fn accepts(self, lit: &Literal) -> bool {
         match (self, lit) {
@@ -163,6 +177,78 @@ pub enum FeatureKind {
         /// The layout of each step's feature.
         step: Box<FeatureKind>,
     },
+    /// `FixedLenSequenceFeature` in a SequenceExample's feature lists: any number of steps,
+    /// each holding exactly the product of `shape` values (1 for `[]`), row-major.
+    ///
+    /// The field's [`Presence`] is the padding value TensorFlow uses when it batches records
+    /// of different lengths ([`Presence::Default`]; [`Presence::TypeDefault`] pads with zeros
+    /// or empty strings). It plays no part in decoding a single record.
+    FixedSequence {
+        /// The dimensions of one step; empty for one value per step.
+        shape: Vec<u64>,
+        /// An absent feature list is read as zero steps instead of being an error.
+        allow_missing: bool,
+    },
+    /// `RaggedFeature`: the values of the `value_key` feature, split into nested rows by
+    /// `partitions` (outermost first). The field's `key` is the name of the output tensor.
+    ///
+    /// Only the runtime parser reads ragged features; there is no derive equivalent yet.
+    Ragged {
+        /// The feature holding the flat values.
+        value_key: String,
+        /// The row partitions, outermost first; empty for a 1-D ragged row per record.
+        partitions: Vec<Partition>,
+        /// The integer type of the row splits the parser builds: [`DType::Int32`] or
+        /// [`DType::Int64`].
+        row_splits_dtype: DType,
+    },
+}
+
+/// One row partition of a [`FeatureKind::Ragged`] feature, as TensorFlow's
+/// `tf.io.RaggedFeature` partitions name them. All but [`Partition::UniformRowLength`] read an
+/// int64 feature with the given key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Partition {
+    /// `RowSplits`: `nrows + 1` offsets, starting at 0.
+    RowSplits(String),
+    /// `RowLengths`: the length of each row.
+    RowLengths(String),
+    /// `RowStarts`: the start offset of each row.
+    RowStarts(String),
+    /// `RowLimits`: the end offset of each row.
+    RowLimits(String),
+    /// `ValueRowIds`: the row of each value, non-decreasing.
+    ValueRowIds(String),
+    /// `UniformRowLength`: every row has this many values (no feature is read).
+    UniformRowLength(u64),
+}
+
+impl Partition {
+    /// The spec name: `row_splits`, `row_lengths`, `row_starts`, `row_limits`,
+    /// `value_rowids`, `uniform_row_length`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Partition::RowSplits(_) => "row_splits",
+            Partition::RowLengths(_) => "row_lengths",
+            Partition::RowStarts(_) => "row_starts",
+            Partition::RowLimits(_) => "row_limits",
+            Partition::ValueRowIds(_) => "value_rowids",
+            Partition::UniformRowLength(_) => "uniform_row_length",
+        }
+    }
+
+    /// The feature key the partition reads, if it reads one.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            Partition::RowSplits(k)
+            | Partition::RowLengths(k)
+            | Partition::RowStarts(k)
+            | Partition::RowLimits(k)
+            | Partition::ValueRowIds(k) => Some(k),
+            Partition::UniformRowLength(_) => None,
+        }
+    }
 }
 
 impl FeatureKind {
@@ -174,7 +260,39 @@ impl FeatureKind {
                 .map(String::as_str)
                 .chain(std::iter::once(key))
                 .collect(),
-            _ => vec![key],
+            FeatureKind::Ragged {
+                value_key,
+                partitions,
+                ..
+            } => std::iter::once(value_key.as_str())
+                .chain(partitions.iter().filter_map(Partition::key))
+                .collect(),
+            FeatureKind::Steps { step } => step.keys(key),
+            FeatureKind::Fixed { .. } | FeatureKind::Var | FeatureKind::FixedSequence { .. } => {
+                vec![key]
+            }
+        }
+    }
+
+    /// Whether the feature is a feature list of a SequenceExample (it lives in the
+    /// `feature_lists` map rather than in the context features).
+    pub fn is_feature_list(&self) -> bool {
+        matches!(
+            self,
+            FeatureKind::Steps { .. } | FeatureKind::FixedSequence { .. }
+        )
+    }
+
+    /// The spec name of the kind: `fixed`, `var`, `sparse`, `sequence`, `ragged`; a feature
+    /// list of steps is named by its step kind.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FeatureKind::Fixed { .. } => "fixed",
+            FeatureKind::Var => "var",
+            FeatureKind::Sparse { .. } => "sparse",
+            FeatureKind::Steps { step } => step.name(),
+            FeatureKind::FixedSequence { .. } => "sequence",
+            FeatureKind::Ragged { .. } => "ragged",
         }
     }
 
@@ -218,7 +336,9 @@ impl PartialEq for Origin {
 pub struct Field {
     /// The Rust field name.
     pub member: String,
-    /// The feature key (for a flattened member: the key prefix without the `/`).
+    /// The feature key (for a flattened member: the key prefix without the `/`; for a
+    /// [sparse](FeatureKind::Sparse) field: the value key; for a [ragged](FeatureKind::Ragged)
+    /// field: the name of the output, as the key of TensorFlow's `features` dict).
     pub key: String,
     /// The value type, when the front end knows it (`None` for a type only the compiler can
     /// check, such as a user enum).

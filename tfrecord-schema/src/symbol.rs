@@ -1,5 +1,6 @@
-//! The one vocabulary of attribute names, shared by the derive's parser, its did-you-mean
-//! suggestions and the documentation.
+//! The one vocabulary of attribute names and spec keys, shared by the derive's parser, the
+//! TOML front end, their did-you-mean suggestions and the documentation; and the rules that
+//! turn feature keys into Rust names.
 
 /// Attributes on a struct or enum: `#[example(...)]`.
 pub const CONTAINER: &[&str] = &[
@@ -32,6 +33,139 @@ pub const RENAME_RULES: &[&str] = &[
     "kebab-case",
     "SCREAMING-KEBAB-CASE",
 ];
+
+/// Top-level keys of a TOML spec.
+pub const SPEC_TOP: &[&str] = &["records"];
+
+/// Keys of a record table, `[records.NAME]`.
+pub const SPEC_RECORD: &[&str] = &[
+    "kind",
+    "dialect",
+    "deny_unknown_keys",
+    "doc",
+    "features",
+    "context",
+    "sequence",
+];
+
+/// The record kinds of a spec: `kind = "example"` (the default) or `"sequence_example"`.
+pub const SPEC_RECORD_KINDS: &[&str] = &["example", "sequence_example"];
+
+/// Keys of a feature table, `[records.NAME.features.KEY]`.
+pub const SPEC_FEATURE: &[&str] = &[
+    "dtype",
+    "kind",
+    "shape",
+    "default",
+    "optional",
+    "field",
+    "doc",
+    "lossy",
+    "index_key",
+    "value_key",
+    "size",
+    "already_sorted",
+    "allow_missing",
+    "partitions",
+    "row_splits_dtype",
+];
+
+/// The feature kinds of a spec, as TensorFlow names them: `fixed` (`FixedLenFeature`), `var`
+/// (`VarLenFeature`), `sparse` (`SparseFeature`), `sequence` (`FixedLenSequenceFeature`),
+/// `ragged` (`RaggedFeature`).
+pub const SPEC_KINDS: &[&str] = &["fixed", "var", "sparse", "sequence", "ragged"];
+
+/// The dtypes of a spec.
+pub const SPEC_DTYPES: &[&str] = &[
+    "int64", "int32", "bool", "float", "double", "bytes", "string",
+];
+
+/// The row partitions of a ragged feature, outermost first in `partitions = [...]`.
+pub const SPEC_PARTITIONS: &[&str] = &[
+    "row_splits",
+    "row_lengths",
+    "row_starts",
+    "row_limits",
+    "value_rowids",
+    "uniform_row_length",
+];
+
+/// Rust's keywords (strict and reserved, every edition): a field with one of these names is
+/// written as a raw identifier (`r#type`).
+pub const KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
+    "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
+    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+    "return", "self", "Self", "static", "struct", "super", "trait", "true", "try", "type",
+    "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+];
+
+/// Keywords that cannot be raw identifiers: a field name derived from one gets a `_` suffix.
+const NOT_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
+
+/// Whether `name` is an ASCII identifier (letters, digits, `_`; not starting with a digit;
+/// not `_` alone). Keywords count: they are written raw.
+fn is_ascii_ident(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name != "_"
+}
+
+/// Whether `name` can be a Rust field name (written raw if it is a keyword).
+pub fn is_field_name(name: &str) -> bool {
+    is_ascii_ident(name) && !NOT_RAW.contains(&name)
+}
+
+/// Whether `name` can be a Rust type name: an identifier in UpperCamelCase (starting with an
+/// upper-case letter), and not a keyword.
+pub fn is_type_name(name: &str) -> bool {
+    is_ascii_ident(name)
+        && name.starts_with(|c: char| c.is_ascii_uppercase())
+        && !KEYWORDS.contains(&name)
+}
+
+/// Whether `name` must be written as a raw identifier (`r#type`).
+pub fn needs_raw(name: &str) -> bool {
+    KEYWORDS.contains(&name) && !NOT_RAW.contains(&name)
+}
+
+/// The Rust field name for a feature key: characters other than ASCII letters and digits
+/// become word breaks, words are joined in snake_case (`image/encoded` -> `image_encoded`,
+/// `imageFormat` -> `image_format`), a leading digit gets a `_` prefix (`3d` -> `_3d`) and
+/// `self`, `super`, `crate` get a `_` suffix. Other keywords stay (written raw, `r#type`).
+/// `None` when nothing is left (`"/"`, a key of only non-ASCII letters).
+pub fn field_name(key: &str) -> Option<String> {
+    let cleaned: String = key
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let snake = rename("snake_case", &cleaned);
+    if snake.is_empty() {
+        return None;
+    }
+    let name = if snake.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("_{snake}")
+    } else {
+        snake
+    };
+    Some(if NOT_RAW.contains(&name.as_str()) {
+        format!("{name}_")
+    } else {
+        name
+    })
+}
+
+/// The UpperCamelCase spelling of a name, for suggesting a record name.
+pub fn type_name(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    rename("PascalCase", &cleaned)
+}
 
 /// The closest candidate to `word` within a small edit distance, for "did you mean" hints.
 pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
@@ -130,6 +264,35 @@ mod tests {
         assert_eq!(did_you_mean("defualt", FIELD), Some("default"));
         assert_eq!(did_you_mean("flaten", FIELD), Some("flatten"));
         assert_eq!(did_you_mean("zzzzzz", FIELD), None);
+    }
+
+    #[test]
+    fn field_names() {
+        assert_eq!(
+            field_name("image/encoded").as_deref(),
+            Some("image_encoded")
+        );
+        assert_eq!(
+            field_name("image/class/label").as_deref(),
+            Some("image_class_label")
+        );
+        assert_eq!(field_name("imageFormat").as_deref(), Some("image_format"));
+        assert_eq!(field_name("3d/points").as_deref(), Some("_3d_points"));
+        assert_eq!(field_name("type").as_deref(), Some("type"));
+        assert!(needs_raw("type"));
+        assert_eq!(field_name("self").as_deref(), Some("self_"));
+        assert_eq!(field_name("Self").as_deref(), Some("self_"));
+        assert_eq!(field_name("--a--b--").as_deref(), Some("a_b"));
+        assert_eq!(field_name("/"), None);
+        assert_eq!(field_name("名前"), None);
+        assert!(is_field_name("r2d2"));
+        assert!(!is_field_name("2d"));
+        assert!(!is_field_name("self"));
+        assert!(!is_field_name("a-b"));
+        assert!(is_type_name("Mnist"));
+        assert!(!is_type_name("mnist"));
+        assert!(!is_type_name("Self"));
+        assert_eq!(type_name("image_net"), "ImageNet");
     }
 
     #[test]

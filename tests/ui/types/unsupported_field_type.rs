@@ -10,7 +10,7 @@ struct Point {
 #[derive(Example)]
 struct Record {
     label: i64,
-    counts: HashMap<String, i64>,
+    counts: HashMap<u32, i64>,
     point: Point,
 }
 

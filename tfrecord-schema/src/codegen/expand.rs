@@ -552,11 +552,26 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
                 _ => quote!(return #p::Err(#p::missing(&__INFO))),
             };
             let wrap = if b.info.optional { quote!(#p::Some(__v)) } else { quote!(__v) };
+            // A `Vec` step with a `shape` holds exactly that many values in every step, as
+            // TensorFlow's FixedLenSequenceFeature reads it.
+            let step_info = super::attrs::classify(st);
+            let check = match &f.kind {
+                FeatureKind::Steps { step } if step_info.container == Container::Vec && !step_info.optional => {
+                    match &**step {
+                        FeatureKind::Fixed { shape } if !shape.is_empty() => {
+                            let n = Lit::u64_unsuffixed(step.fixed_count().unwrap_or(0));
+                            quote!(for __s in &__v { #p::check_len(__s, #n, &__INFO)?; })
+                        }
+                        _ => quote!(),
+                    }
+                }
+                _ => quote!(),
+            };
             return quote_spanned! {cx.spans(f).ty=>
                 #m: {
                     #info
                     match #p::steps::<#d, #st>(__seq.get_mut(#i).and_then(#p::Option::take), &__INFO)? {
-                        #p::Some(__v) => #wrap,
+                        #p::Some(__v) => { #check #wrap }
                         #p::None => #absent,
                     }
                 },

@@ -1,0 +1,10 @@
+//! Compiles the TOML specs in `specs/` through the public build API, as a user's build script
+//! would; `tests/e2e/spec.rs` includes the result and holds it against hand-derived twins.
+
+fn main() -> Result<(), tfrecord_schema::Error> {
+    tfrecord_schema::Builder::new()
+        .schema("specs/records.toml")
+        .schema("specs/clips.toml")
+        .include_file("_specs.rs")
+        .compile()
+}

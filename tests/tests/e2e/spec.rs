@@ -1,0 +1,397 @@
+//! TOML specs against the derive. `build.rs` compiles `specs/*.toml` with
+//! `tfrecord_schema::Builder`, as a user's build script would; this module includes the result
+//! and holds every generated type against a hand-derived twin written the way a person would
+//! (default keys, an array for a fixed shape). For the same values, in every container:
+//!
+//! - both encode to the same bytes;
+//! - each decodes the other's bytes (compared by re-encoding, so NaN payloads count);
+//!
+//! and the generated types read absent features with TensorFlow's semantics.
+
+use proptest::prelude::*;
+use tfrecord_core::proto::tensorflow;
+use tfrecord_core::{
+    Decode, Encode, Example, Message, OfRecord, SequenceExample, Sparse, TfExample,
+    TfSequenceExample,
+};
+
+#[allow(unreachable_pub)]
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/_specs.rs"));
+}
+
+use generated::clips::Clip;
+use generated::records::{Measurement, Sample};
+
+// ---------------------------------------------------------------------------------------------
+// The hand-derived twins.
+
+#[derive(Example, Debug, Clone, PartialEq)]
+struct SampleTwin {
+    #[example(key = "image/encoded")]
+    image: Vec<u8>,
+    #[example(default = -1)]
+    label: i64,
+    score: f32,
+    #[example(default = true)]
+    valid: bool,
+    small: i32,
+    caption: Option<String>,
+    #[example(default)]
+    tags: Vec<String>,
+    #[example(shape = [2, 2])]
+    embedding: [f32; 4],
+    #[example(key = "bbox/ymin")]
+    bbox_ymin: Option<Vec<f32>>,
+    #[example(key = "type", default = [1, 2, 3])]
+    kind: [i64; 3],
+    #[example(sparse(index = "clicks/idx", value = "clicks/weight", size = [100]))]
+    clicks: Sparse<f32>,
+    #[example(sparse(index = ["cells/row", "cells/col"], size = [3, 4]))]
+    cells: Sparse<String>,
+}
+
+impl From<&Sample> for SampleTwin {
+    fn from(s: &Sample) -> Self {
+        SampleTwin {
+            image: s.image.clone(),
+            label: s.label,
+            score: s.score,
+            valid: s.valid,
+            small: s.small,
+            caption: s.caption.clone(),
+            tags: s.tags.clone(),
+            embedding: s.embedding.clone().try_into().expect("4 values"),
+            bbox_ymin: s.bbox_ymin.clone(),
+            kind: s.r#type.clone().try_into().expect("3 values"),
+            clicks: s.clicks.clone(),
+            cells: s.cells.clone(),
+        }
+    }
+}
+
+#[derive(Example, Debug, Clone, PartialEq)]
+#[example(dialect = "ofrecord", deny_unknown_keys)]
+struct MeasurementTwin {
+    value: f64,
+    #[example(default)]
+    counts: Vec<i32>,
+    #[example(default = 0.5)]
+    offset: f64,
+}
+
+impl From<&Measurement> for MeasurementTwin {
+    fn from(m: &Measurement) -> Self {
+        MeasurementTwin {
+            value: m.value,
+            counts: m.counts.clone(),
+            offset: m.offset,
+        }
+    }
+}
+
+#[derive(SequenceExample, Debug, Clone, PartialEq)]
+#[example(dialect = "tf")]
+struct ClipTwin {
+    id: i64,
+    #[example(default = "en")]
+    lang: String,
+    #[example(lossy)]
+    weight: f64,
+    #[example(sequence)]
+    tokens: Vec<i64>,
+    #[example(sequence, key = "frames/box", default)]
+    frames_box: Vec<[f32; 4]>,
+    #[example(sequence, default)]
+    words: Vec<Vec<String>>,
+}
+
+impl From<&Clip> for ClipTwin {
+    fn from(c: &Clip) -> Self {
+        ClipTwin {
+            id: c.id,
+            lang: c.lang.clone(),
+            weight: c.weight,
+            tokens: c.tokens.clone(),
+            frames_box: c
+                .frames_box
+                .iter()
+                .map(|b| b.clone().try_into().expect("4 values per step"))
+                .collect(),
+            words: c.words.clone(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The differential check.
+
+/// Same bytes both ways, and each side decodes the other's bytes to a value that re-encodes
+/// to them.
+fn differential<C, G, T>(generated: &G, twin: &T)
+where
+    C: tfrecord_core::codec::Container,
+    G: Encode<C> + for<'de> Decode<'de, C> + std::fmt::Debug,
+    T: Encode<C> + for<'de> Decode<'de, C> + std::fmt::Debug,
+{
+    let g = generated.encode_to_vec();
+    let t = twin.encode_to_vec();
+    assert_eq!(g, t, "encodings differ for {generated:?}");
+    assert_eq!(g.len(), generated.encoded_len());
+    let as_twin = T::decode(&g).expect("the twin decodes the generated type's bytes");
+    assert_eq!(as_twin.encode_to_vec(), g);
+    let as_generated = G::decode(&t).expect("the generated type decodes the twin's bytes");
+    assert_eq!(as_generated.encode_to_vec(), t);
+}
+
+fn sample() -> impl Strategy<Value = Sample> {
+    let clicks = proptest::collection::vec((0i64..100, any::<f32>()), 0..5);
+    let cells = proptest::collection::vec((0i64..3, 0i64..4, "[a-z]{0,3}"), 0..5);
+    (
+        (
+            proptest::collection::vec(any::<u8>(), 0..16),
+            any::<i64>(),
+            any::<f32>(),
+            any::<bool>(),
+            any::<i32>(),
+            proptest::option::of(".{0,8}"),
+        ),
+        (
+            proptest::collection::vec("[a-z/ ]{0,6}", 0..4),
+            proptest::collection::vec(any::<f32>(), 4),
+            proptest::option::of(proptest::collection::vec(any::<f32>(), 0..4)),
+            proptest::collection::vec(any::<i64>(), 3),
+            clicks,
+            cells,
+        ),
+    )
+        .prop_map(
+            |(
+                (image, label, score, valid, small, caption),
+                (tags, emb, bbox, ty, clicks, cells),
+            )| {
+                Sample {
+                    image,
+                    label,
+                    score,
+                    valid,
+                    small,
+                    caption,
+                    tags,
+                    embedding: emb,
+                    bbox_ymin: bbox,
+                    r#type: ty,
+                    clicks: Sparse::new_1d(
+                        clicks.iter().map(|c| c.0).collect(),
+                        clicks.iter().map(|c| c.1).collect(),
+                    ),
+                    cells: Sparse {
+                        indices: vec![
+                            cells.iter().map(|c| c.0).collect(),
+                            cells.iter().map(|c| c.1).collect(),
+                        ],
+                        values: cells.into_iter().map(|c| c.2).collect(),
+                    },
+                }
+            },
+        )
+}
+
+fn clip() -> impl Strategy<Value = Clip> {
+    (
+        any::<i64>(),
+        "[a-z]{0,3}",
+        // Values a float holds exactly, so that the lossy double round-trips.
+        any::<f32>().prop_map(f64::from),
+        proptest::collection::vec(any::<i64>(), 0..5),
+        proptest::collection::vec(proptest::collection::vec(any::<f32>(), 4), 0..4),
+        proptest::collection::vec(proptest::collection::vec("[a-z]{0,4}", 0..3), 0..4),
+    )
+        .prop_map(|(id, lang, weight, tokens, frames_box, words)| Clip {
+            id,
+            lang,
+            weight,
+            tokens,
+            frames_box,
+            words,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn example_twins_encode_identically(s in sample()) {
+        let twin = SampleTwin::from(&s);
+        differential::<TfExample, _, _>(&s, &twin);
+        differential::<OfRecord, _, _>(&s, &twin);
+    }
+
+    #[test]
+    fn sequence_twins_encode_identically(c in clip()) {
+        differential::<TfSequenceExample, _, _>(&c, &ClipTwin::from(&c));
+    }
+
+    #[test]
+    fn ofrecord_twins_encode_identically(
+        value in any::<f64>(),
+        counts in proptest::collection::vec(any::<i32>(), 0..5),
+        offset in any::<f64>(),
+    ) {
+        let m = Measurement { value, counts, offset };
+        differential::<OfRecord, _, _>(&m, &MeasurementTwin::from(&m));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// TensorFlow's semantics for absent features, through the generated types.
+
+fn example_bytes(features: &[(&str, tensorflow::Feature)]) -> Vec<u8> {
+    let mut f = tensorflow::Features::default();
+    for (k, v) in features {
+        f.feature.insert((*k).to_string(), v.clone());
+    }
+    tensorflow::Example { features: Some(f) }.encode_to_vec()
+}
+
+fn floats(v: &[f32]) -> tensorflow::Feature {
+    tensorflow::Feature {
+        kind: Some(tensorflow::feature::Kind::FloatList(
+            tensorflow::FloatList { value: v.to_vec() },
+        )),
+    }
+}
+
+fn ints(v: &[i64]) -> tensorflow::Feature {
+    tensorflow::Feature {
+        kind: Some(tensorflow::feature::Kind::Int64List(
+            tensorflow::Int64List { value: v.to_vec() },
+        )),
+    }
+}
+
+fn bytes(v: &[&str]) -> tensorflow::Feature {
+    tensorflow::Feature {
+        kind: Some(tensorflow::feature::Kind::BytesList(
+            tensorflow::BytesList {
+                value: v.iter().map(|s| s.as_bytes().to_vec()).collect(),
+            },
+        )),
+    }
+}
+
+#[test]
+fn absent_features_read_as_tensorflow_reads_them() {
+    // Only the features without a default: fixed without `default` is required.
+    let minimal = example_bytes(&[
+        ("image/encoded", bytes(&["png"])),
+        ("score", floats(&[0.5])),
+        ("small", ints(&[7])),
+        ("embedding", floats(&[1.0, 2.0, 3.0, 4.0])),
+    ]);
+    let s = <Sample as Decode<TfExample>>::decode(&minimal).expect("minimal record");
+    assert_eq!(s.label, -1, "fixed with a default");
+    assert!(s.valid);
+    assert_eq!(s.r#type, [1, 2, 3]);
+    assert_eq!(s.caption, None, "optional");
+    assert_eq!(s.bbox_ymin, None);
+    assert!(s.tags.is_empty(), "var: absent is empty");
+    assert!(s.clicks.values.is_empty(), "sparse: absent is empty");
+    assert_eq!(s.cells.indices, [Vec::<i64>::new(), Vec::new()]);
+
+    // A required fixed feature is an error naming its key.
+    let missing = example_bytes(&[("image/encoded", bytes(&["png"]))]);
+    let err = <Sample as Decode<TfExample>>::decode(&missing).unwrap_err();
+    assert!(err.to_string().contains("\"score\""), "{err}");
+
+    // A fixed shape's count is checked.
+    let short = example_bytes(&[
+        ("image/encoded", bytes(&["png"])),
+        ("score", floats(&[0.5])),
+        ("small", ints(&[7])),
+        ("embedding", floats(&[1.0, 2.0, 3.0])),
+    ]);
+    let err = <Sample as Decode<TfExample>>::decode(&short).unwrap_err();
+    assert!(err.to_string().contains("\"embedding\""), "{err}");
+}
+
+fn sequence_bytes(
+    context: &[(&str, tensorflow::Feature)],
+    lists: &[(&str, Vec<tensorflow::Feature>)],
+) -> Vec<u8> {
+    let mut c = tensorflow::Features::default();
+    for (k, v) in context {
+        c.feature.insert((*k).to_string(), v.clone());
+    }
+    let mut l = tensorflow::FeatureLists::default();
+    for (k, steps) in lists {
+        l.feature_list.insert(
+            (*k).to_string(),
+            tensorflow::FeatureList {
+                feature: steps.clone(),
+            },
+        );
+    }
+    tensorflow::SequenceExample {
+        context: Some(c),
+        feature_lists: Some(l),
+    }
+    .encode_to_vec()
+}
+
+#[test]
+fn feature_lists_follow_fixed_len_sequence_feature() {
+    let context = [("id", ints(&[1])), ("weight", floats(&[0.5]))];
+    // `frames/box` (allow_missing) and `words` (var) may be absent; `tokens` may not.
+    let ok = sequence_bytes(&context, &[("tokens", vec![ints(&[4]), ints(&[5])])]);
+    let c = <Clip as Decode<TfSequenceExample>>::decode(&ok).expect("decodes");
+    assert_eq!(c.tokens, [4, 5]);
+    assert!(c.frames_box.is_empty());
+    assert!(c.words.is_empty());
+    assert_eq!(c.lang, "en");
+
+    let no_tokens = sequence_bytes(&context, &[]);
+    let err = <Clip as Decode<TfSequenceExample>>::decode(&no_tokens).unwrap_err();
+    assert!(err.to_string().contains("\"tokens\""), "{err}");
+
+    // Every step of a shaped feature list holds exactly the shape's values.
+    let bad_step = sequence_bytes(
+        &context,
+        &[
+            ("tokens", vec![]),
+            (
+                "frames/box",
+                vec![floats(&[1.0, 2.0, 3.0, 4.0]), floats(&[1.0])],
+            ),
+        ],
+    );
+    let err = <Clip as Decode<TfSequenceExample>>::decode(&bad_step).unwrap_err();
+    assert!(err.to_string().contains("\"frames/box\""), "{err}");
+    let err = <ClipTwin as Decode<TfSequenceExample>>::decode(&bad_step).unwrap_err();
+    assert!(err.to_string().contains("\"frames/box\""), "{err}");
+
+    // A scalar step holds exactly one value.
+    let two_values = sequence_bytes(&context, &[("tokens", vec![ints(&[1, 2])])]);
+    assert!(<Clip as Decode<TfSequenceExample>>::decode(&two_values).is_err());
+}
+
+#[test]
+fn generated_ofrecord_type_denies_unknown_keys() {
+    let m = Measurement {
+        value: 1.25,
+        counts: vec![-1, 2],
+        offset: 0.5,
+    };
+    let bytes = Encode::<OfRecord>::encode_to_vec(&m);
+    assert_eq!(
+        <Measurement as Decode<OfRecord>>::decode(&bytes).unwrap(),
+        m
+    );
+    let mut with_extra = tfrecord_core::proto::oneflow::OfRecord::decode(&bytes[..]).unwrap();
+    with_extra.feature.insert(
+        "extra".to_string(),
+        tfrecord_core::proto::oneflow::Feature::default(),
+    );
+    let err = <Measurement as Decode<OfRecord>>::decode(&with_extra.encode_to_vec()).unwrap_err();
+    assert!(err.to_string().contains("extra"), "{err}");
+}

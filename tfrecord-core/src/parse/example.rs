@@ -1,0 +1,505 @@
+//! `tf.io.parse_example`: a batch of serialized `tf.train.Example`s to tensors, following
+//! TensorFlow's `FastParseExample` and the Python layer above it.
+
+use std::collections::BTreeMap;
+
+use super::ragged::{PartT, Rag, compose};
+use super::read::{extend, feature_error, field_error, to_i64, view};
+use super::spec::{OutputPlan, Plan, RawKey, RawKind, SplitsDType, shape_string};
+use super::tensor::{Tensor, Values};
+use crate::codec::{FeatureView, Msg, TfExample, scan_features};
+use crate::error::{Error, Result};
+
+/// What one key collected over a run of records: the values, and where each record's end.
+#[derive(Clone, Debug)]
+pub(crate) struct KeyBuf {
+    pub(crate) values: Values,
+    /// The end of each record's values in `values` (not kept for fixed-length dense keys).
+    pub(crate) ends: Vec<usize>,
+}
+
+/// A parsed key, before the outputs are put together.
+#[derive(Clone, Debug)]
+pub(crate) enum RawOut {
+    /// A finished tensor (dense keys; sparse keys of feature lists).
+    Tensor(Tensor),
+    /// A sparse key of `parse_example`: one list per record.
+    Var { values: Values, ends: Vec<usize> },
+    /// A ragged key.
+    Rag(Rag),
+}
+
+/// Parses `records[..]`, whose first has index `base` in the batch, into one buffer per key.
+pub(crate) fn parse_run<R: AsRef<[u8]>>(
+    plan: &Plan,
+    records: &[R],
+    base: usize,
+) -> Result<Vec<KeyBuf>> {
+    let mut bufs: Vec<KeyBuf> = plan
+        .raw
+        .iter()
+        .map(|r| KeyBuf {
+            values: Values::empty(r.dtype),
+            ends: Vec::with_capacity(if matches!(r.kind, RawKind::Dense { .. }) {
+                0
+            } else {
+                records.len()
+            }),
+        })
+        .collect();
+    let mut slots: Vec<Option<Msg<'_>>> = vec![None; plan.raw.len()];
+    for (j, record) in records.iter().enumerate() {
+        let index = base + j;
+        // Every slot is `None` here: `read_key` below takes each one.
+        scan_features::<TfExample>(record.as_ref(), |key, msg| {
+            if let Some(i) = plan.lookup(key)
+                && let (Some(raw), Some(slot)) = (plan.raw.get(i), slots.get_mut(i))
+            {
+                // The last entry of a key wins. For a dense key TensorFlow skips an entry whose
+                // `Feature` is empty, so an earlier entry with a value wins over it.
+                let dense = matches!(raw.kind, RawKind::Dense { .. } | RawKind::DenseVar { .. });
+                if !(dense && msg.slices().all(<[u8]>::is_empty)) {
+                    *slot = Some(msg);
+                }
+            }
+            Ok(())
+        })
+        .map_err(|e| e.with_record(u64::try_from(index).unwrap_or(u64::MAX)))?;
+        for ((raw, slot), buf) in plan.raw.iter().zip(slots.iter_mut()).zip(bufs.iter_mut()) {
+            read_key(raw, slot.take(), buf, index)?;
+        }
+    }
+    Ok(bufs)
+}
+
+/// Reads one key of one record into its buffer.
+fn read_key(raw: &RawKey, slot: Option<Msg<'_>>, buf: &mut KeyBuf, index: usize) -> Result<()> {
+    let key = raw.key.as_str();
+    let feature: Option<FeatureView<'_>> = match slot {
+        Some(m) => Some(view(m, key, index)?).filter(FeatureView::has_kind),
+        None => None,
+    };
+    match &raw.kind {
+        RawKind::Dense {
+            shape,
+            stride,
+            default,
+        } => match feature {
+            None => match default {
+                Some(d) => buf.values.extend_from(d),
+                None => {
+                    return Err(feature_error(
+                        key,
+                        index,
+                        format!(
+                            "feature (data type: {}) is required but could not be found: \
+                             expected {stride} value{} of shape {}, found none and no default",
+                            raw.dtype.name(),
+                            if *stride == 1 { "" } else { "s" },
+                            shape_string(false, shape)
+                        ),
+                    ));
+                }
+            },
+            Some(f) => {
+                let n = extend(&mut buf.values, &f)
+                    .map_err(|e| field_error(key, index, raw.dtype, e))?;
+                if n != *stride {
+                    return Err(feature_error(
+                        key,
+                        index,
+                        format!(
+                            "number of {} values != expected: expected {stride} (output shape {}), found {n}",
+                            raw.dtype.name(),
+                            shape_string(false, shape)
+                        ),
+                    ));
+                }
+            }
+        },
+        RawKind::DenseVar {
+            row_shape, stride, ..
+        } => {
+            if let Some(f) = feature {
+                let n = extend(&mut buf.values, &f)
+                    .map_err(|e| field_error(key, index, raw.dtype, e))?;
+                if !n.is_multiple_of(*stride) {
+                    return Err(feature_error(
+                        key,
+                        index,
+                        format!(
+                            "number of {} values is not a multiple of stride length: expected a \
+                             multiple of {stride} (output shape {}), found {n}",
+                            raw.dtype.name(),
+                            shape_string(true, row_shape)
+                        ),
+                    ));
+                }
+            }
+            buf.ends.push(buf.values.len());
+        }
+        RawKind::Sparse | RawKind::Ragged { .. } => {
+            if let Some(f) = feature {
+                extend(&mut buf.values, &f).map_err(|e| field_error(key, index, raw.dtype, e))?;
+            }
+            buf.ends.push(buf.values.len());
+        }
+    }
+    Ok(())
+}
+
+/// Concatenates the buffers of consecutive runs of records.
+pub(crate) fn merge_runs(mut runs: Vec<Vec<KeyBuf>>) -> Vec<KeyBuf> {
+    if runs.len() == 1 {
+        return runs.pop().unwrap_or_default();
+    }
+    let mut iter = runs.into_iter();
+    let Some(mut acc) = iter.next() else {
+        return Vec::new();
+    };
+    for run in iter {
+        for (a, b) in acc.iter_mut().zip(run) {
+            let offset = a.values.len();
+            a.ends.extend(b.ends.into_iter().map(|e| e + offset));
+            a.values.append(b.values);
+        }
+    }
+    acc
+}
+
+/// Turns the merged buffers into the raw tensors of each key.
+pub(crate) fn finish_keys(plan: &Plan, bufs: Vec<KeyBuf>, batch: usize) -> Result<Vec<RawOut>> {
+    plan.raw
+        .iter()
+        .zip(bufs)
+        .map(|(raw, buf)| {
+            Ok(match &raw.kind {
+                RawKind::Dense { shape, .. } => {
+                    let mut s = Vec::with_capacity(shape.len() + 1);
+                    s.push(batch);
+                    s.extend_from_slice(shape);
+                    RawOut::Tensor(Tensor::Dense {
+                        shape: s,
+                        values: buf.values,
+                    })
+                }
+                RawKind::DenseVar {
+                    row_shape,
+                    stride,
+                    pad,
+                    ..
+                } => RawOut::Tensor(pad_rows(&raw.key, buf, batch, row_shape, *stride, pad)?),
+                RawKind::Sparse => RawOut::Var {
+                    values: buf.values,
+                    ends: buf.ends,
+                },
+                RawKind::Ragged { splits } => RawOut::Rag(Rag {
+                    values: buf.values,
+                    splits: vec![row_splits(&buf.ends, *splits)],
+                    dense_inner: 0,
+                }),
+            })
+        })
+        .collect()
+}
+
+/// `[0] + ends`, in the splits type.
+fn row_splits(ends: &[usize], dt: SplitsDType) -> Vec<i64> {
+    let mut s = Vec::with_capacity(ends.len() + 1);
+    s.push(0);
+    s.extend(ends.iter().map(|&e| dt.fit(to_i64(e))));
+    s
+}
+
+/// The rows of a `FixedLenSequenceFeature`, padded to the longest record:
+/// `[batch, max_rows] + row_shape`.
+fn pad_rows(
+    key: &str,
+    buf: KeyBuf,
+    batch: usize,
+    row_shape: &[usize],
+    stride: usize,
+    pad: &Values,
+) -> Result<Tensor> {
+    let mut start = 0usize;
+    let mut max = 0usize;
+    for &end in &buf.ends {
+        max = max.max(end.saturating_sub(start));
+        start = end;
+    }
+    let rows = max / stride.max(1);
+    let total = batch
+        .checked_mul(max)
+        .ok_or_else(|| Error::feature("padded output is too large").with_key(key))?;
+    let out = if total == buf.values.len() {
+        // Every record has the most rows: nothing to pad.
+        buf.values
+    } else {
+        let mut out = Values::empty(buf.values.dtype());
+        out.try_reserve(total).map_err(|e| {
+            Error::feature(format!("padded output of {total} values: {e}")).with_key(key)
+        })?;
+        let mut src = buf.values;
+        let mut start = 0usize;
+        for &end in &buf.ends {
+            push_range(&mut out, &mut src, start, end);
+            out.push_repeat(pad, 0, max.saturating_sub(end.saturating_sub(start)));
+            start = end;
+        }
+        out
+    };
+    let mut shape = Vec::with_capacity(row_shape.len() + 2);
+    shape.push(batch);
+    shape.push(rows);
+    shape.extend_from_slice(row_shape);
+    Ok(Tensor::Dense { shape, values: out })
+}
+
+/// Moves `src[a..b]` to the end of `out` (same type; strings are taken, not copied).
+fn push_range(out: &mut Values, src: &mut Values, a: usize, b: usize) {
+    match (out, src) {
+        (Values::Int64(d), Values::Int64(s)) => d.extend_from_slice(s.get(a..b).unwrap_or(&[])),
+        (Values::Float32(d), Values::Float32(s)) => {
+            d.extend_from_slice(s.get(a..b).unwrap_or(&[]));
+        }
+        (Values::Bytes(d), Values::Bytes(s)) => {
+            if let Some(range) = s.get_mut(a..b) {
+                d.extend(range.iter_mut().map(std::mem::take));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The sparse tensor of a `VarLenFeature`: `[batch, index]` indices in record order.
+pub(crate) fn var_to_sparse(values: Values, ends: &[usize]) -> Tensor {
+    let mut indices = Vec::with_capacity(values.len() * 2);
+    let mut start = 0usize;
+    let mut max = 0usize;
+    for (b, &end) in ends.iter().enumerate() {
+        let n = end.saturating_sub(start);
+        max = max.max(n);
+        for i in 0..n {
+            indices.push(to_i64(b));
+            indices.push(to_i64(i));
+        }
+        start = end;
+    }
+    Tensor::Sparse {
+        indices,
+        values,
+        dense_shape: vec![to_i64(ends.len()), to_i64(max)],
+    }
+}
+
+/// The raw tensors of a batch, handed out to the outputs: the last user of a key takes it,
+/// earlier ones get a copy.
+pub(crate) struct Pool {
+    items: Vec<Option<RawOut>>,
+    uses: Vec<usize>,
+}
+
+impl Pool {
+    pub(crate) fn new(items: Vec<RawOut>, plan: &Plan) -> Pool {
+        let mut uses = vec![0usize; items.len()];
+        let mut count = |i: usize| {
+            if let Some(u) = uses.get_mut(i) {
+                *u += 1;
+            }
+        };
+        for (_, out) in &plan.outputs {
+            match out {
+                OutputPlan::Raw(i) => count(*i),
+                OutputPlan::Sparse { index, value, .. } => {
+                    index.iter().for_each(|&i| count(i));
+                    count(*value);
+                }
+                OutputPlan::Ragged {
+                    value, partitions, ..
+                } => {
+                    count(*value);
+                    for p in partitions {
+                        if let Some(i) = partition_key(p) {
+                            count(i);
+                        }
+                    }
+                }
+            }
+        }
+        Pool {
+            items: items.into_iter().map(Some).collect(),
+            uses,
+        }
+    }
+
+    pub(crate) fn take(&mut self, i: usize) -> Option<RawOut> {
+        let uses = self.uses.get_mut(i)?;
+        *uses = uses.saturating_sub(1);
+        let last = *uses == 0;
+        let slot = self.items.get_mut(i)?;
+        if last { slot.take() } else { slot.clone() }
+    }
+
+    /// A partition key as a one-level partition tensor.
+    pub(crate) fn partition(&mut self, i: usize, dt: SplitsDType) -> Option<PartT> {
+        match self.take(i)? {
+            RawOut::Rag(r) => Some(PartT::from_rag(&r, dt)),
+            _ => None,
+        }
+    }
+}
+
+pub(crate) fn partition_key(p: &super::spec::PartitionPlan) -> Option<usize> {
+    use super::spec::PartitionPlan as P;
+    match *p {
+        P::Splits(i) | P::Lengths(i) | P::Starts(i) | P::Limits(i) | P::RowIds(i) => Some(i),
+        P::Uniform(_) => None,
+    }
+}
+
+/// Puts the outputs of `plan` together from the parsed keys.
+pub(crate) fn build_outputs(
+    plan: &Plan,
+    raws: Vec<RawOut>,
+    row_budget: usize,
+) -> Result<BTreeMap<String, Tensor>> {
+    let mut pool = Pool::new(raws, plan);
+    let mut out = BTreeMap::new();
+    for (name, p) in &plan.outputs {
+        let missing = || Error::feature("internal error: a parsed key is missing").with_key(name);
+        let tensor = match p {
+            OutputPlan::Raw(i) => match pool.take(*i).ok_or_else(missing)? {
+                RawOut::Tensor(t) => t,
+                RawOut::Var { values, ends } => var_to_sparse(values, &ends),
+                RawOut::Rag(r) => r.into_tensor(),
+            },
+            OutputPlan::Sparse {
+                index,
+                index_names,
+                value,
+                size,
+                already_sorted,
+            } => {
+                let (values, ends) = match pool.take(*value).ok_or_else(missing)? {
+                    RawOut::Var { values, ends } => (values, ends),
+                    _ => return Err(missing()),
+                };
+                let mut ids = Vec::with_capacity(index.len());
+                for (&i, n) in index.iter().zip(index_names) {
+                    match pool.take(i).ok_or_else(missing)? {
+                        RawOut::Var {
+                            values: Values::Int64(v),
+                            ends,
+                        } => ids.push((n.as_str(), v, ends)),
+                        _ => return Err(missing()),
+                    }
+                }
+                sparse_feature(name, values, &ends, &ids, size, *already_sorted)?
+            }
+            OutputPlan::Ragged {
+                value,
+                partitions,
+                splits,
+            } => {
+                let rag = match pool.take(*value).ok_or_else(missing)? {
+                    RawOut::Rag(r) => r,
+                    _ => return Err(missing()),
+                };
+                let dt = *splits;
+                compose(rag, partitions, |i| pool.partition(i, dt), dt, row_budget)
+                    .map_err(|e| ragged_error(name, &e))?
+                    .into_tensor()
+            }
+        };
+        out.insert(name.clone(), tensor);
+    }
+    Ok(out)
+}
+
+#[cold]
+pub(crate) fn ragged_error(name: &str, detail: &str) -> Error {
+    Error::feature(format!("cannot build the ragged tensor: {detail}")).with_key(name)
+}
+
+/// A `SparseFeature`: TensorFlow's `sparse_merge` of the index keys' and value key's sparse
+/// tensors, then `sparse_reorder` unless `already_sorted`.
+fn sparse_feature(
+    name: &str,
+    values: Values,
+    ends: &[usize],
+    ids: &[(&str, Vec<i64>, Vec<usize>)],
+    size: &[i64],
+    already_sorted: bool,
+) -> Result<Tensor> {
+    let nnz = values.len();
+    for (key, v, id_ends) in ids {
+        if v.len() != nnz {
+            // TensorFlow only sees the totals; name the first record that differs.
+            let record = first_difference(ends, id_ends);
+            let mut e = Error::feature(format!(
+                "SparseFeature index feature {key:?} and value feature must have the same number \
+                 of values: expected {nnz}, found {}",
+                v.len()
+            ))
+            .with_key(name);
+            if let Some(r) = record {
+                e = e.with_record(u64::try_from(r).unwrap_or(u64::MAX));
+            }
+            return Err(e);
+        }
+    }
+    let rank = ids.len() + 1;
+    let mut indices = Vec::with_capacity(nnz * rank);
+    let mut start = 0usize;
+    for (b, &end) in ends.iter().enumerate() {
+        for j in start..end.max(start) {
+            indices.push(to_i64(b));
+            for (_, v, _) in ids {
+                indices.push(v.get(j).copied().unwrap_or(0));
+            }
+        }
+        start = end;
+    }
+    let mut dense_shape = Vec::with_capacity(rank);
+    dense_shape.push(to_i64(ends.len()));
+    dense_shape.extend_from_slice(size);
+    let sorted = |a: &[i64], b: &[i64]| a < b;
+    let in_order = indices
+        .chunks_exact(rank)
+        .zip(indices.chunks_exact(rank).skip(1))
+        .all(|(a, b)| sorted(a, b));
+    if already_sorted || in_order {
+        return Ok(Tensor::Sparse {
+            indices,
+            values,
+            dense_shape,
+        });
+    }
+    let mut perm: Vec<usize> = (0..nnz).collect();
+    perm.sort_by(|&a, &b| {
+        let ra = indices.get(a * rank..(a + 1) * rank).unwrap_or(&[]);
+        let rb = indices.get(b * rank..(b + 1) * rank).unwrap_or(&[]);
+        ra.cmp(rb)
+    });
+    let mut sorted_indices = Vec::with_capacity(indices.len());
+    for &p in &perm {
+        sorted_indices.extend_from_slice(indices.get(p * rank..(p + 1) * rank).unwrap_or(&[]));
+    }
+    Ok(Tensor::Sparse {
+        indices: sorted_indices,
+        values: values.permuted(&perm),
+        dense_shape,
+    })
+}
+
+/// The first record whose per-record counts differ between two sparse keys.
+fn first_difference(a: &[usize], b: &[usize]) -> Option<usize> {
+    let mut prev = (0usize, 0usize);
+    for (r, (&x, &y)) in a.iter().zip(b).enumerate() {
+        if x.saturating_sub(prev.0) != y.saturating_sub(prev.1) {
+            return Some(r);
+        }
+        prev = (x, y);
+    }
+    None
+}

@@ -1,0 +1,269 @@
+//! Batch parsing into tensors, bit for bit as `tf.io.parse_example` and
+//! `tf.io.parse_sequence_example` (TensorFlow 2.x) return them.
+//!
+//! A [`Spec`] maps output names to [`FeatureSpec`]s, TensorFlow's feature configuration
+//! types as plain data (`FixedLenFeature`, `VarLenFeature`, `SparseFeature`,
+//! `FixedLenSequenceFeature`, `RaggedFeature` with every partition kind). Parsing a batch of
+//! serialized records gives one [`Tensor`] per output, batch dimension first: dense tensors as a
+//! flat row-major buffer with a shape, sparse tensors as COO (`indices`, `values`,
+//! `dense_shape`), ragged tensors as flat values with their nested row splits.
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use tfrecord_core::parse::{parse_example, tensors_to_json, DType, FeatureSpec, Tensor, Values};
+//! use tfrecord_core::proto::tensorflow::{feature, Example, Feature, Features, Int64List};
+//! use tfrecord_core::Message;
+//!
+//! let record = |ids: Vec<i64>| {
+//!     let mut f = Features::default();
+//!     let list = Int64List { value: ids };
+//!     f.feature.insert("ids".into(), Feature { kind: Some(feature::Kind::Int64List(list)) });
+//!     Example { features: Some(f) }.encode_to_vec()
+//! };
+//! let records = [record(vec![7, 8]), record(vec![9])];
+//!
+//! let mut spec = BTreeMap::new();
+//! spec.insert("ids".to_string(), FeatureSpec::var_len(DType::Int64));
+//! spec.insert("first".to_string(), FeatureSpec::fixed_len_with_default(DType::Int64, [], -1));
+//! let out = parse_example(&spec, &records)?;
+//!
+//! assert_eq!(out["first"], Tensor::Dense { shape: vec![2], values: Values::Int64(vec![-1, -1]) });
+//! assert_eq!(
+//!     tensors_to_json(&out)["ids"].to_string(),
+//!     r#"{"sparse":{"dense_shape":[2,2],"indices":[[0,0],[0,1],[1,0]],"values":[7,8,9]}}"#
+//! );
+//! # Ok::<(), tfrecord_core::Error>(())
+//! ```
+//!
+//! # Semantics
+//!
+//! These follow TensorFlow's `FastParseExample` / `FastParseSequenceExample` kernels and the
+//! Python layer above them (`parsing_config.py`), checked against outputs recorded from
+//! TensorFlow 2.21:
+//!
+//! - **`FixedLen`**: each record holds exactly `prod(shape)` values of the type, or lacks the
+//!   feature and the default is used (no default: an error). A `Feature` with no list set
+//!   counts as missing.
+//! - **`VarLen`**: `indices` are `[record, position]` in record order, `dense_shape` is
+//!   `[batch, longest list]`.
+//! - **`Sparse`** (`SparseFeature`): TensorFlow's `sparse_merge` of the index keys and the value
+//!   key, then sorted by index (`tf.sparse.reorder`, a stable sort here) unless
+//!   `already_sorted`. Only the total counts are checked, as in TensorFlow; indices are not
+//!   checked against `size`.
+//! - **`FixedLenSequence`** in `parse_example`: rows of `shape`, padded with the default (or
+//!   zero / `""`) to the record with the most rows.
+//! - **`Ragged`**: the partitions are applied innermost first, exactly as
+//!   `_add_batched_ragged_partition` does with `validate=False` (TensorFlow's default): the
+//!   row partitions are used as given, not validated. Row splits are computed in the
+//!   `row_splits_dtype` (TensorFlow's default is `int32`).
+//! - Errors are [`Error`]s naming the record index (`Error::record`), the feature key
+//!   (`Error::key`) and expected versus found, wherever TensorFlow fails (missing required
+//!   feature, type mismatch, wrong value count, ...). Invalid specs (what TensorFlow's Python
+//!   layer rejects with `ValueError`) are errors too.
+//!
+//! Decoding accepts every valid protobuf encoding, as the rest of this crate does (packed or
+//! unpacked lists, split messages, map entries in either order, unknown fields); TensorFlow's
+//! fast parser accepts only the canonical layout and fails on the rest. Where a key appears
+//! twice in a record, the last entry wins, as in TensorFlow (for a dense feature, the last entry
+//! that is not an empty `Feature`).
+//!
+//! Each record is walked once; feature keys are matched against the spec by their bytes
+//! (binary search over the spec's sorted keys), values are decoded straight into the output
+//! buffers. [`ExampleParser::parse_parallel`] splits large batches over threads with the same
+//! results.
+
+mod example;
+mod ragged;
+mod read;
+mod sequence;
+mod spec;
+mod tensor;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+pub use spec::{DType, FeatureSpec, Partition, Spec, SplitsDType};
+pub use tensor::{Tensor, Values, tensors_to_json};
+
+use crate::error::{Error, Result};
+use spec::{Mode, Plan};
+
+/// Output name to tensor: what one batch parses into.
+pub type Tensors = BTreeMap<String, Tensor>;
+
+/// How many rows value row ids may imply per batch: 8 per input byte, plus 64 Ki. A larger
+/// count (a huge id in a small record) is an error instead of a huge allocation.
+fn row_budget(total_bytes: usize) -> usize {
+    total_bytes.saturating_mul(8).saturating_add(1 << 16)
+}
+
+fn total_bytes<R: AsRef<[u8]>>(records: &[R]) -> usize {
+    records
+        .iter()
+        .fold(0usize, |acc, r| acc.saturating_add(r.as_ref().len()))
+}
+
+/// A compiled [`Spec`] for `tf.train.Example` batches: check the spec once, parse many
+/// batches.
+#[derive(Clone, Debug)]
+pub struct ExampleParser {
+    plan: Plan,
+}
+
+impl ExampleParser {
+    /// Checks `spec` as TensorFlow does when building the parse op.
+    ///
+    /// # Errors
+    /// What `tf.io.parse_example` rejects with `ValueError`: an empty spec, a key used with
+    /// conflicting types or as both a dense and a sparse / ragged key, a default that does not
+    /// fit the shape or type, a `FixedLenSequence` without `allow_missing`, a `SparseFeature`
+    /// whose sizes do not match its index keys, a zero uniform row length.
+    pub fn new(spec: &Spec) -> Result<Self> {
+        if spec.is_empty() {
+            return Err(Error::feature(
+                "invalid feature spec: at least one feature is needed",
+            ));
+        }
+        Ok(ExampleParser {
+            plan: Plan::compile(spec, Mode::Example)?,
+        })
+    }
+
+    /// Parses a batch of serialized `tf.train.Example`s, as `tf.io.parse_example`.
+    ///
+    /// # Errors
+    /// Malformed records, and every case where TensorFlow fails (see the [module](self) docs);
+    /// the error names the record index and the feature key.
+    pub fn parse<R: AsRef<[u8]>>(&self, records: &[R]) -> Result<Tensors> {
+        let bufs = example::parse_run(&self.plan, records, 0)?;
+        self.finish(bufs, records.len(), total_bytes(records))
+    }
+
+    /// As [`parse`](Self::parse), with the records split over `threads` threads (`0`: as many as
+    /// the machine has). Small batches are parsed on the calling thread. The result, and the
+    /// error when there is one, are the same as `parse`'s.
+    ///
+    /// # Errors
+    /// As [`parse`](Self::parse).
+    pub fn parse_parallel<R: AsRef<[u8]> + Sync>(
+        &self,
+        records: &[R],
+        threads: usize,
+    ) -> Result<Tensors> {
+        const MIN_PER_THREAD: usize = 64;
+        let threads = if threads == 0 {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        } else {
+            threads
+        };
+        let threads = threads.min(records.len() / MIN_PER_THREAD).max(1);
+        if threads == 1 {
+            return self.parse(records);
+        }
+        let per = records.len().div_ceil(threads);
+        let plan = &self.plan;
+        let runs: Vec<Result<Vec<example::KeyBuf>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = records
+                .chunks(per)
+                .enumerate()
+                .map(|(i, chunk)| s.spawn(move || example::parse_run(plan, chunk, i * per)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(Error::feature("internal error: a parsing thread panicked"))
+                    })
+                })
+                .collect()
+        });
+        // The first failing run holds the first failing record: the same error as `parse`.
+        let runs = runs.into_iter().collect::<Result<Vec<_>>>()?;
+        self.finish(
+            example::merge_runs(runs),
+            records.len(),
+            total_bytes(records),
+        )
+    }
+
+    fn finish(&self, bufs: Vec<example::KeyBuf>, batch: usize, bytes: usize) -> Result<Tensors> {
+        let raws = example::finish_keys(&self.plan, bufs, batch)?;
+        example::build_outputs(&self.plan, raws, row_budget(bytes))
+    }
+}
+
+/// A compiled pair of specs for `tf.train.SequenceExample` batches.
+#[derive(Clone, Debug)]
+pub struct SequenceExampleParser {
+    context: Plan,
+    lists: Plan,
+}
+
+impl SequenceExampleParser {
+    /// Checks the specs as TensorFlow does: the context takes `FixedLen`, `VarLen` and
+    /// `Ragged` features; the feature lists take `VarLen`, `FixedLenSequence` (without a
+    /// default) and `Ragged`.
+    ///
+    /// # Errors
+    /// Both specs empty, an unsupported feature type, and what [`ExampleParser::new`] rejects.
+    pub fn new(context: &Spec, feature_lists: &Spec) -> Result<Self> {
+        if context.is_empty() && feature_lists.is_empty() {
+            return Err(Error::feature(
+                "invalid feature spec: at least one context feature or feature list is needed",
+            ));
+        }
+        Ok(SequenceExampleParser {
+            context: Plan::compile(context, Mode::Context)?,
+            lists: Plan::compile(feature_lists, Mode::FeatureLists)?,
+        })
+    }
+
+    /// Parses a batch of serialized `tf.train.SequenceExample`s, as
+    /// `tf.io.parse_sequence_example`: the context tensors, the feature-list tensors, and for
+    /// each `FixedLenSequence` feature list the number of steps of each record (a dense
+    /// `int64` tensor of shape `[batch]`).
+    ///
+    /// Feature lists come out with two batch dimensions: a `FixedLenSequence` as
+    /// `[batch, max_steps] + shape` padded with zeros / `""`, a `VarLen` as a sparse
+    /// `[batch, max_steps, max_values]` tensor, a `Ragged` as `[batch, (steps), (values)]`.
+    ///
+    /// # Errors
+    /// Malformed records, and every case where TensorFlow fails; the error names the record
+    /// index and the feature key.
+    pub fn parse<R: AsRef<[u8]>>(&self, records: &[R]) -> Result<(Tensors, Tensors, Tensors)> {
+        sequence::parse_batch(
+            &self.context,
+            &self.lists,
+            records,
+            row_budget(total_bytes(records)),
+        )
+    }
+}
+
+/// Parses a batch of serialized `tf.train.Example`s into one tensor per output of `spec`,
+/// exactly as `tf.io.parse_example(records, spec)` does.
+///
+/// # Errors
+/// An invalid spec ([`ExampleParser::new`]), malformed records, and every case where TensorFlow
+/// fails: a required feature missing, a value list of another type, a `FixedLen` feature with
+/// the wrong number of values, ... The error names the record index and the feature key.
+pub fn parse_example<R: AsRef<[u8]>>(spec: &Spec, records: &[R]) -> Result<Tensors> {
+    ExampleParser::new(spec)?.parse(records)
+}
+
+/// Parses a batch of serialized `tf.train.SequenceExample`s, exactly as
+/// `tf.io.parse_sequence_example(records, context_spec, sequence_spec)` does: the context
+/// tensors, the feature-list tensors, and the feature-list lengths (see
+/// [`SequenceExampleParser::parse`]).
+///
+/// # Errors
+/// As [`SequenceExampleParser::new`] and [`SequenceExampleParser::parse`].
+pub fn parse_sequence_example<R: AsRef<[u8]>>(
+    context_spec: &Spec,
+    sequence_spec: &Spec,
+    records: &[R],
+) -> Result<(Tensors, Tensors, Tensors)> {
+    SequenceExampleParser::new(context_spec, sequence_spec)?.parse(records)
+}

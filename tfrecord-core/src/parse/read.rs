@@ -1,0 +1,122 @@
+//! Reading one feature's values out of the wire bytes, and the errors that name it.
+
+use super::spec::DType;
+use super::tensor::Values;
+use crate::codec::{FeatureView, FieldError, ListKind, Msg, Tf};
+use crate::error::Error;
+
+/// An error about feature `key` of record `record`.
+#[cold]
+pub(crate) fn feature_error(key: &str, record: usize, detail: impl Into<String>) -> Error {
+    Error::feature(detail)
+        .with_key(key)
+        .with_record(u64::try_from(record).unwrap_or(u64::MAX))
+}
+
+/// Turns a wire-level error about feature `key` of record `record` into an [`Error`].
+#[cold]
+pub(crate) fn field_error(key: &str, record: usize, dtype: DType, e: FieldError) -> Error {
+    match e {
+        FieldError::WrongKind { found, .. } => {
+            feature_error(key, record, dtype_mismatch(dtype, found))
+        }
+        FieldError::Malformed(what) => Error::decode("tensorflow.Feature", what)
+            .with_key(key)
+            .with_record(u64::try_from(record).unwrap_or(u64::MAX)),
+        other => feature_error(key, record, other.to_string()),
+    }
+}
+
+/// TensorFlow's "Data types don't match", with expected versus found.
+pub(crate) fn dtype_mismatch(expected: DType, found: ListKind) -> String {
+    format!(
+        "data types don't match: expected {} ({}), found {} ({})",
+        expected.name(),
+        expected.list_kind().name(),
+        DType::of_kind(found),
+        found.name()
+    )
+}
+
+/// The `Feature` message of a map entry, decoded far enough to know its kind.
+pub(crate) fn view<'de>(
+    msg: Msg<'de>,
+    key: &str,
+    record: usize,
+) -> Result<FeatureView<'de>, Error> {
+    FeatureView::new::<Tf>(msg).map_err(|e| field_error(key, record, DType::Int64, e))
+}
+
+/// Appends the values of `view` to `out` (whose variant is the expected type) and returns how
+/// many there were. A feature with no kind set adds nothing.
+///
+/// # Errors
+/// A list of another kind, or malformed protobuf.
+pub(crate) fn extend(out: &mut Values, view: &FeatureView<'_>) -> Result<usize, FieldError> {
+    let before = out.len();
+    match out {
+        Values::Int64(v) => view
+            .values::<Tf>(ListKind::Int64)?
+            .extend_into::<Tf, i64>(v)?,
+        Values::Float32(v) => view
+            .values::<Tf>(ListKind::Float)?
+            .extend_into::<Tf, f32>(v)?,
+        Values::Bytes(v) => view
+            .values::<Tf>(ListKind::Bytes)?
+            .extend_into::<Tf, Vec<u8>>(v)?,
+    }
+    Ok(out.len() - before)
+}
+
+/// Checks that `view` (with a kind set) holds values of `dtype`, without decoding them.
+///
+/// # Errors
+/// A list of another kind.
+pub(crate) fn check_kind(view: &FeatureView<'_>, dtype: DType) -> Result<(), FieldError> {
+    view.values::<Tf>(dtype.list_kind()).map(|_| ())
+}
+
+/// Calls `f(step, feature)` for each `Feature` of a `FeatureList` message (`feature` = 1), in
+/// order.
+///
+/// # Errors
+/// Malformed protobuf, or an error from `f`.
+pub(crate) fn for_each_step<'de>(
+    list: &Msg<'de>,
+    key: &str,
+    record: usize,
+    mut f: impl FnMut(usize, FeatureView<'de>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut step = 0usize;
+    for slice in list.slices() {
+        let mut fields = crate::codec::wire::Fields::new(slice);
+        loop {
+            let next = fields.next_field().map_err(|e| {
+                Error::decode("tensorflow.FeatureList", e.0)
+                    .with_key(key)
+                    .with_record(u64::try_from(record).unwrap_or(u64::MAX))
+            })?;
+            let Some((num, value)) = next else { break };
+            if num != 1 {
+                continue; // an unknown field
+            }
+            let crate::codec::wire::Value::Len(bytes) = value else {
+                return Err(Error::decode(
+                    "tensorflow.FeatureList",
+                    "a feature list step that is not a message",
+                )
+                .with_key(key)
+                .with_record(u64::try_from(record).unwrap_or(u64::MAX)));
+            };
+            f(step, view(Msg::new(bytes), key, record)?)?;
+            step += 1;
+        }
+    }
+    Ok(())
+}
+
+/// `n` as an `i64` (lengths always fit).
+#[inline]
+pub(crate) fn to_i64(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,358 @@
+//! Output tensors: flat row-major buffers with their shapes, and their JSON form.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use serde_json::{Number, Value};
+
+use super::spec::DType;
+
+/// A flat buffer of tensor elements, row-major.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Values {
+    /// `tf.int64` elements.
+    Int64(Vec<i64>),
+    /// `tf.float32` elements, bit for bit as stored (NaN payloads included).
+    Float32(Vec<f32>),
+    /// `tf.string` elements: arbitrary bytes.
+    Bytes(Vec<Vec<u8>>),
+}
+
+impl Values {
+    /// An empty buffer of `dtype`.
+    pub fn empty(dtype: DType) -> Self {
+        match dtype {
+            DType::Int64 => Values::Int64(Vec::new()),
+            DType::Float32 => Values::Float32(Vec::new()),
+            DType::String => Values::Bytes(Vec::new()),
+        }
+    }
+
+    /// `n` zeros (or empty strings) of `dtype`.
+    pub fn zeros(dtype: DType, n: usize) -> Self {
+        match dtype {
+            DType::Int64 => Values::Int64(vec![0; n]),
+            DType::Float32 => Values::Float32(vec![0.0; n]),
+            DType::String => Values::Bytes(vec![Vec::new(); n]),
+        }
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Values::Int64(_) => DType::Int64,
+            Values::Float32(_) => DType::Float32,
+            Values::Bytes(_) => DType::String,
+        }
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            Values::Int64(v) => v.len(),
+            Values::Float32(v) => v.len(),
+            Values::Bytes(v) => v.len(),
+        }
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The elements if they are `int64`.
+    pub fn as_i64(&self) -> Option<&[i64]> {
+        match self {
+            Values::Int64(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The elements if they are `float32`.
+    pub fn as_f32(&self) -> Option<&[f32]> {
+        match self {
+            Values::Float32(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The elements if they are strings.
+    pub fn as_bytes(&self) -> Option<&[Vec<u8>]> {
+        match self {
+            Values::Bytes(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The elements as JSON: numbers, floats as numbers or `"NaN"` / `"Infinity"` /
+    /// `"-Infinity"`, bytes as standard base64.
+    pub fn to_json(&self) -> Vec<Value> {
+        match self {
+            Values::Int64(v) => v.iter().map(|&x| Value::from(x)).collect(),
+            Values::Float32(v) => v.iter().map(|&x| float_json(x)).collect(),
+            Values::Bytes(v) => v
+                .iter()
+                .map(|b| Value::String(base64::engine::general_purpose::STANDARD.encode(b)))
+                .collect(),
+        }
+    }
+
+    // ---- crate-internal buffer operations (the variants always agree; see callers) ----
+
+    /// Appends `n` copies of element `i` of `src` (same type).
+    pub(crate) fn push_repeat(&mut self, src: &Values, i: usize, n: usize) {
+        match (self, src) {
+            (Values::Int64(d), Values::Int64(s)) => {
+                if let Some(&x) = s.get(i) {
+                    d.extend(std::iter::repeat_n(x, n));
+                }
+            }
+            (Values::Float32(d), Values::Float32(s)) => {
+                if let Some(&x) = s.get(i) {
+                    d.extend(std::iter::repeat_n(x, n));
+                }
+            }
+            (Values::Bytes(d), Values::Bytes(s)) => {
+                if let Some(x) = s.get(i) {
+                    d.extend(std::iter::repeat_n(x, n).cloned());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Appends all of `src` (same type).
+    pub(crate) fn extend_from(&mut self, src: &Values) {
+        match (self, src) {
+            (Values::Int64(d), Values::Int64(s)) => d.extend_from_slice(s),
+            (Values::Float32(d), Values::Float32(s)) => d.extend_from_slice(s),
+            (Values::Bytes(d), Values::Bytes(s)) => d.extend_from_slice(s),
+            _ => {}
+        }
+    }
+
+    /// Moves all of `src` to the end (same type).
+    pub(crate) fn append(&mut self, src: Values) {
+        match (self, src) {
+            (Values::Int64(d), Values::Int64(mut s)) => d.append(&mut s),
+            (Values::Float32(d), Values::Float32(mut s)) => d.append(&mut s),
+            (Values::Bytes(d), Values::Bytes(mut s)) => d.append(&mut s),
+            _ => {}
+        }
+    }
+
+    /// Reserves room for `n` more elements, failing instead of aborting when that is
+    /// impossible.
+    pub(crate) fn try_reserve(
+        &mut self,
+        n: usize,
+    ) -> Result<(), std::collections::TryReserveError> {
+        match self {
+            Values::Int64(v) => v.try_reserve(n),
+            Values::Float32(v) => v.try_reserve(n),
+            Values::Bytes(v) => v.try_reserve(n),
+        }
+    }
+
+    /// The elements in the order of `perm` (indices into `self`).
+    pub(crate) fn permuted(self, perm: &[usize]) -> Values {
+        match self {
+            Values::Int64(v) => {
+                Values::Int64(perm.iter().filter_map(|&i| v.get(i).copied()).collect())
+            }
+            Values::Float32(v) => {
+                Values::Float32(perm.iter().filter_map(|&i| v.get(i).copied()).collect())
+            }
+            Values::Bytes(mut v) => Values::Bytes(
+                perm.iter()
+                    .map(|&i| v.get_mut(i).map(std::mem::take).unwrap_or_default())
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl From<Vec<i64>> for Values {
+    fn from(v: Vec<i64>) -> Self {
+        Values::Int64(v)
+    }
+}
+
+impl From<Vec<f32>> for Values {
+    fn from(v: Vec<f32>) -> Self {
+        Values::Float32(v)
+    }
+}
+
+impl From<Vec<Vec<u8>>> for Values {
+    fn from(v: Vec<Vec<u8>>) -> Self {
+        Values::Bytes(v)
+    }
+}
+
+impl From<i64> for Values {
+    fn from(v: i64) -> Self {
+        Values::Int64(vec![v])
+    }
+}
+
+impl From<f32> for Values {
+    fn from(v: f32) -> Self {
+        Values::Float32(vec![v])
+    }
+}
+
+impl From<&[u8]> for Values {
+    fn from(v: &[u8]) -> Self {
+        Values::Bytes(vec![v.to_vec()])
+    }
+}
+
+impl From<&str> for Values {
+    fn from(v: &str) -> Self {
+        Values::Bytes(vec![v.as_bytes().to_vec()])
+    }
+}
+
+/// One parsed tensor, as `tf.io.parse_example` returns it: a `tf.Tensor`, a
+/// `tf.SparseTensor` or a `tf.RaggedTensor`. The batch dimension comes first.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Tensor {
+    /// A dense tensor: `values` holds `shape.iter().product()` elements, row-major (ready for
+    /// `ndarray::Array::from_shape_vec(shape, values)`).
+    Dense {
+        /// The dimensions.
+        shape: Vec<usize>,
+        /// The elements, row-major.
+        values: Values,
+    },
+    /// A sparse tensor (COO). `indices` is the `[nnz, rank]` index matrix, flat and row-major:
+    /// entry `i` is at `indices[i * rank..(i + 1) * rank]`, with `rank = dense_shape.len()`
+    /// (see [`Tensor::sparse_index`]). Entries are in TensorFlow's order.
+    Sparse {
+        /// The index matrix `[nnz, rank]`, row-major.
+        indices: Vec<i64>,
+        /// The `nnz` values.
+        values: Values,
+        /// The dense shape (its length is the rank).
+        dense_shape: Vec<i64>,
+    },
+    /// A ragged tensor: `flat_values` split by `nested_row_splits`, outermost first (the first
+    /// has `batch + 1` entries). A trailing `UniformRowLength` partition, which TensorFlow
+    /// keeps as an inner dense dimension of `flat_values`, appears here as a uniform row-splits
+    /// level `[0, n, 2n, ...]`, so `flat_values` is always flat.
+    Ragged {
+        /// The values, flat.
+        flat_values: Values,
+        /// The row splits of each ragged dimension, outermost first.
+        nested_row_splits: Vec<Vec<i64>>,
+    },
+}
+
+impl Tensor {
+    /// The values buffer (the flat values of a ragged tensor).
+    pub fn values(&self) -> &Values {
+        match self {
+            Tensor::Dense { values, .. } | Tensor::Sparse { values, .. } => values,
+            Tensor::Ragged { flat_values, .. } => flat_values,
+        }
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.values().dtype()
+    }
+
+    /// The index of sparse entry `i`: `rank` numbers. `None` for other tensors or out of range.
+    pub fn sparse_index(&self, i: usize) -> Option<&[i64]> {
+        match self {
+            Tensor::Sparse {
+                indices,
+                dense_shape,
+                ..
+            } => {
+                let rank = dense_shape.len();
+                indices.get(i.checked_mul(rank)?..i.checked_add(1)?.checked_mul(rank)?)
+            }
+            _ => None,
+        }
+    }
+
+    /// The tensor as JSON (the form `tfrecord parse` prints):
+    /// `{"dense": {"shape", "values"}}`, `{"sparse": {"indices", "values", "dense_shape"}}` or
+    /// `{"ragged": {"flat_values", "nested_row_splits"}}`, with int64 values as numbers, floats
+    /// as numbers (the shortest decimal that reads back as the same `f32`) or `"NaN"`,
+    /// `"Infinity"`, `"-Infinity"`, and bytes as standard base64.
+    pub fn to_json(&self) -> Value {
+        let mut inner = serde_json::Map::new();
+        let kind = match self {
+            Tensor::Dense { shape, values } => {
+                inner.insert("shape".into(), Value::from(shape.clone()));
+                inner.insert("values".into(), Value::Array(values.to_json()));
+                "dense"
+            }
+            Tensor::Sparse {
+                indices,
+                values,
+                dense_shape,
+            } => {
+                let rows: Vec<Value> = if dense_shape.is_empty() {
+                    vec![Value::Array(Vec::new()); values.len()]
+                } else {
+                    indices
+                        .chunks(dense_shape.len())
+                        .map(|row| Value::from(row.to_vec()))
+                        .collect()
+                };
+                inner.insert("indices".into(), Value::Array(rows));
+                inner.insert("values".into(), Value::Array(values.to_json()));
+                inner.insert("dense_shape".into(), Value::from(dense_shape.clone()));
+                "sparse"
+            }
+            Tensor::Ragged {
+                flat_values,
+                nested_row_splits,
+            } => {
+                inner.insert("flat_values".into(), Value::Array(flat_values.to_json()));
+                inner.insert(
+                    "nested_row_splits".into(),
+                    Value::Array(
+                        nested_row_splits
+                            .iter()
+                            .map(|s| Value::from(s.clone()))
+                            .collect(),
+                    ),
+                );
+                "ragged"
+            }
+        };
+        let mut outer = serde_json::Map::new();
+        outer.insert(kind.into(), Value::Object(inner));
+        Value::Object(outer)
+    }
+}
+
+/// A float as JSON: the shortest decimal that reads back as the same `f32` (protobuf's own
+/// rule, [`crate::text::shortest_float`]), or `"NaN"`, `"Infinity"`, `"-Infinity"`.
+fn float_json(v: f32) -> Value {
+    if v.is_nan() {
+        Value::String("NaN".into())
+    } else if v.is_infinite() {
+        Value::String(if v > 0.0 { "Infinity" } else { "-Infinity" }.into())
+    } else {
+        Number::from_f64(crate::text::shortest_float(v)).map_or(Value::Null, Value::Number)
+    }
+}
+
+/// A map of output name to tensor as one JSON object of [`Tensor::to_json`] forms: what
+/// `tfrecord parse` prints for one batch.
+pub fn tensors_to_json(tensors: &BTreeMap<String, Tensor>) -> Value {
+    Value::Object(
+        tensors
+            .iter()
+            .map(|(k, t)| (k.clone(), t.to_json()))
+            .collect(),
+    )
+}

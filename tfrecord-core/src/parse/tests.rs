@@ -1,0 +1,872 @@
+//! Edge cases of the batch parser, each checked against TensorFlow's documented or implemented
+//! behaviour.
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::Message;
+use crate::codec::wire::put_varint;
+use crate::proto::tensorflow::{
+    BytesList, Example, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List,
+    SequenceExample, feature::Kind,
+};
+
+// ---- Building records ----
+
+fn i(v: &[i64]) -> Feature {
+    Feature {
+        kind: Some(Kind::Int64List(Int64List { value: v.to_vec() })),
+    }
+}
+
+fn f(v: &[f32]) -> Feature {
+    Feature {
+        kind: Some(Kind::FloatList(FloatList { value: v.to_vec() })),
+    }
+}
+
+fn b(v: &[&str]) -> Feature {
+    Feature {
+        kind: Some(Kind::BytesList(BytesList {
+            value: v.iter().map(|s| s.as_bytes().to_vec()).collect(),
+        })),
+    }
+}
+
+fn none() -> Feature {
+    Feature { kind: None }
+}
+
+fn features(entries: &[(&str, Feature)]) -> Features {
+    Features {
+        feature: entries
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), v.clone()))
+            .collect(),
+    }
+}
+
+fn ex(entries: &[(&str, Feature)]) -> Vec<u8> {
+    Example {
+        features: Some(features(entries)),
+    }
+    .encode_to_vec()
+}
+
+fn len_field(field: u32, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_varint(&mut out, u64::from(field) << 3 | 2);
+    put_varint(&mut out, body.len() as u64);
+    out.extend_from_slice(body);
+    out
+}
+
+/// An Example whose entries are written in the given order, repeats included.
+fn ex_raw(entries: &[(&str, Feature)]) -> Vec<u8> {
+    let body: Vec<u8> = entries
+        .iter()
+        .flat_map(|(k, v)| {
+            len_field(
+                1,
+                &[len_field(1, k.as_bytes()), len_field(2, &v.encode_to_vec())].concat(),
+            )
+        })
+        .collect();
+    len_field(1, &body)
+}
+
+fn seq(context: &[(&str, Feature)], lists: &[(&str, Vec<Feature>)]) -> Vec<u8> {
+    SequenceExample {
+        context: Some(features(context)),
+        feature_lists: Some(FeatureLists {
+            feature_list: lists
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), FeatureList { feature: v.clone() }))
+                .collect(),
+        }),
+    }
+    .encode_to_vec()
+}
+
+fn spec(entries: &[(&str, FeatureSpec)]) -> Spec {
+    entries
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), v.clone()))
+        .collect()
+}
+
+fn dense_i64(t: &Tensor) -> (Vec<usize>, Vec<i64>) {
+    match t {
+        Tensor::Dense {
+            shape,
+            values: Values::Int64(v),
+        } => (shape.clone(), v.clone()),
+        other => panic!("not an int64 dense tensor: {other:?}"),
+    }
+}
+
+/// A ragged tensor of int64 as nested lists, as `RaggedTensor.to_list()` shows it.
+fn to_list(t: &Tensor) -> Value {
+    let Tensor::Ragged {
+        flat_values: Values::Int64(v),
+        nested_row_splits,
+    } = t
+    else {
+        panic!("not an int64 ragged tensor: {t:?}");
+    };
+    fn level(splits: &[Vec<i64>], values: &[i64], lo: i64, hi: i64) -> Value {
+        let (lo, hi) = (
+            usize::try_from(lo).expect("split"),
+            usize::try_from(hi).expect("split"),
+        );
+        match splits.split_first() {
+            None => json!(values[lo..hi]),
+            Some((s, rest)) => Value::Array(
+                (lo..hi)
+                    .map(|r| level(rest, values, s[r], s[r + 1]))
+                    .collect(),
+            ),
+        }
+    }
+    let outer = &nested_row_splits[0];
+    let rows = outer.len() - 1;
+    Value::Array(
+        (0..rows)
+            .map(|r| level(&nested_row_splits[1..], v, outer[r], outer[r + 1]))
+            .collect(),
+    )
+}
+
+// ---- Ragged features ----
+
+/// The batch of `tf.io.RaggedFeature`'s own documentation, with its printed results.
+#[test]
+fn ragged_feature_documentation_example() {
+    let records = [
+        ex(&[
+            ("v", i(&[3, 1, 4, 1, 5, 9])),
+            ("s1", i(&[0, 2, 3, 3, 6])),
+            ("s2", i(&[0, 2, 3, 4])),
+        ]),
+        ex(&[
+            ("v", i(&[2, 7, 1, 8, 2, 8, 1])),
+            ("s1", i(&[0, 3, 4, 5, 7])),
+            ("s2", i(&[0, 1, 1, 4])),
+        ]),
+    ];
+    let s = spec(&[
+        ("f1", FeatureSpec::ragged_with(DType::Int64, "v", [])),
+        (
+            "f2",
+            FeatureSpec::ragged_with(DType::Int64, "v", [Partition::RowSplits("s1".into())]),
+        ),
+        (
+            "f3",
+            FeatureSpec::ragged_with(
+                DType::Int64,
+                "v",
+                [
+                    Partition::RowSplits("s2".into()),
+                    Partition::RowSplits("s1".into()),
+                ],
+            ),
+        ),
+    ]);
+    let out = parse_example(&s, &records).expect("parses");
+    assert_eq!(out.len(), 3, "partition keys are not outputs");
+    assert_eq!(
+        to_list(&out["f1"]),
+        json!([[3, 1, 4, 1, 5, 9], [2, 7, 1, 8, 2, 8, 1]])
+    );
+    assert_eq!(
+        to_list(&out["f2"]),
+        json!([[[3, 1], [4], [], [1, 5, 9]], [[2, 7, 1], [8], [2], [8, 1]]])
+    );
+    assert_eq!(
+        to_list(&out["f3"]),
+        json!([
+            [[[3, 1], [4]], [[]], [[1, 5, 9]]],
+            [[[2, 7, 1]], [], [[8], [2], [8, 1]]]
+        ])
+    );
+}
+
+/// Every partition kind describing the same rows gives the same tensor.
+#[test]
+fn every_partition_kind_agrees() {
+    // Rows [[3, 1], [4], [], [1, 5, 9]] and [[2], [], [7, 1]].
+    let records = [
+        ex(&[
+            ("v", i(&[3, 1, 4, 1, 5, 9])),
+            ("splits", i(&[0, 2, 3, 3, 6])),
+            ("lengths", i(&[2, 1, 0, 3])),
+            ("starts", i(&[0, 2, 3, 3])),
+            ("limits", i(&[2, 3, 3, 6])),
+            ("ids", i(&[0, 0, 1, 3, 3, 3])),
+        ]),
+        ex(&[
+            ("v", i(&[2, 7, 1])),
+            ("splits", i(&[0, 1, 1, 3])),
+            ("lengths", i(&[1, 0, 2])),
+            ("starts", i(&[0, 1, 1])),
+            ("limits", i(&[1, 1, 3])),
+            ("ids", i(&[0, 2, 2])),
+        ]),
+    ];
+    let want = json!([[[3, 1], [4], [], [1, 5, 9]], [[2], [], [7, 1]]]);
+    let parts = [
+        Partition::RowSplits("splits".into()),
+        Partition::RowLengths("lengths".into()),
+        Partition::RowStarts("starts".into()),
+        Partition::RowLimits("limits".into()),
+        Partition::ValueRowIds("ids".into()),
+    ];
+    for dt in [SplitsDType::Int32, SplitsDType::Int64] {
+        for p in &parts {
+            let s = spec(&[(
+                "r",
+                FeatureSpec::Ragged {
+                    dtype: DType::Int64,
+                    value_key: Some("v".into()),
+                    partitions: vec![p.clone()],
+                    row_splits_dtype: dt,
+                },
+            )]);
+            let out = parse_example(&s, &records).expect("parses");
+            assert_eq!(to_list(&out["r"]), want, "{p:?}");
+            let Tensor::Ragged {
+                nested_row_splits, ..
+            } = &out["r"]
+            else {
+                panic!()
+            };
+            assert_eq!(
+                nested_row_splits,
+                &vec![vec![0, 4, 7], vec![0, 2, 3, 3, 6, 7, 7, 9]],
+                "{p:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn uniform_row_length() {
+    let records = [
+        ex(&[("v", i(&[1, 2, 3, 4, 5, 6]))]),
+        ex(&[("v", i(&[7, 8]))]),
+    ];
+    let uniform = |n| FeatureSpec::ragged_with(DType::Int64, "v", [Partition::UniformRowLength(n)]);
+    let out = parse_example(&spec(&[("r", uniform(2))]), &records).expect("parses");
+    assert_eq!(
+        to_list(&out["r"]),
+        json!([[[1, 2], [3, 4], [5, 6]], [[7, 8]]])
+    );
+    let Tensor::Ragged {
+        nested_row_splits, ..
+    } = &out["r"]
+    else {
+        panic!()
+    };
+    // TensorFlow's row splits [0, 3, 4], then the uniform inner dimension as a splits level.
+    assert_eq!(nested_row_splits, &vec![vec![0, 3, 4], vec![0, 2, 4, 6, 8]]);
+
+    // TensorFlow reshapes all the values at once: 8 values do not make rows of 3.
+    let err = parse_example(&spec(&[("r", uniform(3))]), &records).expect_err("reshape");
+    assert_eq!(err.key(), Some("r"));
+    assert!(err.to_string().contains("rows of 3"), "{err}");
+
+    // Outside an inner ragged dimension: rows of rows.
+    let records = [ex(&[
+        ("v", i(&[1, 2, 3, 4, 5, 6])),
+        ("l", i(&[1, 2, 0, 3])),
+    ])];
+    let s = spec(&[(
+        "r",
+        FeatureSpec::ragged_with(
+            DType::Int64,
+            "v",
+            [
+                Partition::UniformRowLength(2),
+                Partition::RowLengths("l".into()),
+            ],
+        ),
+    )]);
+    let out = parse_example(&s, &records).expect("parses");
+    assert_eq!(
+        to_list(&out["r"]),
+        json!([[[[1], [2, 3]], [[], [4, 5, 6]]]])
+    );
+
+    assert!(ExampleParser::new(&spec(&[("r", uniform(0))])).is_err());
+}
+
+#[test]
+fn value_row_ids_with_empty_rows_and_bad_ids() {
+    let records = [
+        ex(&[("v", i(&[1, 2])), ("ids", i(&[0, 3]))]),
+        ex(&[]),
+        ex(&[("v", i(&[5])), ("ids", i(&[1]))]),
+    ];
+    let s = spec(&[(
+        "r",
+        FeatureSpec::ragged_with(DType::Int64, "v", [Partition::ValueRowIds("ids".into())]),
+    )]);
+    let out = parse_example(&s, &records).expect("parses");
+    assert_eq!(
+        to_list(&out["r"]),
+        json!([[[1], [], [], [2]], [], [[], [5]]])
+    );
+
+    // bincount rejects negative ids.
+    let bad = [ex(&[("v", i(&[1])), ("ids", i(&[-2]))])];
+    assert!(parse_example(&s, &bad).is_err());
+    // A huge id in a tiny record is an error, not a huge allocation.
+    let huge = [ex(&[("v", i(&[1])), ("ids", i(&[1 << 30]))])];
+    let err = parse_example(&s, &huge).expect_err("too many rows");
+    assert_eq!(err.key(), Some("r"));
+}
+
+#[test]
+fn int32_row_splits_wrap_like_tensorflow() {
+    // Lengths beyond int32 wrap when cast, as `tf.cast` does; int64 keeps them.
+    let records = [ex(&[("v", i(&[1])), ("l", i(&[(1 << 32) + 1]))])];
+    let with = |dt| {
+        spec(&[(
+            "r",
+            FeatureSpec::Ragged {
+                dtype: DType::Int64,
+                value_key: Some("v".into()),
+                partitions: vec![Partition::RowLengths("l".into())],
+                row_splits_dtype: dt,
+            },
+        )])
+    };
+    let splits = |t: &Tensor| match t {
+        Tensor::Ragged {
+            nested_row_splits, ..
+        } => nested_row_splits.clone(),
+        _ => panic!(),
+    };
+    let out = parse_example(&with(SplitsDType::Int32), &records).expect("parses");
+    assert_eq!(splits(&out["r"]), vec![vec![0, 1], vec![0, 1]]);
+    let out = parse_example(&with(SplitsDType::Int64), &records).expect("parses");
+    assert_eq!(splits(&out["r"]), vec![vec![0, 1], vec![0, (1 << 32) + 1]]);
+}
+
+// ---- Dense, sparse, and duplicates ----
+
+#[test]
+fn duplicate_keys_keep_the_last_entry_but_dense_skips_empty_ones() {
+    let records = [ex_raw(&[
+        ("d", i(&[1])),
+        ("d", i(&[2])),
+        ("d", none()),
+        ("s", i(&[1, 2])),
+        ("s", none()),
+    ])];
+    let s = spec(&[
+        ("d", FeatureSpec::fixed_len(DType::Int64, [])),
+        ("s", FeatureSpec::var_len(DType::Int64)),
+    ]);
+    let out = parse_example(&s, &records).expect("parses");
+    assert_eq!(dense_i64(&out["d"]), (vec![1], vec![2]));
+    match &out["s"] {
+        Tensor::Sparse {
+            values,
+            dense_shape,
+            ..
+        } => {
+            assert!(values.is_empty());
+            assert_eq!(dense_shape, &vec![1, 0]);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn fixed_len_missing_empty_and_wrong() {
+    let s = spec(&[(
+        "x",
+        FeatureSpec::fixed_len_with_default(DType::Float32, [2], vec![7i64, 8]),
+    )]);
+    // A Feature with no list set is missing; the integer default is converted to float.
+    let out =
+        parse_example(&s, &[ex(&[("x", none())]), ex(&[("x", f(&[1.5, -0.0]))])]).expect("parses");
+    assert_eq!(
+        out["x"],
+        Tensor::Dense {
+            shape: vec![2, 2],
+            values: Values::Float32(vec![7.0, 8.0, 1.5, -0.0]),
+        }
+    );
+    // An empty list of the right type is not missing: 0 values, not 2.
+    let err = parse_example(&s, &[ex(&[]), ex(&[("x", f(&[]))])]).expect_err("count");
+    assert_eq!((err.key(), err.record()), (Some("x"), Some(1)));
+    assert!(err.to_string().contains("found 0"), "{err}");
+    // An empty list of another type is a type error.
+    let err = parse_example(&s, &[ex(&[("x", b(&[]))])]).expect_err("type");
+    assert!(err.to_string().contains("expected float"), "{err}");
+    // Strings, scalar shape, no default.
+    let s = spec(&[("n", FeatureSpec::fixed_len(DType::String, []))]);
+    let out =
+        parse_example(&s, &[ex(&[("n", b(&["a"]))]), ex(&[("n", b(&[""]))])]).expect("parses");
+    assert_eq!(
+        out["n"],
+        Tensor::Dense {
+            shape: vec![2],
+            values: Values::Bytes(vec![b"a".to_vec(), Vec::new()]),
+        }
+    );
+    // An empty batch.
+    let out = parse_example(&s, &[] as &[Vec<u8>]).expect("parses");
+    assert_eq!(
+        out["n"],
+        Tensor::Dense {
+            shape: vec![0],
+            values: Values::Bytes(Vec::new()),
+        }
+    );
+}
+
+#[test]
+fn fixed_len_sequence_in_parse_example() {
+    let s = spec(&[(
+        "p",
+        FeatureSpec::FixedLenSequence {
+            dtype: DType::String,
+            shape: vec![2],
+            allow_missing: true,
+            default: Some(Values::from("pad")),
+        },
+    )]);
+    let records = [
+        ex(&[("p", b(&["a", "b", "c", "d"]))]),
+        ex(&[]),
+        ex(&[("p", b(&["e", "f"]))]),
+    ];
+    let out = parse_example(&s, &records).expect("parses");
+    let bytes: Vec<&[u8]> = [
+        "a", "b", "c", "d", "pad", "pad", "pad", "pad", "e", "f", "pad", "pad",
+    ]
+    .iter()
+    .map(|s| s.as_bytes())
+    .collect();
+    assert_eq!(
+        out["p"],
+        Tensor::Dense {
+            shape: vec![3, 2, 2],
+            values: Values::Bytes(bytes.iter().map(|b| b.to_vec()).collect()),
+        }
+    );
+    let err = parse_example(&s, &[ex(&[("p", b(&["a", "b", "c"]))])]).expect_err("stride");
+    assert!(err.to_string().contains("multiple of"), "{err}");
+    // TensorFlow refuses a FixedLenSequenceFeature without allow_missing in parse_example.
+    let s = spec(&[(
+        "p",
+        FeatureSpec::fixed_len_sequence(DType::Int64, [], false),
+    )]);
+    assert!(parse_example(&s, &records).is_err());
+}
+
+#[test]
+fn sparse_feature_sorting_and_dimensions() {
+    let records = [
+        ex(&[("idx", i(&[5, 1, 3])), ("val", f(&[0.5, 0.1, 0.3]))]),
+        ex(&[("idx", i(&[2])), ("val", f(&[0.2]))]),
+    ];
+    let sp = |sorted| FeatureSpec::Sparse {
+        index_keys: vec!["idx".into()],
+        value_key: "val".into(),
+        dtype: DType::Float32,
+        size: vec![10],
+        already_sorted: sorted,
+    };
+    let out = parse_example(&spec(&[("s", sp(false))]), &records).expect("parses");
+    assert_eq!(
+        out["s"],
+        Tensor::Sparse {
+            indices: vec![0, 1, 0, 3, 0, 5, 1, 2],
+            values: Values::Float32(vec![0.1, 0.3, 0.5, 0.2]),
+            dense_shape: vec![2, 10],
+        }
+    );
+    let out = parse_example(&spec(&[("s", sp(true))]), &records).expect("parses");
+    assert_eq!(
+        out["s"],
+        Tensor::Sparse {
+            indices: vec![0, 5, 0, 1, 0, 3, 1, 2],
+            values: Values::Float32(vec![0.5, 0.1, 0.3, 0.2]),
+            dense_shape: vec![2, 10],
+        }
+    );
+    // Two index keys, in the spec's order, and a VarLen output sharing a key.
+    let records = [ex(&[
+        ("r", i(&[1, 0])),
+        ("c", i(&[0, 4])),
+        ("v", i(&[10, 20])),
+    ])];
+    let s = spec(&[
+        (
+            "m",
+            FeatureSpec::Sparse {
+                index_keys: vec!["r".into(), "c".into()],
+                value_key: "v".into(),
+                dtype: DType::Int64,
+                size: vec![2, 5],
+                already_sorted: false,
+            },
+        ),
+        ("r", FeatureSpec::var_len(DType::Int64)),
+    ]);
+    let out = parse_example(&s, &records).expect("parses");
+    assert_eq!(
+        out["m"],
+        Tensor::Sparse {
+            indices: vec![0, 0, 4, 0, 1, 0],
+            values: Values::Int64(vec![20, 10]),
+            dense_shape: vec![1, 2, 5],
+        }
+    );
+    assert_eq!(out["m"].sparse_index(1), Some(&[0i64, 1, 0][..]));
+    assert!(matches!(out["r"], Tensor::Sparse { .. }));
+    // Index and value counts must agree (in total, as TensorFlow checks).
+    let bad = [
+        ex(&[("idx", i(&[1])), ("val", f(&[0.5]))]),
+        ex(&[("idx", i(&[1, 2])), ("val", f(&[0.5]))]),
+    ];
+    let err = parse_example(&spec(&[("s", sp(false))]), &bad).expect_err("counts");
+    assert_eq!((err.key(), err.record()), (Some("s"), Some(1)));
+}
+
+#[test]
+fn invalid_specs_are_rejected() {
+    let bad = [
+        spec(&[]),
+        // A default that does not fit the shape.
+        spec(&[(
+            "x",
+            FeatureSpec::fixed_len_with_default(DType::Int64, [3], vec![1i64, 2]),
+        )]),
+        // A float default for an int64 feature.
+        spec(&[(
+            "x",
+            FeatureSpec::fixed_len_with_default(DType::Int64, [], 1.5f32),
+        )]),
+        // The same key as a sparse float and a sparse int64.
+        spec(&[
+            ("x", FeatureSpec::var_len(DType::Float32)),
+            ("s", FeatureSpec::sparse("x", "v", DType::Float32, 4)),
+        ]),
+        // The same key as dense and sparse.
+        spec(&[
+            ("x", FeatureSpec::fixed_len(DType::Int64, [])),
+            ("s", FeatureSpec::sparse("x", "v", DType::Float32, 4)),
+        ]),
+        // The same key as dense and ragged.
+        spec(&[
+            ("x", FeatureSpec::fixed_len(DType::Int64, [])),
+            ("r", FeatureSpec::ragged_with(DType::Int64, "x", [])),
+        ]),
+        // A padding value of two elements.
+        spec(&[(
+            "p",
+            FeatureSpec::FixedLenSequence {
+                dtype: DType::Int64,
+                shape: vec![],
+                allow_missing: true,
+                default: Some(Values::Int64(vec![1, 2])),
+            },
+        )]),
+    ];
+    for s in &bad {
+        assert!(ExampleParser::new(s).is_err(), "{s:?}");
+    }
+    // An empty default of a scalar is no default, as in TensorFlow.
+    let s = spec(&[(
+        "x",
+        FeatureSpec::fixed_len_with_default(DType::Int64, [], Vec::<i64>::new()),
+    )]);
+    let err = parse_example(&s, &[ex(&[])]).expect_err("required");
+    assert!(err.to_string().contains("required"), "{err}");
+    // SparseFeature is not a context feature; FixedLen is not a feature list.
+    let sp = spec(&[("s", FeatureSpec::sparse("i", "v", DType::Int64, 3))]);
+    assert!(SequenceExampleParser::new(&sp, &Spec::new()).is_err());
+    let fl = spec(&[("x", FeatureSpec::fixed_len(DType::Int64, []))]);
+    assert!(SequenceExampleParser::new(&Spec::new(), &fl).is_err());
+    // TensorFlow wants no default for a feature list's FixedLenSequenceFeature.
+    let d = spec(&[(
+        "x",
+        FeatureSpec::FixedLenSequence {
+            dtype: DType::Int64,
+            shape: vec![],
+            allow_missing: true,
+            default: Some(Values::from(0i64)),
+        },
+    )]);
+    assert!(SequenceExampleParser::new(&Spec::new(), &d).is_err());
+}
+
+#[test]
+fn malformed_records_name_the_record() {
+    let s = spec(&[("x", FeatureSpec::var_len(DType::Int64))]);
+    let records = [ex(&[("x", i(&[1]))]), vec![0x0a, 0x03, 0x0a]];
+    let err = parse_example(&s, &records).expect_err("malformed");
+    assert_eq!(err.record(), Some(1));
+}
+
+// ---- Sequence examples ----
+
+#[test]
+fn sequence_example_features() {
+    let records = [
+        seq(
+            &[("id", i(&[1]))],
+            &[
+                ("tok", vec![i(&[1, 2]), none(), i(&[3])]),
+                ("emb", vec![f(&[0.5, 1.5]), f(&[2.5, 3.5])]),
+                ("w", vec![b(&["a"]), b(&["b", "c"])]),
+            ],
+        ),
+        seq(&[], &[("tok", vec![i(&[4])])]),
+    ];
+    let ctx = spec(&[(
+        "id",
+        FeatureSpec::fixed_len_with_default(DType::Int64, [], -1),
+    )]);
+    let lists = spec(&[
+        ("tok", FeatureSpec::var_len(DType::Int64)),
+        (
+            "emb",
+            FeatureSpec::fixed_len_sequence(DType::Float32, [2], true),
+        ),
+        ("w", FeatureSpec::ragged(DType::String)),
+    ]);
+    let (c, l, lengths) = parse_sequence_example(&ctx, &lists, &records).expect("parses");
+    assert_eq!(dense_i64(&c["id"]), (vec![2], vec![1, -1]));
+    assert_eq!(
+        l["tok"],
+        Tensor::Sparse {
+            indices: vec![0, 0, 0, 0, 0, 1, 0, 2, 0, 1, 0, 0],
+            values: Values::Int64(vec![1, 2, 3, 4]),
+            dense_shape: vec![2, 3, 2],
+        }
+    );
+    assert_eq!(
+        l["emb"],
+        Tensor::Dense {
+            shape: vec![2, 2, 2],
+            values: Values::Float32(vec![0.5, 1.5, 2.5, 3.5, 0.0, 0.0, 0.0, 0.0]),
+        }
+    );
+    assert_eq!(
+        l["w"],
+        Tensor::Ragged {
+            flat_values: Values::Bytes(vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]),
+            nested_row_splits: vec![vec![0, 2, 2], vec![0, 1, 3]],
+        }
+    );
+    assert_eq!(dense_i64(&lengths["emb"]), (vec![2], vec![2, 0]));
+    assert_eq!(lengths.len(), 1);
+
+    // Without allow_missing, the second record's missing list is an error.
+    let strict = spec(&[(
+        "emb",
+        FeatureSpec::fixed_len_sequence(DType::Float32, [2], false),
+    )]);
+    let err = parse_sequence_example(&Spec::new(), &strict, &records).expect_err("missing");
+    assert_eq!((err.key(), err.record()), (Some("emb"), Some(1)));
+    assert!(err.to_string().contains("required"), "{err}");
+
+    // A step of the wrong size, and a step of the wrong type.
+    // (TensorFlow first checks that the longest list makes whole rows.)
+    let records = [seq(&[], &[("emb", vec![f(&[1.0, 2.0]), f(&[3.0])])])];
+    let err = parse_sequence_example(&Spec::new(), &strict, &records).expect_err("total");
+    assert!(err.to_string().contains("total values size 3"), "{err}");
+    let records = [seq(
+        &[],
+        &[("emb", vec![f(&[1.0, 2.0]), f(&[3.0]), f(&[4.0])])],
+    )];
+    let err = parse_sequence_example(&Spec::new(), &strict, &records).expect_err("size");
+    assert!(err.to_string().contains("step 1"), "{err}");
+    let records = [seq(&[], &[("emb", vec![f(&[1.0, 2.0]), i(&[3, 4])])])];
+    let err = parse_sequence_example(&Spec::new(), &strict, &records).expect_err("type");
+    assert!(err.to_string().contains("data types don't match"), "{err}");
+}
+
+#[test]
+fn sequence_context_quirks() {
+    // An empty Feature in the context counts as present with no values (unlike parse_example).
+    let ctx = spec(&[(
+        "id",
+        FeatureSpec::fixed_len_with_default(DType::Int64, [], 0),
+    )]);
+    let records = [seq(&[("id", none())], &[])];
+    let err = parse_sequence_example(&ctx, &Spec::new(), &records).expect_err("empty");
+    assert_eq!((err.key(), err.record()), (Some("id"), Some(0)));
+    // More values than the shape.
+    let records = [
+        seq(&[("id", i(&[1]))], &[]),
+        seq(&[("id", i(&[1, 2]))], &[]),
+    ];
+    let err = parse_sequence_example(&ctx, &Spec::new(), &records).expect_err("count");
+    assert_eq!((err.key(), err.record()), (Some("id"), Some(1)));
+}
+
+#[test]
+fn sequence_ragged_with_partitions() {
+    // Each step's values split into rows by a per-step lengths list.
+    let records = [
+        seq(
+            &[],
+            &[
+                ("v", vec![i(&[1, 2, 3]), i(&[4])]),
+                ("l", vec![i(&[1, 2]), i(&[0, 1])]),
+            ],
+        ),
+        seq(&[], &[("v", vec![i(&[5, 6])]), ("l", vec![i(&[2])])]),
+    ];
+    let lists = spec(&[(
+        "r",
+        FeatureSpec::ragged_with(DType::Int64, "v", [Partition::RowLengths("l".into())]),
+    )]);
+    let (_, l, _) = parse_sequence_example(&Spec::new(), &lists, &records).expect("parses");
+    assert_eq!(
+        to_list(&l["r"]),
+        json!([[[[1], [2, 3]], [[], [4]]], [[[5, 6]]]])
+    );
+}
+
+// ---- JSON ----
+
+#[test]
+fn json_forms() {
+    let t = Tensor::Dense {
+        shape: vec![5],
+        values: Values::Float32(vec![0.1, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0]),
+    };
+    assert_eq!(
+        t.to_json().to_string(),
+        r#"{"dense":{"shape":[5],"values":[0.1,"NaN","Infinity","-Infinity",-0.0]}}"#
+    );
+    let t = Tensor::Sparse {
+        indices: vec![0, 1],
+        values: Values::Bytes(vec![b"\xff\x00ab".to_vec()]),
+        dense_shape: vec![1, 2],
+    };
+    assert_eq!(
+        t.to_json().to_string(),
+        r#"{"sparse":{"dense_shape":[1,2],"indices":[[0,1]],"values":["/wBhYg=="]}}"#
+    );
+    let t = Tensor::Ragged {
+        flat_values: Values::Int64(vec![i64::MIN]),
+        nested_row_splits: vec![vec![0, 1]],
+    };
+    let mut m = BTreeMap::new();
+    m.insert("r".to_string(), t);
+    assert_eq!(
+        tensors_to_json(&m).to_string(),
+        r#"{"r":{"ragged":{"flat_values":[-9223372036854775808],"nested_row_splits":[[0,1]]}}}"#
+    );
+}
+
+// ---- Robustness ----
+
+/// A small deterministic generator, so that the test needs no crate.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn arbitrary_bytes_never_panic() {
+    let example_spec = spec(&[
+        (
+            "a",
+            FeatureSpec::fixed_len_with_default(DType::Int64, [2], vec![0i64, 0]),
+        ),
+        ("b", FeatureSpec::var_len(DType::Float32)),
+        ("c", FeatureSpec::sparse("i", "b", DType::Float32, 3)),
+        (
+            "d",
+            FeatureSpec::ragged_with(
+                DType::String,
+                "e",
+                [
+                    Partition::ValueRowIds("f".into()),
+                    Partition::RowSplits("g".into()),
+                    Partition::UniformRowLength(2),
+                ],
+            ),
+        ),
+        (
+            "h",
+            FeatureSpec::FixedLenSequence {
+                dtype: DType::Int64,
+                shape: vec![2],
+                allow_missing: true,
+                default: None,
+            },
+        ),
+    ]);
+    let seq_spec = spec(&[
+        ("h", FeatureSpec::fixed_len_sequence(DType::Int64, [], true)),
+        ("b", FeatureSpec::var_len(DType::Float32)),
+        (
+            "e",
+            FeatureSpec::ragged_with(DType::Int64, "e", [Partition::RowStarts("f".into())]),
+        ),
+    ]);
+    let ctx_spec = spec(&[("a", FeatureSpec::fixed_len(DType::Int64, [2]))]);
+    // Valid records to mutate.
+    let seeds = [
+        ex(&[
+            ("a", i(&[1, 2])),
+            ("b", f(&[1.0])),
+            ("i", i(&[2])),
+            ("e", b(&["x", "y"])),
+            ("f", i(&[0, 1])),
+            ("g", i(&[0, 1, 2])),
+            ("h", i(&[1, 2])),
+        ]),
+        seq(
+            &[("a", i(&[1, 2]))],
+            &[
+                ("h", vec![i(&[1]), i(&[2])]),
+                ("e", vec![i(&[1, 2])]),
+                ("f", vec![i(&[0])]),
+            ],
+        ),
+    ];
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for round in 0..4000 {
+        let mut batch = Vec::new();
+        for _ in 0..(rng.next() % 4) {
+            let mut r = seeds[(rng.next() % 2) as usize].clone();
+            match rng.next() % 4 {
+                0 if !r.is_empty() => {
+                    let n = (rng.next() as usize) % r.len();
+                    r.truncate(n);
+                }
+                1 if !r.is_empty() => {
+                    let n = (rng.next() as usize) % r.len();
+                    r[n] = rng.next() as u8;
+                }
+                2 => r = (0..rng.next() % 40).map(|_| rng.next() as u8).collect(),
+                _ => {}
+            }
+            batch.push(r);
+        }
+        let _ = parse_example(&example_spec, &batch);
+        let _ = parse_sequence_example(&ctx_spec, &seq_spec, &batch);
+        let _ = ExampleParser::new(&example_spec)
+            .expect("valid")
+            .parse_parallel(&batch, 2);
+        let _ = round;
+    }
+}
