@@ -141,6 +141,32 @@ impl<'de> FeatureView<'de> {
     /// # Errors
     /// Malformed protobuf.
     pub fn new<D: Dialect>(msg: Msg<'de>) -> Result<Self, FieldError> {
+        // The layout every writer produces: one list message and nothing else (or nothing).
+        if let Some(bytes) = msg.single() {
+            if bytes.is_empty() {
+                return Ok(FeatureView {
+                    msg,
+                    tag: None,
+                    single: None,
+                    start: (0, 0),
+                });
+            }
+            if let [t, rest @ ..] = bytes
+                && t & 7 == 2
+                && *t < 0x80
+                && D::kind(u32::from(t >> 3)).is_some()
+                && let Some((body, rest)) = super::wire::split_len(rest)
+                && rest.is_empty()
+            {
+                let tag = Some(u32::from(t >> 3));
+                return Ok(FeatureView {
+                    msg,
+                    tag,
+                    single: Some(body),
+                    start: (0, 0),
+                });
+            }
+        }
         let mut tag: Option<u32> = None;
         let mut count = 0usize;
         let mut single = None;
@@ -429,13 +455,90 @@ impl<'de> Values<'de> {
     }
 }
 
+/// The list body of a single-body feature in its usual layout: one `value` field (field 1)
+/// that is a packed run (numbers) or one bytes value. `None` for anything else.
+#[inline]
+fn only_value(body: &[u8]) -> Option<&[u8]> {
+    match body {
+        [0x0a, rest @ ..] => match super::wire::split_len(rest) {
+            Some((v, [])) => Some(v),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 impl<'de> FeatureView<'de> {
+    /// The single list body, when the feature's kind is `expected` and its layout is the usual
+    /// one; `Err` for a kind mismatch, `Ok(None)` when the general path must decide.
+    #[inline]
+    fn fast_body<D: Dialect>(&self, expected: ListKind) -> Result<Option<&'de [u8]>, FieldError> {
+        match (self.tag, self.single) {
+            (Some(tag), Some(body)) => match D::kind(tag) {
+                Some(found) if found == expected => Ok(Some(body)),
+                Some(found) => Err(FieldError::WrongKind { expected, found }),
+                None => Err(FieldError::UnknownKind(tag)),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    /// Appends every value of the list to `out`, checking the kind.
+    ///
+    /// # Errors
+    /// Wrong kind, malformed lists, values out of range.
+    #[inline]
+    pub fn extend_into<D: Dialect, T: DecodeElem<'de, D>>(
+        &self,
+        out: &mut Vec<T>,
+    ) -> Result<(), FieldError> {
+        if let Some(body) = self.fast_body::<D>(T::KIND)? {
+            if body.is_empty() {
+                return Ok(());
+            }
+            if let Some(v) = only_value(body) {
+                return if T::KIND.is_packed() {
+                    T::extend_packed(v, out)
+                } else {
+                    out.push(T::from_raw(Raw::Bytes(v))?);
+                    Ok(())
+                };
+            }
+        }
+        self.values::<D>(T::KIND)?.extend_into::<D, T>(out)
+    }
+
     /// Decodes a feature that must hold exactly one value of `T`.
     ///
     /// # Errors
     /// Wrong kind, a count other than one, a value out of range.
     #[inline]
     pub fn one<D: Dialect, T: DecodeElem<'de, D>>(&self) -> Result<T, FieldError> {
+        if let Some(body) = self.fast_body::<D>(T::KIND)?
+            && let Some(v) = only_value(body)
+        {
+            match T::KIND {
+                ListKind::Bytes => return T::from_raw(Raw::Bytes(v)),
+                ListKind::Float => {
+                    if let Ok(b) = <[u8; 4]>::try_from(v) {
+                        return T::from_raw(Raw::Float(u32::from_le_bytes(b)));
+                    }
+                }
+                ListKind::Double => {
+                    if let Ok(b) = <[u8; 8]>::try_from(v) {
+                        return T::from_raw(Raw::Double(u64::from_le_bytes(b)));
+                    }
+                }
+                ListKind::Int64 | ListKind::Int32 => {
+                    let mut run = v;
+                    if let Ok(x) = super::wire::get_varint(&mut run)
+                        && run.is_empty()
+                    {
+                        return T::from_raw(Raw::Int(x));
+                    }
+                }
+            }
+        }
         match self.values::<D>(T::KIND)?.one::<D, T>() {
             Err(FieldError::Count {
                 expected: 1,
@@ -632,7 +735,7 @@ macro_rules! scalar_fields {
             #[inline]
             fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
                 let mut out = Vec::new();
-                view.values::<$d>(T::KIND)?.extend_into::<$d, T>(&mut out)?;
+                view.extend_into::<$d, T>(&mut out)?;
                 Ok(out)
             }
         }
@@ -647,7 +750,7 @@ macro_rules! scalar_fields {
             const KIND: ListKind = T::KIND;
             fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
                 let mut out = Vec::with_capacity(N);
-                view.values::<$d>(T::KIND)?.extend_into::<$d, T>(&mut out)?;
+                view.extend_into::<$d, T>(&mut out)?;
                 let found = out.len();
                 <[T; N]>::try_from(out).map_err(|_| FieldError::Count { expected: N, found })
             }

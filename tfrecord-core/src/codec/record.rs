@@ -37,6 +37,16 @@ impl<'de> Msg<'de> {
         std::iter::once(self.first).chain(self.more.iter().flat_map(|m| m.iter().copied()))
     }
 
+    /// The message when it is in one slice (the common case).
+    #[inline]
+    pub fn single(&self) -> Option<&'de [u8]> {
+        if self.more.is_none() {
+            Some(self.first)
+        } else {
+            None
+        }
+    }
+
     /// Slice `i`, if there is one.
     pub fn slice(&self, i: usize) -> Option<&'de [u8]> {
         if i == 0 {
@@ -78,6 +88,15 @@ fn malformed(message: &'static str, e: &Error) -> Error {
 /// Reads a map entry (`key` = 1, `value` = 2): the last key wins; repeated values merge.
 #[inline]
 fn read_entry<'de>(entry: &'de [u8]) -> Result<(&'de [u8], Msg<'de>)> {
+    // The layout every writer produces: key (field 1), then value (field 2), nothing else.
+    if let [0x0a, rest @ ..] = entry
+        && let Some((key, rest)) = super::wire::split_len(rest)
+        && let [0x12, rest @ ..] = rest
+        && let Some((value, rest)) = super::wire::split_len(rest)
+        && rest.is_empty()
+    {
+        return Ok((key, Msg::new(value)));
+    }
     let mut key: &[u8] = &[];
     let mut value = Msg::default();
     let mut has_value = false;

@@ -123,6 +123,25 @@ pub fn get_varint(buf: &mut &[u8]) -> Result<u64> {
     }
 }
 
+/// Splits a length-delimited value off the front of `buf` (after its tag): `(body, rest)`.
+/// `None` when the length is malformed or runs past the end.
+#[inline]
+pub fn split_len(buf: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = match buf {
+        [b, rest @ ..] if *b < 0x80 => (usize::from(*b), rest),
+        _ => {
+            let mut s = buf;
+            let len = get_varint(&mut s).ok()?;
+            (usize::try_from(len).ok()?, s)
+        }
+    };
+    if len <= rest.len() {
+        Some(rest.split_at(len))
+    } else {
+        None
+    }
+}
+
 /// Iterates the fields of one message body: `(field number, value)`.
 #[derive(Clone, Debug)]
 pub struct Fields<'a> {
