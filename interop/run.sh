@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Live TensorFlow interop check for the `tfrecord` CLI (see interop/README.md).
 #
-#   bash interop/run.sh              build the CLI (release) and run interop/check_tf.py
+#   bash interop/run.sh              build the CLI (release) and run interop/check_*.py,
+#                                    interop/check_derive.py and interop/check_parse.py
 #   TFRECORD_BIN=/path/to/tfrecord bash interop/run.sh    use that binary instead of building
 #
 # The first run creates $REPO/.venv-interop and installs the pinned TensorFlow into it from the
@@ -94,4 +95,6 @@ done
 status=0
 "$VENV/bin/python" "$HERE/check_tf.py" --bin "$BIN" "$@" </dev/null || status=1
 "$VENV/bin/python" "$HERE/check_derive.py" --example-bin "$EXAMPLE_BIN" </dev/null || status=1
+"$VENV/bin/python" "$HERE/check_parse.py" --bin "$BIN" </dev/null || status=1
+"$VENV/bin/python" "$HERE/check_import.py" --bin "$BIN" </dev/null || status=1
 exit "$status"

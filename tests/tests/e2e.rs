@@ -15,6 +15,9 @@
 //! - `spec`: types generated from TOML specs (`specs/`, by `build.rs`) encode and decode
 //!   exactly as their hand-derived twins.
 //! - `ui`: the derive's compile errors (trybuild).
+//! - `import`: `tfrecord-import` reproduces every recorded tensorflow-io Avro case
+//!   (`fixtures/avro/`) or the seed's result where tensorflow-io crashes or is quirky, and maps
+//!   JSON Lines, CSV and image folders to records.
 
 #[path = "e2e/support.rs"]
 mod support;
@@ -27,6 +30,8 @@ mod conformance;
 mod derive;
 #[path = "e2e/hygiene.rs"]
 mod hygiene;
+#[path = "e2e/import.rs"]
+mod import;
 #[path = "e2e/parse.rs"]
 mod parse;
 #[path = "e2e/spec.rs"]

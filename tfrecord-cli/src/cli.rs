@@ -78,6 +78,74 @@ pub(crate) enum Command {
     /// are exactly what it would generate (for generated code checked into a repository).
     /// Errors in a spec are printed rustc-style, all of them, with file, line and column.
     Gen(GenArgs),
+    /// Decode records into tensors with a TOML spec's features, exactly as
+    /// `tf.io.parse_example` (or `tf.io.parse_sequence_example`) does.
+    ///
+    /// The spec is the TOML format of `gen`; its record (`--record`, or the spec's only record)
+    /// is translated into TensorFlow's feature types (`FixedLenFeature`, `VarLenFeature`,
+    /// `SparseFeature`, `RaggedFeature`, `FixedLenSequenceFeature`), each output named by its
+    /// table key in the spec. A feature marked `optional` is read as a `VarLenFeature`.
+    ///
+    /// The records of all inputs, in order, are cut into batches of `--batch-size` records
+    /// (the last batch may be shorter), as `tf.data.TFRecordDataset(files).batch(N)` would;
+    /// without `--batch-size` all records form one batch, as one `tf.io.parse_example` call
+    /// over them. Each batch prints one line: a JSON object mapping output name to tensor
+    /// (`{"dense": {"shape", "values"}}`, `{"sparse": {"indices", "values", "dense_shape"}}` or
+    /// `{"ragged": {"flat_values", "nested_row_splits"}}`). For a `sequence_example` record the
+    /// line is `{"context": {..}, "sequence": {..}, "lengths": {..}}`: the three results of
+    /// `tf.io.parse_sequence_example`, `lengths` holding a `[batch]` int64 tensor per
+    /// `sequence` (FixedLenSequenceFeature) feature list. No records, no output. Errors name the
+    /// file, the record index within it and the feature key.
+    Parse(ParseArgs),
+    /// Scan records and print a TOML spec that describes them.
+    ///
+    /// Per key: the dtype from the list kind (`bytes_list` is `string` when every value is
+    /// UTF-8, else `bytes`), `fixed` with its shape when every record that has the key holds the
+    /// same number of values (else `var`), `optional` when some records lack a fixed feature;
+    /// with `--sequence`, context features and feature lists (`sequence` with a shape per step
+    /// when every step holds the same number of values, else `var`; `allow_missing` when some
+    /// records lack the list). Keys that cannot be described (no value type, conflicting types,
+    /// an empty key) are left out and listed in the header. The output reads back with `gen`,
+    /// whose type decodes the scanned records, and with `parse --spec`.
+    Infer(InferArgs),
+    /// Convert Avro files to records (one `tf.train.Example` per Avro record), or print their
+    /// batched tensors with `--tensors`, using a TOML spec whose features name Avro key
+    /// expressions (`source = "friends[*].name.first"`).
+    ///
+    /// Key expressions: `name.first` (record fields), `friends[2]` (an array element),
+    /// `friends[*]` (every element; adds a dimension), `cars['nickname']` (a map value),
+    /// `friends[gender='unknown']` and `friends[name.first=@name.first]` (filters; `@` starts at
+    /// the record's root; adds a dimension), `multi:int` (a union branch). Avro types map
+    /// strictly: boolean to bool, int to int32, long to int64, float to float, double to double,
+    /// string / bytes / enum (its symbol) / fixed to string or bytes; a null takes the
+    /// feature's default, else it is an error. `fixed` features fill missing positions from
+    /// their default (a scalar, or a tensor of the whole shape); `var` features are sparse with
+    /// one dimension per `[*]` or filter; `sparse` features read their `index_key`s and
+    /// `value_key` relative to the source's elements (or from the root with `@`).
+    ///
+    /// In the records written, a fixed or var feature is stored under its name, a sparse
+    /// feature as its index and value keys, so `parse --spec` with the same spec reads them back.
+    /// Errors name the file, the record index and the feature.
+    FromAvro(crate::import::FromAvroArgs),
+    /// Convert JSON Lines or CSV records to records, one `tf.train.Example` each.
+    ///
+    /// Type mapping: integers to int64, floats to float, strings to bytes, booleans to int64
+    /// 0 / 1, arrays to lists (nested arrays row-major), nested objects to `parent/child` keys,
+    /// null and empty CSV cells to no feature. A field's kind is decided over the whole input
+    /// (integers mixed with floats are floats); a CSV column is int64, float or bool when every
+    /// non-empty cell is one, else bytes. `--spec` forces dtypes, shapes and defaults. Anything
+    /// unmappable (a list of objects, strings mixed with numbers, ...) is an error naming the
+    /// record and the field, or skipped with a warning with `--skip-unmappable`.
+    FromRecords(crate::import::FromRecordsArgs),
+    /// Write one record per image of a folder: `image/encoded` (the file's bytes),
+    /// `image/format`, `image/filename`, `height`, `width`, `depth` (from the header; no pixel
+    /// is decoded), and `label` / `label/text` from the class sub-folder (`DIR/<class>/*.jpg`,
+    /// classes numbered in name order).
+    ///
+    /// Images are shuffled with `--seed` (default 0; `--no-shuffle` keeps name order) and can
+    /// be split into `--shards N` files named `prefix-00000-of-0000N.tfrecord`. With
+    /// `--output-format ofrecord`, OUT is a directory of OneFlow `part-00000` files.
+    FromImages(crate::import::FromImagesArgs),
 }
 
 /// A container format as a command-line value.
@@ -263,6 +331,53 @@ pub(crate) struct GenArgs {
     /// Also generate a file of this name that includes every generated file in a module.
     #[arg(long, value_name = "NAME")]
     pub(crate) include_file: Option<PathBuf>,
+}
+
+/// Flags of `parse`.
+#[derive(Debug, Args)]
+pub(crate) struct ParseArgs {
+    /// Record files, directories of `part-*` files, or `-` for standard input.
+    #[arg(value_name = "FILE", default_value = "-")]
+    pub(crate) files: Vec<PathBuf>,
+    /// The TOML spec whose features to parse with.
+    #[arg(long, value_name = "SPEC.toml")]
+    pub(crate) spec: PathBuf,
+    /// The record of the spec to use [default: the spec's only record].
+    #[arg(long, value_name = "NAME")]
+    pub(crate) record: Option<String>,
+    /// Records per batch; the last batch may be shorter [default: all records in one batch].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) batch_size: Option<u64>,
+    /// Skip checking each record's data checksum (the length checksum is always checked).
+    #[arg(long)]
+    pub(crate) no_verify_data_crc: bool,
+    /// Input format and compression. OFRecord inputs are read as `tf.train.Example`s (int32
+    /// lists widen to int64; a double list is an error).
+    #[command(flatten)]
+    pub(crate) read: ReadOpts,
+}
+
+/// Flags of `infer`.
+#[derive(Debug, Args)]
+pub(crate) struct InferArgs {
+    /// Record files, directories of `part-*` files, or `-` for standard input.
+    #[arg(value_name = "FILE", default_value = "-")]
+    pub(crate) files: Vec<PathBuf>,
+    /// The records are `tensorflow.SequenceExample`s.
+    #[arg(long)]
+    pub(crate) sequence: bool,
+    /// The record name (a Rust type name) [default: from the first file name, else `Record`].
+    #[arg(long, value_name = "NAME")]
+    pub(crate) record: Option<String>,
+    /// Scan at most this many records (over all inputs).
+    #[arg(short = 'n', long, value_name = "N")]
+    pub(crate) limit: Option<u64>,
+    /// Skip checking each record's data checksum (the length checksum is always checked).
+    #[arg(long)]
+    pub(crate) no_verify_data_crc: bool,
+    /// Input format and compression.
+    #[command(flatten)]
+    pub(crate) read: ReadOpts,
 }
 
 #[cfg(test)]

@@ -15,15 +15,15 @@ use crate::input::{Decoded, Flow, RecordType, Source, for_each_record, resolve, 
 use crate::output::RecordSink;
 
 /// Buffered, locked standard output for text.
-type Stdout = BufWriter<io::StdoutLock<'static>>;
+pub(crate) type Stdout = BufWriter<io::StdoutLock<'static>>;
 
-fn stdout() -> Stdout {
+pub(crate) fn stdout() -> Stdout {
     BufWriter::with_capacity(1 << 16, io::stdout().lock())
 }
 
 /// Runs `body` with a buffered standard output and flushes it afterwards, also after an error
 /// (so what was printed before the error is not lost); the first error wins.
-fn with_stdout<T>(body: impl FnOnce(&mut Stdout) -> CliResult<T>) -> CliResult<T> {
+pub(crate) fn with_stdout<T>(body: impl FnOnce(&mut Stdout) -> CliResult<T>) -> CliResult<T> {
     let mut out = stdout();
     let res = body(&mut out);
     let flushed = out.flush();
@@ -33,7 +33,11 @@ fn with_stdout<T>(body: impl FnOnce(&mut Stdout) -> CliResult<T>) -> CliResult<T
 }
 
 /// Reader options for one source of a reading command.
-fn reader_options(read: &ReadOpts, source: &Source, verify_data_crc: bool) -> ReaderOptions {
+pub(crate) fn reader_options(
+    read: &ReadOpts,
+    source: &Source,
+    verify_data_crc: bool,
+) -> ReaderOptions {
     let flag = read.compression.map(Into::into);
     ReaderOptions::new()
         .format(read.input_format.into())
@@ -95,8 +99,14 @@ pub(crate) fn count(args: &CountArgs) -> CliResult<ExitCode> {
 /// errors come first as their own rustc-style report.
 pub(crate) fn report(err: &CliError) {
     let mut stderr = io::stderr().lock();
-    if let CliError::Spec(e) = err {
-        let _ = write!(stderr, "{e}");
+    match err {
+        CliError::Spec(e) => {
+            let _ = write!(stderr, "{e}");
+        }
+        CliError::SpecFile(_, d) => {
+            let _ = write!(stderr, "{d}");
+        }
+        _ => {}
     }
     let _ = writeln!(stderr, "tfrecord: error: {err}");
 }

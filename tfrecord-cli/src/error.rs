@@ -16,6 +16,8 @@ pub(crate) enum CliError {
     /// Code could not be generated from spec files; the report is rustc-style, one block per
     /// error.
     Spec(tfrecord_schema::Error),
+    /// A spec file that does not read; the report is rustc-style, one block per error.
+    SpecFile(std::path::PathBuf, tfrecord_schema::Diagnostics),
     /// Anything else that ends a command, as a complete message.
     Failed(String),
 }
@@ -30,7 +32,10 @@ impl CliError {
         match self {
             CliError::Core(e) => e.is_io(io::ErrorKind::BrokenPipe),
             CliError::Output(e) => e.kind() == io::ErrorKind::BrokenPipe,
-            CliError::Usage(_) | CliError::Spec(_) | CliError::Failed(_) => false,
+            CliError::Usage(_)
+            | CliError::Spec(_)
+            | CliError::SpecFile(..)
+            | CliError::Failed(_) => false,
         }
     }
 
@@ -54,6 +59,15 @@ impl fmt::Display for CliError {
                 write!(
                     f,
                     "could not generate code due to {n} previous error{}",
+                    if n == 1 { "" } else { "s" }
+                )
+            }
+            CliError::SpecFile(path, d) => {
+                let n = d.len();
+                write!(
+                    f,
+                    "{}: invalid spec: {n} error{} above",
+                    path.display(),
                     if n == 1 { "" } else { "s" }
                 )
             }

@@ -7,6 +7,11 @@
 //! tfrecord from-json [--sequence] -o OUT [IN|-]...       JSON Lines to records
 //! tfrecord convert [--allow-lossy-double] IN... -o OUT   re-encode between containers / compressions
 //! tfrecord gen [--check] SPEC... -o DIR                  Rust code from TOML feature specs
+//! tfrecord parse --spec SPEC [--batch-size N] FILE...    tensors as tf.io.parse_example gives them
+//! tfrecord infer [--sequence] FILE...                    a TOML spec describing the records
+//! tfrecord from-avro --spec SPEC IN... -o OUT             Avro to records (or --tensors)
+//! tfrecord from-records [--spec SPEC] IN -o OUT           JSON Lines / CSV to records
+//! tfrecord from-images DIR -o OUT [--shards N]           one record per image, labels from folders
 //! ```
 //!
 //! Common flags: `--input-format` / `--output-format` `tfrecord|ofrecord` (default `tfrecord`);
@@ -24,8 +29,11 @@ mod cli;
 mod commands;
 mod error;
 mod generate;
+mod import;
+mod infer;
 mod input;
 mod output;
+mod parse;
 
 use std::process::ExitCode;
 
@@ -42,6 +50,11 @@ fn run(cli: &Cli) -> CliResult<ExitCode> {
         Command::FromJson(a) => commands::from_json(a),
         Command::Convert(a) => commands::convert(a),
         Command::Gen(a) => generate::run(a),
+        Command::Parse(a) => parse::run(a),
+        Command::Infer(a) => infer::run(a),
+        Command::FromAvro(a) => import::from_avro(a),
+        Command::FromRecords(a) => import::from_records(a),
+        Command::FromImages(a) => import::from_images(a),
     }
 }
 

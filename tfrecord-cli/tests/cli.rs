@@ -1095,3 +1095,448 @@ fn gen_reports_every_spec_error_rustc_style() {
     );
     assert!(!out_dir.exists());
 }
+
+// ---------------------------------------------------------------------------------------------
+// parse
+
+const PARSE_SPEC: &str = r#"
+[records.Sample.features.label]
+dtype = "int64"
+default = -1
+
+[records.Sample.features.name]
+dtype = "bytes"
+kind = "var"
+
+[records.Sample.features.score]
+dtype = "float"
+shape = [2]
+
+[records.Sample.features.cells]
+dtype = "float"
+kind = "sparse"
+index_key = "cells/idx"
+value_key = "cells/val"
+size = 4
+
+[records.Other.features.label]
+dtype = "int64"
+"#;
+
+fn parse_samples() -> Vec<tensorflow::Example> {
+    vec![
+        example(vec![
+            ("label", int64s(&[7])),
+            ("name", bytes(&[b"a", b"bc"])),
+            ("score", floats(&[0.5, -1.0])),
+            ("cells/idx", int64s(&[3, 1])),
+            ("cells/val", floats(&[30.0, 10.0])),
+        ]),
+        example(vec![("score", floats(&[2.0, f32::NAN]))]),
+        example(vec![
+            ("label", int64s(&[9])),
+            ("name", bytes(&[b"\xff"])),
+            ("score", floats(&[0.0, 1.0])),
+        ]),
+    ]
+}
+
+#[test]
+fn parse_prints_tensors_as_parse_example_returns_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = dir.path().join("spec.toml");
+    std::fs::write(&spec, PARSE_SPEC).expect("write spec");
+    let data = dir.path().join("data.tfrecord");
+    write_examples(&data, &parse_samples());
+
+    let out = ok(&run(&[
+        "parse",
+        "--spec",
+        s(&spec),
+        "--record",
+        "Sample",
+        s(&data),
+    ]));
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 1, "all records in one batch: {out}");
+    let want: Value = serde_json::json!({
+        "label": {"dense": {"shape": [3], "values": [7, -1, 9]}},
+        "name": {"sparse": {"indices": [[0, 0], [0, 1], [2, 0]], "values": ["YQ==", "YmM=", "/w=="], "dense_shape": [3, 2]}},
+        "score": {"dense": {"shape": [3, 2], "values": [0.5, -1.0, 2.0, "NaN", 0.0, 1.0]}},
+        "cells": {"sparse": {"indices": [[0, 1], [0, 3]], "values": [10.0, 30.0], "dense_shape": [3, 4]}},
+    });
+    assert_eq!(lines[0], want);
+
+    // Batches of two records: the last one is shorter; batches run on over files.
+    let out = ok(&run(&[
+        "parse",
+        "--spec",
+        s(&spec),
+        "--record",
+        "Sample",
+        "--batch-size",
+        "2",
+        s(&data),
+        s(&data),
+    ]));
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(
+        lines[0]["label"]["dense"]["values"],
+        serde_json::json!([7, -1])
+    );
+    assert_eq!(
+        lines[1]["label"]["dense"]["values"],
+        serde_json::json!([9, 7])
+    );
+    assert_eq!(
+        lines[2]["label"]["dense"]["values"],
+        serde_json::json!([-1, 9])
+    );
+    assert_eq!(
+        lines[2]["name"]["sparse"]["dense_shape"],
+        serde_json::json!([2, 1])
+    );
+
+    // Compressed input and standard input.
+    let gz = dir.path().join("data.tfrecord.gz");
+    write_examples(&gz, &parse_samples());
+    let out = ok(&run(&[
+        "parse",
+        "--spec",
+        s(&spec),
+        "--record",
+        "Sample",
+        s(&gz),
+    ]));
+    assert_eq!(json_lines(&out)[0], want);
+    let raw = std::fs::read(&data).expect("read data");
+    let out = ok(&run_with_stdin(
+        &["parse", "--spec", s(&spec), "--record", "Sample", "-"],
+        &raw,
+    ));
+    assert_eq!(json_lines(&out)[0], want);
+
+    // No records, no output.
+    let empty = dir.path().join("empty.tfrecord");
+    write_examples(&empty, &[]);
+    let out = ok(&run(&[
+        "parse",
+        "--spec",
+        s(&spec),
+        "--record",
+        "Sample",
+        s(&empty),
+    ]));
+    assert_eq!(out, "");
+}
+
+#[test]
+fn parse_errors_name_file_record_and_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = dir.path().join("spec.toml");
+    std::fs::write(&spec, PARSE_SPEC).expect("write spec");
+    let good = dir.path().join("good.tfrecord");
+    write_examples(&good, &parse_samples());
+    let bad = dir.path().join("bad.tfrecord");
+    let mut records = parse_samples();
+    records.push(example(vec![("score", int64s(&[1, 2]))]));
+    write_examples(&bad, &records);
+
+    // The fourth record of the second file (the seventh of the batch) has int64 scores.
+    let err = fails(&run(&[
+        "parse",
+        "--spec",
+        s(&spec),
+        "--record",
+        "Sample",
+        s(&good),
+        s(&bad),
+    ]));
+    assert!(err.contains(&format!("{}:", bad.display())), "{err}");
+    assert!(err.contains("(record 3)"), "{err}");
+    assert!(err.contains("\"score\""), "{err}");
+
+    // Several records and no --record: the names are listed (a usage error).
+    let o = run(&["parse", "--spec", s(&spec), s(&good)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("(Sample, Other)"), "{}", stderr(&o));
+    let o = run(&["parse", "--spec", s(&spec), "--record", "Nope", s(&good)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no record `Nope`"), "{}", stderr(&o));
+
+    // A required feature that a record lacks.
+    let err = fails(&run(&[
+        "parse",
+        "--spec",
+        s(&spec),
+        "--record",
+        "Other",
+        s(&good),
+    ]));
+    assert!(err.contains("(record 1)"), "{err}");
+    assert!(err.contains("\"label\""), "{err}");
+
+    // An invalid spec is reported rustc-style.
+    let broken = dir.path().join("broken.toml");
+    std::fs::write(&broken, "[records.R.features.x]\ndtype = \"int46\"\n").expect("write");
+    let err = fails(&run(&["parse", "--spec", s(&broken), s(&good)]));
+    assert!(err.contains("error: unknown dtype `int46`"), "{err}");
+    assert!(err.contains("invalid spec"), "{err}");
+}
+
+#[test]
+fn parse_sequence_examples_prints_context_lists_and_lengths() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = dir.path().join("seq.toml");
+    std::fs::write(
+        &spec,
+        r#"[records.Clip]
+kind = "sequence_example"
+[records.Clip.context.label]
+dtype = "int64"
+kind = "var"
+[records.Clip.sequence.frames]
+dtype = "float"
+allow_missing = true
+[records.Clip.sequence.tokens]
+dtype = "int64"
+kind = "var"
+"#,
+    )
+    .expect("write spec");
+    let data = dir.path().join("seq.tfrecord");
+    let payloads: Vec<Vec<u8>> = sequence_samples()
+        .iter()
+        .map(Message::encode_to_vec)
+        .collect();
+    write_file(&data, WriterOptions::new(), &payloads);
+    let out = ok(&run(&["parse", "--spec", s(&spec), s(&data)]));
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 1, "{out}");
+    let want = serde_json::json!({
+        "context": {"label": {"sparse": {"indices": [[0, 0], [0, 1]], "values": [1, -2], "dense_shape": [2, 2]}}},
+        "sequence": {
+            "frames": {"dense": {"shape": [2, 1], "values": [0.25, 0.0]}},
+            "tokens": {"sparse": {"indices": [[0, 0, 0], [0, 0, 1], [0, 1, 0]], "values": [1, 2, 3], "dense_shape": [2, 2, 2]}},
+        },
+        "lengths": {"frames": {"dense": {"shape": [2], "values": [1, 0]}}},
+    });
+    assert_eq!(lines[0], want);
+}
+
+// ---------------------------------------------------------------------------------------------
+// infer
+
+/// The workspace root, where the conformance fixtures and the checked-in inferred spec live.
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace root")
+        .to_path_buf()
+}
+
+fn infer_at_root(args: &[&str]) -> String {
+    let o = bin()
+        .args(args)
+        .current_dir(workspace())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run tfrecord");
+    ok(&o)
+}
+
+/// `tests/specs/inferred_examples.toml` and `inferred_sequence.toml` are exactly what
+/// `tfrecord infer` prints for the conformance `examples.tfrecord` and `sequence.tfrecord` (the
+/// tests package generates types from them and reads the files with them). `UPDATE_GOLDEN=1`
+/// rewrites them.
+#[test]
+fn infer_matches_the_checked_in_specs() {
+    let cases = [
+        (
+            &["infer", "tests/fixtures/conformance/examples.tfrecord"][..],
+            "tests/specs/inferred_examples.toml",
+        ),
+        (
+            &[
+                "infer",
+                "--sequence",
+                "tests/fixtures/conformance/sequence.tfrecord",
+            ][..],
+            "tests/specs/inferred_sequence.toml",
+        ),
+    ];
+    for (args, golden) in cases {
+        let out = infer_at_root(args);
+        let golden = workspace().join(golden);
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::write(&golden, &out).expect("write the golden spec");
+        }
+        let want = std::fs::read_to_string(&golden).expect("read the golden spec");
+        assert_eq!(
+            out,
+            want,
+            "`tfrecord {}` output changed; rerun with UPDATE_GOLDEN=1 and review the diff",
+            args.join(" ")
+        );
+    }
+    let out = infer_at_root(&["infer", "tests/fixtures/conformance/examples.tfrecord"]);
+    assert!(out.starts_with("# Inferred by `tfrecord infer` from 42 tf.train.Example records"));
+    assert!(out.contains("# Left out: \"unset_kind\": "), "{out}");
+    assert!(
+        out.contains(
+            "[records.Examples.features.emb]\ndtype = \"float\"\nshape = [4]\noptional = true\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("[records.Examples.features.hist]\ndtype = \"int64\"\nkind = \"var\"\n"),
+        "{out}"
+    );
+}
+
+/// What `infer` prints, `parse --spec` accepts for the same file, and `gen` turns into code.
+#[test]
+fn inferred_specs_parse_their_files_and_generate() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases = [
+        ("examples.tfrecord", false, "Examples"),
+        ("examples.tfrecord.gz", false, "Examples"),
+        ("sequence.tfrecord", true, "Sequence"),
+    ];
+    for (file, sequence, record) in cases {
+        let data = workspace().join("tests/fixtures/conformance").join(file);
+        let mut args = vec!["infer"];
+        if sequence {
+            args.push("--sequence");
+        }
+        args.push(s(&data));
+        let spec_text = ok(&run(&args));
+        assert!(
+            spec_text.contains(&format!("[records.{record}]")),
+            "{spec_text}"
+        );
+        let spec = dir.path().join(format!("{record}.toml"));
+        std::fs::write(&spec, &spec_text).expect("write spec");
+        let out = ok(&run(&["parse", "--spec", s(&spec), s(&data)]));
+        let lines = json_lines(&out);
+        assert_eq!(lines.len(), 1, "{file}");
+        let out = ok(&run(&[
+            "parse",
+            "--spec",
+            s(&spec),
+            "--batch-size",
+            "5",
+            s(&data),
+        ]));
+        assert!(json_lines(&out).len() >= 3, "{file}");
+        let gen_dir = dir.path().join("gen");
+        ok(&run(&["gen", s(&spec), "-o", s(&gen_dir)]));
+        let code = std::fs::read_to_string(gen_dir.join(format!("{}.rs", record.to_lowercase())))
+            .expect("generated code");
+        assert!(code.contains(&format!("pub struct {record} {{")), "{code}");
+    }
+    let lines = json_lines(&ok(&run(&[
+        "parse",
+        "--spec",
+        s(&dir.path().join("Sequence.toml")),
+        s(&workspace().join("tests/fixtures/conformance/sequence.tfrecord")),
+    ])));
+    assert_eq!(
+        lines[0]["context"]["id"]["dense"]["shape"],
+        serde_json::json!([12])
+    );
+    assert!(lines[0]["lengths"]["scores"].is_object(), "{}", lines[0]);
+}
+
+#[test]
+fn infer_reads_ofrecord_and_names_records() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("train.ofrecord");
+    let payloads = vec![ofrecord_with_double().encode_to_vec(); 2];
+    write_file(
+        &data,
+        WriterOptions::new().format(Format::OfRecord),
+        &payloads,
+    );
+    let out = ok(&run(&["infer", "--input-format", "ofrecord", s(&data)]));
+    assert!(
+        out.contains("[records.Train]\ndialect = \"ofrecord\"\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[records.Train.features.d]\ndtype = \"double\"\nshape = [2]\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[records.Train.features.i]\ndtype = \"int32\"\nshape = [2]\n"),
+        "{out}"
+    );
+    let out = ok(&run(&[
+        "infer",
+        "--input-format",
+        "ofrecord",
+        "--record",
+        "Point",
+        "-n",
+        "1",
+        s(&data),
+    ]));
+    assert!(out.contains("from 1 OFRecord record of"), "{out}");
+    assert!(out.contains("[records.Point]"), "{out}");
+    let o = run(&["infer", "--record", "not a name", s(&data)]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn parse_reads_ofrecord_as_examples() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = dir.path().join("spec.toml");
+    std::fs::write(
+        &spec,
+        "[records.R.features.i]\ndtype = \"int32\"\nshape = [2]\n",
+    )
+    .expect("write spec");
+    let data = dir.path().join("part-00000");
+    let mut r = oneflow::OfRecord::default();
+    r.feature.insert(
+        "i".into(),
+        of_feature(oneflow::feature::Kind::Int32List(oneflow::Int32List {
+            value: vec![-7, 2_147_483_647],
+        })),
+    );
+    write_file(
+        &data,
+        WriterOptions::new().format(Format::OfRecord),
+        &[r.encode_to_vec()],
+    );
+    let out = ok(&run(&[
+        "parse",
+        "--spec",
+        s(&spec),
+        "--input-format",
+        "ofrecord",
+        s(&data),
+    ]));
+    assert_eq!(
+        json_lines(&out)[0],
+        serde_json::json!({"i": {"dense": {"shape": [1, 2], "values": [-7, 2_147_483_647]}}})
+    );
+    // A double list does not become a float without a word.
+    let doubles = dir.path().join("doubles");
+    write_file(
+        &doubles,
+        WriterOptions::new().format(Format::OfRecord),
+        &[ofrecord_with_double().encode_to_vec()],
+    );
+    let err = fails(&run(&[
+        "parse",
+        "--spec",
+        s(&spec),
+        "--input-format",
+        "ofrecord",
+        s(&doubles),
+    ]));
+    assert!(err.contains("double"), "{err}");
+    assert!(err.contains("(record 0)"), "{err}");
+}

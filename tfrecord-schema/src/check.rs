@@ -397,8 +397,10 @@ mod tests {
 
     fn field(member: &str, key: &str, dtype: DType) -> Field {
         Field {
+            name: member.into(),
             member: member.into(),
             key: key.into(),
+            source: None,
             dtype: Some(dtype),
             kind: FeatureKind::Fixed { shape: vec![] },
             presence: Presence::Required,

@@ -334,12 +334,21 @@ impl PartialEq for Origin {
 /// One feature of a record (or one flattened member).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field {
+    /// The feature's name: its table key in a spec (the output name, as the key of
+    /// TensorFlow's `features` dict), or the Rust member name for the derive. It differs from
+    /// [`key`](Field::key) only for a [sparse](FeatureKind::Sparse) feature, whose `key` is
+    /// its value key.
+    pub name: String,
     /// The Rust field name.
     pub member: String,
     /// The feature key (for a flattened member: the key prefix without the `/`; for a
     /// [sparse](FeatureKind::Sparse) field: the value key; for a [ragged](FeatureKind::Ragged)
     /// field: the name of the output, as the key of TensorFlow's `features` dict).
     pub key: String,
+    /// Where an importer takes the values from, when they do not come from records: the spec's
+    /// `source` setting, such as an Avro key expression (`friends[*].name.first`) or a field
+    /// path of JSON / CSV records (`a/b`). `None`: the feature's [`name`](Field::name).
+    pub source: Option<String>,
     /// The value type, when the front end knows it (`None` for a type only the compiler can
     /// check, such as a user enum).
     pub dtype: Option<DType>,

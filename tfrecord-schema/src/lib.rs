@@ -99,6 +99,35 @@
 //! writes `src/gen/mnist.rs`, and `tfrecord gen --check ...` fails when checked-in files are
 //! stale.
 //!
+//! # Checking a hand-written struct against a spec
+//!
+//! Instead of generating the type, a struct written by hand can name the spec it must agree
+//! with; the derive then reads the spec (relative to the crate root, `CARGO_MANIFEST_DIR`)
+//! when it expands, and every disagreement is a compile error at the place to fix:
+//!
+//! ```ignore
+//! #[derive(tfrecord_core::Example)]
+//! #[example(schema = "specs/mnist.toml", record = "Mnist")] // `record` defaults to the struct's name
+//! struct Mnist {
+//!     #[example(key = "image/encoded")]
+//!     image: Vec<u8>,
+//!     #[example(default = 0)]
+//!     label: i64,
+//!     #[example(default)]
+//!     tags: Vec<String>,
+//!     // error: missing feature `boxes` (`float`, `sparse`, size [100]) of record `Mnist` ...
+//! }
+//! ```
+//!
+//! Features are matched by key (context features and feature lists apart), never by Rust
+//! name. A feature of the spec the struct lacks is an error at the struct's name; a field the
+//! spec lacks, at the field; another dtype (a field may read a `string` feature as bytes), at
+//! the field's type; another kind or shape, at the type or its `shape`; and a field that fails
+//! on an absent feature the spec lets records lack (`optional`, a `default`, `var`,
+//! `allow_missing`), at the field. The generated code includes the spec's bytes, so editing the
+//! spec rebuilds the crate. Not checked: the members of a `flatten` field (spec features under
+//! its key prefix are taken as its) and `ragged` features, which no derived field holds.
+//!
 //! # The spec format
 //!
 //! A spec is a TOML file with one `[records.NAME]` table per record type. `NAME` is the Rust
@@ -135,6 +164,7 @@
 //! | `allow_missing` | `sequence` | boolean: an absent feature list has zero steps | `false` | `allow_missing` | `allow_missing = true` |
 //! | `partitions` | `ragged` | array of one-key tables, outermost first (below) | `[]` | `partitions` | `partitions = [{ row_lengths = "len" }]` |
 //! | `row_splits_dtype` | `ragged` | `int32` or `int64` | `int32`, as in TensorFlow | `row_splits_dtype` | `row_splits_dtype = "int64"` |
+//! | `source` | feature | where an importer (`tfrecord from-avro`, `from-records`) takes the values from: an Avro key expression or a JSON / CSV field path; ignored by code generation and `parse` | the feature's key | | `source = "friends[*].name.first"` |
 //!
 //! Ragged partitions, each a table with one key: `row_splits`, `row_lengths`, `row_starts`,
 //! `row_limits`, `value_rowids` (each the key of an int64 feature), or `uniform_row_length`
@@ -170,6 +200,8 @@
 //! - [`check`]: the rules every record must satisfy, with all violations reported at once;
 //! - [`symbol`]: the vocabulary of attributes and spec keys, with "did you mean" suggestions;
 //! - [`toml`] (feature `toml`): the spec front end, [`Schema::from_toml_str`](ir::Schema::from_toml_str);
+//!   and back, [`Schema::to_toml`](ir::Schema::to_toml) writes spec text from the IR;
+//! - [`infer`]: a spec from observations of records, the rules of `tfrecord infer`;
 //! - [`Builder`] (feature `builder`): code generation for `build.rs` and the CLI;
 //! - `codegen` (feature `codegen`): the `#[derive(Example)]` front end and the one code
 //!   generator. Its output calls `tfrecord_core::__private`, which is not a public API.
@@ -179,8 +211,10 @@
 //! [`Schema::from_toml_str`](ir::Schema::from_toml_str) are the public surface.
 
 pub mod check;
+pub mod infer;
 pub mod ir;
 pub mod symbol;
+mod write;
 
 #[cfg(feature = "codegen")]
 pub mod codegen;

@@ -9,6 +9,8 @@ pub const CONTAINER: &[&str] = &[
     "deny_unknown_keys",
     "crate",
     "repr",
+    "schema",
+    "record",
 ];
 
 /// Attributes on a field: `#[example(...)]`.
@@ -68,6 +70,7 @@ pub const SPEC_FEATURE: &[&str] = &[
     "allow_missing",
     "partitions",
     "row_splits_dtype",
+    "source",
 ];
 
 /// The feature kinds of a spec, as TensorFlow names them: `fixed` (`FixedLenFeature`), `var`

@@ -719,6 +719,7 @@ impl Lower<'_> {
             .and_then(|v| self.boolean(v, "lossy"))
             .unwrap_or(false);
         let default = s.get("default").and_then(|v| self.literal(v));
+        let source = s.get("source").and_then(|v| self.source(v));
         let doc = self.doc(s.get("doc"));
         let member = match s.get("field") {
             Some(v) => self.string(v, "field").and_then(|name| {
@@ -880,8 +881,10 @@ impl Lower<'_> {
             _ => kind,
         };
         Some(Field {
+            name: key_str,
             member: member?,
             key: feature_key,
+            source,
             dtype: Some(dtype?),
             kind,
             presence,
@@ -891,6 +894,17 @@ impl Lower<'_> {
             doc,
             origin,
         })
+    }
+
+    /// `source = "friends[*].name.first"`: a non-empty string, kept as written (its syntax
+    /// belongs to the importer that reads it).
+    fn source(&mut self, v: &Value<'_>) -> Option<String> {
+        let text = self.string(v, "source")?;
+        if text.trim().is_empty() {
+            self.error(&v.span(), "`source` cannot be empty");
+            return None;
+        }
+        Some(text)
     }
 
     /// `partitions = [{ row_lengths = "key" }, { uniform_row_length = 2 }]`.

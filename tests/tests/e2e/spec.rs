@@ -6,7 +6,13 @@
 //! - both encode to the same bytes;
 //! - each decodes the other's bytes (compared by re-encoding, so NaN payloads count);
 //!
-//! and the generated types read absent features with TensorFlow's semantics.
+//! and the generated types read absent features with TensorFlow's semantics. The twins also
+//! carry `#[example(schema = .., record = ..)]`, so the derive checks them against the spec
+//! they copy: a spec edited without its twin fails to compile.
+//!
+//! `specs/inferred_examples.toml` and `specs/inferred_sequence.toml` are what `tfrecord infer`
+//! makes of the conformance files `examples.tfrecord` and `sequence.tfrecord` (tfrecord-cli's
+//! tests keep them in step); their types must read those files.
 
 use proptest::prelude::*;
 use tfrecord_core::proto::tensorflow;
@@ -21,12 +27,15 @@ mod generated {
 }
 
 use generated::clips::Clip;
+use generated::inferred_examples::Examples;
+use generated::inferred_sequence::Sequence;
 use generated::records::{Measurement, Sample};
 
 // ---------------------------------------------------------------------------------------------
 // The hand-derived twins.
 
 #[derive(Example, Debug, Clone, PartialEq)]
+#[example(schema = "specs/records.toml", record = "Sample")]
 struct SampleTwin {
     #[example(key = "image/encoded")]
     image: Vec<u8>,
@@ -72,6 +81,7 @@ impl From<&Sample> for SampleTwin {
 
 #[derive(Example, Debug, Clone, PartialEq)]
 #[example(dialect = "ofrecord", deny_unknown_keys)]
+#[example(schema = "specs/records.toml", record = "Measurement")]
 struct MeasurementTwin {
     value: f64,
     #[example(default)]
@@ -91,7 +101,7 @@ impl From<&Measurement> for MeasurementTwin {
 }
 
 #[derive(SequenceExample, Debug, Clone, PartialEq)]
-#[example(dialect = "tf")]
+#[example(dialect = "tf", schema = "specs/clips.toml", record = "Clip")]
 struct ClipTwin {
     id: i64,
     #[example(default = "en")]
@@ -394,4 +404,144 @@ fn generated_ofrecord_type_denies_unknown_keys() {
     );
     let err = <Measurement as Decode<OfRecord>>::decode(&with_extra.encode_to_vec()).unwrap_err();
     assert!(err.to_string().contains("extra"), "{err}");
+}
+
+/// The type generated from `tfrecord infer`'s spec of `examples.tfrecord` reads every record of
+/// that file, with the values the generic protobuf types see, and re-encodes to records that
+/// read back the same.
+#[test]
+fn inferred_spec_reads_the_file_it_came_from() {
+    use tfrecord_core::proto::tensorflow::feature::Kind;
+    let path = crate::support::fixture("examples.tfrecord");
+    let typed: Vec<Examples> = tfrecord_core::Reader::<Examples>::open(&path)
+        .expect("the fixture opens")
+        .enumerate()
+        .map(|(i, r)| r.unwrap_or_else(|e| panic!("record {i}: {e}")))
+        .collect();
+    let generic: Vec<tensorflow::Example> =
+        tfrecord_core::RecordReader::open(&path, Default::default())
+            .expect("the fixture opens")
+            .map(|r| tensorflow::Example::decode(&r.expect("a record")[..]).expect("an Example"))
+            .collect();
+    assert_eq!(typed.len(), 42);
+    assert_eq!(typed.len(), generic.len());
+    let ints = |e: &tensorflow::Example, k: &str| -> Option<Vec<i64>> {
+        match e.features.as_ref()?.feature.get(k)?.kind.as_ref()? {
+            Kind::Int64List(l) => Some(l.value.clone()),
+            _ => None,
+        }
+    };
+    let float_bits = |e: &tensorflow::Example, k: &str| -> Option<Vec<u32>> {
+        match e.features.as_ref()?.feature.get(k)?.kind.as_ref()? {
+            Kind::FloatList(l) => Some(l.value.iter().map(|x| x.to_bits()).collect()),
+            _ => None,
+        }
+    };
+    let strings = |e: &tensorflow::Example, k: &str| -> Option<Vec<Vec<u8>>> {
+        match e.features.as_ref()?.feature.get(k)?.kind.as_ref()? {
+            Kind::BytesList(l) => Some(l.value.clone()),
+            _ => None,
+        }
+    };
+    for (i, (t, g)) in typed.iter().zip(&generic).enumerate() {
+        assert_eq!(t.id, ints(g, "id").map(|v| v[0]), "record {i}");
+        assert_eq!(t.label, ints(g, "label").map(|v| v[0]), "record {i}");
+        assert_eq!(t.hist, ints(g, "hist").unwrap_or_default(), "record {i}");
+        assert_eq!(t.special_i, ints(g, "special_i"), "record {i}");
+        let bits = |v: &Option<Vec<f32>>| {
+            v.as_ref()
+                .map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+        };
+        assert_eq!(bits(&t.emb), float_bits(g, "emb"), "record {i}");
+        assert_eq!(bits(&t.special_f), float_bits(g, "special_f"), "record {i}");
+        assert_eq!(
+            t.score.map(f32::to_bits),
+            float_bits(g, "score").map(|v| v[0]),
+            "record {i}"
+        );
+        let tags: Vec<Vec<u8>> = t.tags.iter().map(|s| s.as_bytes().to_vec()).collect();
+        assert_eq!(tags, strings(g, "tags").unwrap_or_default(), "record {i}");
+        assert_eq!(
+            t.image_encoded,
+            strings(g, "image/encoded").map(|v| v[0].clone()),
+            "record {i}"
+        );
+        assert_eq!(
+            t.big_bytes,
+            strings(g, "big_bytes").map(|v| v[0].clone()),
+            "record {i}"
+        );
+        assert_eq!(t.many_bytes, strings(g, "many_bytes"), "record {i}");
+        assert_eq!(
+            t.n_code.as_ref().map(|s| s.as_bytes().to_vec()),
+            strings(g, "ünïcode/ключ").map(|v| v[0].clone()),
+            "record {i}"
+        );
+        let bytes = Encode::<TfExample>::encode_to_vec(t);
+        let again =
+            <Examples as Decode<TfExample>>::decode(&bytes).expect("a re-encoded record decodes");
+        // By bytes: the record holds a NaN.
+        assert!(
+            Encode::<TfExample>::encode_to_vec(&again) == bytes,
+            "record {i}"
+        );
+    }
+}
+
+/// The type generated from `tfrecord infer --sequence`'s spec of `sequence.tfrecord` reads every
+/// record of that file, with the values the generic protobuf types see.
+#[test]
+fn inferred_sequence_spec_reads_the_file_it_came_from() {
+    use tfrecord_core::proto::tensorflow::feature::Kind;
+    let path = crate::support::fixture("sequence.tfrecord");
+    let typed: Vec<Sequence> = tfrecord_core::Reader::<Sequence, TfSequenceExample>::open(&path)
+        .expect("the fixture opens")
+        .enumerate()
+        .map(|(i, r)| r.unwrap_or_else(|e| panic!("record {i}: {e}")))
+        .collect();
+    let generic: Vec<tensorflow::SequenceExample> =
+        tfrecord_core::RecordReader::open(&path, Default::default())
+            .expect("the fixture opens")
+            .map(|r| {
+                tensorflow::SequenceExample::decode(&r.expect("a record")[..])
+                    .expect("a SequenceExample")
+            })
+            .collect();
+    assert_eq!(typed.len(), 12);
+    assert_eq!(typed.len(), generic.len());
+    for (i, (t, g)) in typed.iter().zip(&generic).enumerate() {
+        let ctx = &g.context.as_ref().expect("a context").feature;
+        match ctx["id"].kind.as_ref() {
+            Some(Kind::Int64List(l)) => assert_eq!(l.value, [t.id], "record {i}"),
+            other => panic!("record {i}: id is {other:?}"),
+        }
+        match ctx["lang"].kind.as_ref() {
+            Some(Kind::BytesList(l)) => assert_eq!(l.value, [t.lang.as_bytes()], "record {i}"),
+            other => panic!("record {i}: lang is {other:?}"),
+        }
+        let lists = &g
+            .feature_lists
+            .as_ref()
+            .expect("feature lists")
+            .feature_list;
+        let tokens: Vec<Vec<i64>> = lists["tokens"]
+            .feature
+            .iter()
+            .map(|f| match f.kind.as_ref() {
+                Some(Kind::Int64List(l)) => l.value.clone(),
+                other => panic!("record {i}: a tokens step is {other:?}"),
+            })
+            .collect();
+        assert_eq!(t.tokens, tokens, "record {i}");
+        let scores: Vec<u32> = lists["scores"]
+            .feature
+            .iter()
+            .map(|f| match f.kind.as_ref() {
+                Some(Kind::FloatList(l)) => l.value[0].to_bits(),
+                other => panic!("record {i}: a scores step is {other:?}"),
+            })
+            .collect();
+        let got: Vec<u32> = t.scores.iter().map(|x| x.to_bits()).collect();
+        assert_eq!(got, scores, "record {i}");
+    }
 }

@@ -61,6 +61,13 @@
 //!   feature, type mismatch, wrong value count, ...). Invalid specs (what TensorFlow's Python
 //!   layer rejects with `ValueError`) are errors too.
 //!
+//! # Specs from a TOML spec file
+//!
+//! With the `schema` feature, [`RecordSpec::from_record`] translates a record of a
+//! `tfrecord_schema` spec (the TOML spec format of `tfrecord gen`, read with
+//! `tfrecord_schema::ir::Schema::from_toml_str`) into these feature specs, as
+//! `tfrecord parse --spec` does.
+//!
 //! Decoding accepts every valid protobuf encoding, as the rest of this crate does (packed or
 //! unpacked lists, split messages, map entries in either order, unknown fields); TensorFlow's
 //! fast parser accepts only the canonical layout and fails on the rest. Where a key appears
@@ -75,6 +82,8 @@
 mod example;
 mod ragged;
 mod read;
+#[cfg(feature = "schema")]
+mod schema;
 mod sequence;
 mod spec;
 mod tensor;
@@ -84,6 +93,8 @@ mod tests;
 
 use std::collections::BTreeMap;
 
+#[cfg(feature = "schema")]
+pub use schema::RecordSpec;
 pub use spec::{DType, FeatureSpec, Partition, Spec, SplitsDType};
 pub use tensor::{Tensor, Values, tensors_to_json};
 

@@ -64,6 +64,13 @@ pub(crate) fn extend(out: &mut Values, view: &FeatureView<'_>) -> Result<usize, 
         Values::Bytes(v) => view
             .values::<Tf>(ListKind::Bytes)?
             .extend_into::<Tf, Vec<u8>>(v)?,
+        // Feature specs never hold these types (`Plan::compile` rejects them).
+        Values::Bool(_) | Values::Int32(_) | Values::Float64(_) => {
+            return Err(FieldError::Range {
+                value: "a list".into(),
+                ty: "a dtype tf.train.Example cannot hold",
+            });
+        }
     }
     Ok(out.len() - before)
 }

@@ -9,6 +9,10 @@ use crate::error::{Error, Result};
 
 /// The element type of a feature: `tf.int64`, `tf.float32` or `tf.string`, the three types a
 /// `tf.train.Feature` can hold (`int64_list`, `float_list`, `bytes_list`).
+///
+/// Tensors built from other sources (the Avro importer of `tfrecord-import`) also use `tf.bool`,
+/// `tf.int32` and `tf.float64`; feature specs of the parsers here reject those three, as
+/// `tf.io.parse_example` does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DType {
@@ -18,6 +22,12 @@ pub enum DType {
     Float32,
     /// `tf.string` (bytes), from a `bytes_list`.
     String,
+    /// `tf.bool` (not a `tf.train.Feature` type).
+    Bool,
+    /// `tf.int32` (not a `tf.train.Feature` type).
+    Int32,
+    /// `tf.float64` (not a `tf.train.Feature` type).
+    Float64,
 }
 
 impl DType {
@@ -28,14 +38,24 @@ impl DType {
             DType::Int64 => "int64",
             DType::Float32 => "float",
             DType::String => "string",
+            DType::Bool => "bool",
+            DType::Int32 => "int32",
+            DType::Float64 => "double",
         }
     }
 
-    /// The `tf.train.Feature` list that holds values of this type.
+    /// Whether a `tf.train.Feature` holds values of this type (`int64`, `float`, `string`):
+    /// the types `tf.io.parse_example` reads.
+    pub fn is_feature_type(self) -> bool {
+        matches!(self, DType::Int64 | DType::Float32 | DType::String)
+    }
+
+    /// The `tf.train.Feature` list that holds values of this type (`bool` and `int32` values are
+    /// stored in an `int64_list`, `float64` values in a `float_list`).
     pub fn list_kind(self) -> ListKind {
         match self {
-            DType::Int64 => ListKind::Int64,
-            DType::Float32 => ListKind::Float,
+            DType::Int64 | DType::Bool | DType::Int32 => ListKind::Int64,
+            DType::Float32 | DType::Float64 => ListKind::Float,
             DType::String => ListKind::Bytes,
         }
     }
@@ -439,6 +459,16 @@ impl Builder {
     fn add(&mut self, name: &str, key: &str, dtype: DType, kind: RawKind) -> Result<()> {
         if key.is_empty() {
             return Err(spec_error(name, "a feature key may not be empty"));
+        }
+        if !dtype.is_feature_type() {
+            return Err(spec_error(
+                name,
+                format!(
+                    "dtype {} is not supported: a tf.train.Example feature holds int64, float or \
+                     string values",
+                    dtype.name()
+                ),
+            ));
         }
         match self.raw.get(key) {
             None => {

@@ -17,6 +17,14 @@ pub enum Values {
     Float32(Vec<f32>),
     /// `tf.string` elements: arbitrary bytes.
     Bytes(Vec<Vec<u8>>),
+    /// `tf.bool` elements (only in tensors built from other sources than `tf.train.Example`,
+    /// such as Avro).
+    Bool(Vec<bool>),
+    /// `tf.int32` elements (only in tensors built from other sources than `tf.train.Example`).
+    Int32(Vec<i32>),
+    /// `tf.float64` elements (only in tensors built from other sources than
+    /// `tf.train.Example`).
+    Float64(Vec<f64>),
 }
 
 impl Values {
@@ -26,6 +34,9 @@ impl Values {
             DType::Int64 => Values::Int64(Vec::new()),
             DType::Float32 => Values::Float32(Vec::new()),
             DType::String => Values::Bytes(Vec::new()),
+            DType::Bool => Values::Bool(Vec::new()),
+            DType::Int32 => Values::Int32(Vec::new()),
+            DType::Float64 => Values::Float64(Vec::new()),
         }
     }
 
@@ -35,6 +46,9 @@ impl Values {
             DType::Int64 => Values::Int64(vec![0; n]),
             DType::Float32 => Values::Float32(vec![0.0; n]),
             DType::String => Values::Bytes(vec![Vec::new(); n]),
+            DType::Bool => Values::Bool(vec![false; n]),
+            DType::Int32 => Values::Int32(vec![0; n]),
+            DType::Float64 => Values::Float64(vec![0.0; n]),
         }
     }
 
@@ -44,6 +58,9 @@ impl Values {
             Values::Int64(_) => DType::Int64,
             Values::Float32(_) => DType::Float32,
             Values::Bytes(_) => DType::String,
+            Values::Bool(_) => DType::Bool,
+            Values::Int32(_) => DType::Int32,
+            Values::Float64(_) => DType::Float64,
         }
     }
 
@@ -53,6 +70,9 @@ impl Values {
             Values::Int64(v) => v.len(),
             Values::Float32(v) => v.len(),
             Values::Bytes(v) => v.len(),
+            Values::Bool(v) => v.len(),
+            Values::Int32(v) => v.len(),
+            Values::Float64(v) => v.len(),
         }
     }
 
@@ -85,8 +105,32 @@ impl Values {
         }
     }
 
+    /// The elements if they are `bool`.
+    pub fn as_bool(&self) -> Option<&[bool]> {
+        match self {
+            Values::Bool(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The elements if they are `int32`.
+    pub fn as_i32(&self) -> Option<&[i32]> {
+        match self {
+            Values::Int32(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The elements if they are `float64`.
+    pub fn as_f64(&self) -> Option<&[f64]> {
+        match self {
+            Values::Float64(v) => Some(v),
+            _ => None,
+        }
+    }
+
     /// The elements as JSON: numbers, floats as numbers or `"NaN"` / `"Infinity"` /
-    /// `"-Infinity"`, bytes as standard base64.
+    /// `"-Infinity"`, bytes as standard base64, booleans as `true` / `false`.
     pub fn to_json(&self) -> Vec<Value> {
         match self {
             Values::Int64(v) => v.iter().map(|&x| Value::from(x)).collect(),
@@ -95,6 +139,9 @@ impl Values {
                 .iter()
                 .map(|b| Value::String(base64::engine::general_purpose::STANDARD.encode(b)))
                 .collect(),
+            Values::Bool(v) => v.iter().map(|&x| Value::Bool(x)).collect(),
+            Values::Int32(v) => v.iter().map(|&x| Value::from(x)).collect(),
+            Values::Float64(v) => v.iter().map(|&x| double_json(x)).collect(),
         }
     }
 
@@ -118,6 +165,21 @@ impl Values {
                     d.extend(std::iter::repeat_n(x, n).cloned());
                 }
             }
+            (Values::Bool(d), Values::Bool(s)) => {
+                if let Some(&x) = s.get(i) {
+                    d.extend(std::iter::repeat_n(x, n));
+                }
+            }
+            (Values::Int32(d), Values::Int32(s)) => {
+                if let Some(&x) = s.get(i) {
+                    d.extend(std::iter::repeat_n(x, n));
+                }
+            }
+            (Values::Float64(d), Values::Float64(s)) => {
+                if let Some(&x) = s.get(i) {
+                    d.extend(std::iter::repeat_n(x, n));
+                }
+            }
             _ => {}
         }
     }
@@ -128,6 +190,9 @@ impl Values {
             (Values::Int64(d), Values::Int64(s)) => d.extend_from_slice(s),
             (Values::Float32(d), Values::Float32(s)) => d.extend_from_slice(s),
             (Values::Bytes(d), Values::Bytes(s)) => d.extend_from_slice(s),
+            (Values::Bool(d), Values::Bool(s)) => d.extend_from_slice(s),
+            (Values::Int32(d), Values::Int32(s)) => d.extend_from_slice(s),
+            (Values::Float64(d), Values::Float64(s)) => d.extend_from_slice(s),
             _ => {}
         }
     }
@@ -138,6 +203,9 @@ impl Values {
             (Values::Int64(d), Values::Int64(mut s)) => d.append(&mut s),
             (Values::Float32(d), Values::Float32(mut s)) => d.append(&mut s),
             (Values::Bytes(d), Values::Bytes(mut s)) => d.append(&mut s),
+            (Values::Bool(d), Values::Bool(mut s)) => d.append(&mut s),
+            (Values::Int32(d), Values::Int32(mut s)) => d.append(&mut s),
+            (Values::Float64(d), Values::Float64(mut s)) => d.append(&mut s),
             _ => {}
         }
     }
@@ -152,6 +220,9 @@ impl Values {
             Values::Int64(v) => v.try_reserve(n),
             Values::Float32(v) => v.try_reserve(n),
             Values::Bytes(v) => v.try_reserve(n),
+            Values::Bool(v) => v.try_reserve(n),
+            Values::Int32(v) => v.try_reserve(n),
+            Values::Float64(v) => v.try_reserve(n),
         }
     }
 
@@ -169,6 +240,15 @@ impl Values {
                     .map(|&i| v.get_mut(i).map(std::mem::take).unwrap_or_default())
                     .collect(),
             ),
+            Values::Bool(v) => {
+                Values::Bool(perm.iter().filter_map(|&i| v.get(i).copied()).collect())
+            }
+            Values::Int32(v) => {
+                Values::Int32(perm.iter().filter_map(|&i| v.get(i).copied()).collect())
+            }
+            Values::Float64(v) => {
+                Values::Float64(perm.iter().filter_map(|&i| v.get(i).copied()).collect())
+            }
         }
     }
 }
@@ -188,6 +268,24 @@ impl From<Vec<f32>> for Values {
 impl From<Vec<Vec<u8>>> for Values {
     fn from(v: Vec<Vec<u8>>) -> Self {
         Values::Bytes(v)
+    }
+}
+
+impl From<Vec<bool>> for Values {
+    fn from(v: Vec<bool>) -> Self {
+        Values::Bool(v)
+    }
+}
+
+impl From<Vec<i32>> for Values {
+    fn from(v: Vec<i32>) -> Self {
+        Values::Int32(v)
+    }
+}
+
+impl From<Vec<f64>> for Values {
+    fn from(v: Vec<f64>) -> Self {
+        Values::Float64(v)
     }
 }
 
@@ -284,7 +382,9 @@ impl Tensor {
     /// `{"dense": {"shape", "values"}}`, `{"sparse": {"indices", "values", "dense_shape"}}` or
     /// `{"ragged": {"flat_values", "nested_row_splits"}}`, with int64 values as numbers, floats
     /// as numbers (the shortest decimal that reads back as the same `f32`) or `"NaN"`,
-    /// `"Infinity"`, `"-Infinity"`, and bytes as standard base64.
+    /// `"Infinity"`, `"-Infinity"`, and bytes as standard base64 (and, for tensors of the
+    /// non-`Feature` types, int32 as numbers, float64 as the shortest decimal of the `f64`,
+    /// bools as `true` / `false`).
     pub fn to_json(&self) -> Value {
         let mut inner = serde_json::Map::new();
         let kind = match self {
@@ -343,6 +443,18 @@ fn float_json(v: f32) -> Value {
         Value::String(if v > 0.0 { "Infinity" } else { "-Infinity" }.into())
     } else {
         Number::from_f64(crate::text::shortest_float(v)).map_or(Value::Null, Value::Number)
+    }
+}
+
+/// A double as JSON: the shortest decimal that reads back as the same `f64`, or `"NaN"`,
+/// `"Infinity"`, `"-Infinity"`.
+fn double_json(v: f64) -> Value {
+    if v.is_nan() {
+        Value::String("NaN".into())
+    } else if v.is_infinite() {
+        Value::String(if v > 0.0 { "Infinity" } else { "-Infinity" }.into())
+    } else {
+        Number::from_f64(v).map_or(Value::Null, Value::Number)
     }
 }
 

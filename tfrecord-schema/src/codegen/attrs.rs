@@ -97,6 +97,8 @@ pub(crate) struct Lowered {
     pub(crate) spans: Vec<Spans>,
     pub(crate) bindings: Vec<Binding>,
     pub(crate) krate: syn::Path,
+    /// The `schema = ".."` and `record = ".."` container attributes, when given.
+    pub(crate) schema: Option<(syn::LitStr, Option<syn::LitStr>)>,
 }
 
 fn last_ident(ty: &Type) -> Option<(&syn::Ident, &syn::PathArguments)> {
@@ -196,30 +198,23 @@ pub(crate) fn classify(ty: &Type) -> TypeInfo {
         };
     }
     if let Some((ident, args)) = last_ident(ty)
-        && ident == "Sparse"
         && let Some(inner) = first_type_arg(args)
     {
-        let (dtype, repr) =
-            scalar_dtype(inner).map_or((None, BytesRepr::From), |(d, r)| (Some(d), r));
-        return TypeInfo {
-            optional,
-            container: Container::Sparse,
-            dtype,
-            bytes_repr: repr,
+        let container = match ident.to_string().as_str() {
+            "Sparse" => Some(Container::Sparse),
+            "Vec" => Some(Container::Vec),
+            _ => None,
         };
-    }
-    if let Some((ident, args)) = last_ident(ty)
-        && ident == "Vec"
-        && let Some(inner) = first_type_arg(args)
-    {
-        let (dtype, repr) =
-            scalar_dtype(inner).map_or((None, BytesRepr::From), |(d, r)| (Some(d), r));
-        return TypeInfo {
-            optional,
-            container: Container::Vec,
-            dtype,
-            bytes_repr: repr,
-        };
+        if let Some(container) = container {
+            let (dtype, repr) =
+                scalar_dtype(inner).map_or((None, BytesRepr::From), |(d, r)| (Some(d), r));
+            return TypeInfo {
+                optional,
+                container,
+                dtype,
+                bytes_repr: repr,
+            };
+        }
     }
     TypeInfo {
         optional,
@@ -399,6 +394,10 @@ pub(crate) struct ContainerAttrs {
     pub(crate) deny_unknown_keys: bool,
     pub(crate) krate: Option<syn::Path>,
     pub(crate) repr_int64: bool,
+    /// `schema = "specs/x.toml"`: the spec file the struct is checked against.
+    pub(crate) schema: Option<syn::LitStr>,
+    /// `record = "Name"`: the record of the spec (default: the struct's name).
+    pub(crate) record: Option<syn::LitStr>,
 }
 
 pub(crate) fn container_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> ContainerAttrs {
@@ -408,6 +407,8 @@ pub(crate) fn container_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> Contai
         deny_unknown_keys: false,
         krate: None,
         repr_int64: false,
+        schema: None,
+        record: None,
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("example")) {
         let res = attr.parse_nested_meta(|meta| {
@@ -446,6 +447,18 @@ pub(crate) fn container_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> Contai
                     Ok(p) => out.krate = Some(p),
                     Err(_) => cx.error(s.span(), format!("`{}` is not a path", s.value())),
                 }
+            } else if meta.path.is_ident("schema") {
+                let s = lit_str(&meta)?;
+                if out.schema.is_some() {
+                    cx.error(s.span(), "duplicate `schema` attribute");
+                }
+                out.schema = Some(s);
+            } else if meta.path.is_ident("record") {
+                let s = lit_str(&meta)?;
+                if out.record.is_some() {
+                    cx.error(s.span(), "duplicate `record` attribute");
+                }
+                out.record = Some(s);
             } else if meta.path.is_ident("repr") {
                 let s = lit_str(&meta)?;
                 match s.value().as_str() {
@@ -872,8 +885,10 @@ pub(crate) fn lower_struct(
             info.dtype = None;
         }
         record.fields.push(Field {
+            name: member_plain.clone(),
             member: member_plain,
             key,
+            source: None,
             dtype: info.dtype,
             kind: feature_kind,
             presence,
@@ -890,6 +905,12 @@ pub(crate) fn lower_struct(
             info,
         });
     }
+    if let (None, Some(r)) = (&cattrs.schema, &cattrs.record) {
+        cx.error(
+            r.span(),
+            "`record` names a record of a `schema`: add `schema = \"path/to/spec.toml\"`",
+        );
+    }
     let krate = cattrs
         .krate
         .unwrap_or_else(|| syn::parse_quote!(::tfrecord_core));
@@ -898,5 +919,6 @@ pub(crate) fn lower_struct(
         spans,
         bindings,
         krate,
+        schema: cattrs.schema.map(|s| (s, cattrs.record)),
     }
 }

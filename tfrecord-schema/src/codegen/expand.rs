@@ -182,23 +182,65 @@ fn de_lifetime(generics: &syn::Generics) -> (TokenStream, syn::Lifetime) {
     }
 }
 
+/// What both record expansions start from: the support path, generics for the encode impls
+/// and for the decode impls (with the `'de` lifetime), and the fields with their bindings.
+struct Prelude<'a> {
+    p: TokenStream,
+    cx: Ctx<'a>,
+    name: &'a syn::Ident,
+    impl_generics: syn::ImplGenerics<'a>,
+    ty_generics: syn::TypeGenerics<'a>,
+    where_clause: Option<&'a syn::WhereClause>,
+    de: syn::Lifetime,
+    de_generics: TokenStream,
+    record: &'a crate::ir::Record,
+    fields: Vec<(&'a Field, &'a Binding)>,
+}
+
+impl<'a> Prelude<'a> {
+    fn new(input: &'a syn::DeriveInput, lowered: &'a Lowered) -> Self {
+        let krate = &lowered.krate;
+        let p = quote!(#krate::__private);
+        let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+        let (extra_lt, de) = de_lifetime(&input.generics);
+        let params = &input.generics.params;
+        Prelude {
+            cx: Ctx {
+                lowered,
+                p: p.clone(),
+            },
+            p,
+            name: &input.ident,
+            impl_generics,
+            ty_generics,
+            where_clause,
+            de,
+            de_generics: quote!(<#extra_lt #params>),
+            record: &lowered.record,
+            fields: lowered
+                .record
+                .fields
+                .iter()
+                .zip(&lowered.bindings)
+                .collect(),
+        }
+    }
+}
+
 /// Generates the impls for a struct deriving `Example`.
 pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> TokenStream {
-    let p = {
-        let krate = &lowered.krate;
-        quote!(#krate::__private)
-    };
-    let cx = Ctx {
-        lowered,
-        p: p.clone(),
-    };
-    let name = &input.ident;
-    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let (extra_lt, de) = de_lifetime(&input.generics);
-    let params = &input.generics.params;
-    let de_generics = quote!(<#extra_lt #params>);
-    let record = &lowered.record;
-    let fields: Vec<(&Field, &Binding)> = record.fields.iter().zip(&lowered.bindings).collect();
+    let Prelude {
+        p,
+        cx,
+        name,
+        impl_generics,
+        ty_generics,
+        where_clause,
+        de,
+        de_generics,
+        record,
+        fields,
+    } = Prelude::new(input, lowered);
     let own: Vec<&(&Field, &Binding)> = fields
         .iter()
         .filter(|(f, _)| !f.skip && !f.flatten)
@@ -416,21 +458,18 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
 
 /// Generates the impls for a struct deriving `SequenceExample`.
 pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> TokenStream {
-    let p = {
-        let krate = &lowered.krate;
-        quote!(#krate::__private)
-    };
-    let cx = Ctx {
-        lowered,
-        p: p.clone(),
-    };
-    let name = &input.ident;
-    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let (extra_lt, de) = de_lifetime(&input.generics);
-    let params = &input.generics.params;
-    let de_generics = quote!(<#extra_lt #params>);
-    let record = &lowered.record;
-    let fields: Vec<(&Field, &Binding)> = record.fields.iter().zip(&lowered.bindings).collect();
+    let Prelude {
+        p,
+        cx,
+        name,
+        impl_generics,
+        ty_generics,
+        where_clause,
+        de,
+        de_generics,
+        record,
+        fields,
+    } = Prelude::new(input, lowered);
     let is_steps = |f: &Field| matches!(f.kind, FeatureKind::Steps { .. });
     let ctx: Vec<&(&Field, &Binding)> = fields
         .iter()

@@ -7,6 +7,7 @@
 
 mod attrs;
 mod expand;
+mod schema;
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -52,6 +53,7 @@ fn derive(input: &syn::DeriveInput, kind: RecordKind) -> TokenStream {
     let mut cx = Ctxt::default();
     check_generics(&mut cx, &input.generics);
     let krate_default: syn::Path = syn::parse_quote!(::tfrecord_core);
+    let mut tracked = quote!();
     let (tokens, krate) = match &input.data {
         syn::Data::Struct(data) => {
             let lowered = attrs::lower_struct(&mut cx, input, data, kind);
@@ -73,6 +75,9 @@ fn derive(input: &syn::DeriveInput, kind: RecordKind) -> TokenStream {
                     e.combine(syn::Error::new(span_of(*o, *part), format!("note: {note}")));
                 }
                 cx.push(e);
+            }
+            if let Some((path, record)) = &lowered.schema {
+                tracked = schema::check(&mut cx, input, &lowered, path, record.as_ref());
             }
             let tokens = match kind {
                 RecordKind::SequenceExample => expand::expand_sequence(input, &lowered),
@@ -131,6 +136,12 @@ fn derive(input: &syn::DeriveInput, kind: RecordKind) -> TokenStream {
                     "an enum with no variants has no values to store",
                 );
             }
+            if let Some(s) = cattrs.schema.as_ref().or(cattrs.record.as_ref()) {
+                cx.error(
+                    s.span(),
+                    "`schema` and `record` check a struct against a spec; an enum is a value",
+                );
+            }
             if cattrs.dialect != crate::ir::Dialect::Both || cattrs.deny_unknown_keys {
                 cx.error(
                     input.ident.span(),
@@ -153,14 +164,14 @@ fn derive(input: &syn::DeriveInput, kind: RecordKind) -> TokenStream {
         }
     };
     match cx.finish() {
-        Ok(()) => quote!(const _: () = { #tokens };),
+        Ok(()) => quote!(const _: () = { #tokens #tracked };),
         Err(e) => {
             let errors = e.to_compile_error();
             let stub = match &input.data {
                 syn::Data::Struct(_) => expand::fallback(input, &krate, kind),
                 _ => quote!(),
             };
-            quote!(#errors const _: () = { #stub };)
+            quote!(#errors const _: () = { #stub #tracked };)
         }
     }
 }

@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""Writes BENCHMARKS.md from one run of the peer harness with the tfrecord-rs candidate.
+
+usage: report.py --logs LOG_DIR --peers PEERS_DIR --repo REPO --command CMD --out BENCHMARKS.md
+
+Reads the RESULT lines of every *.log in LOG_DIR (all peers of the same run), pools the samples
+of each (peer, variant, workload, op) and takes the median wall time, as the harness's
+summarize.py does; prints tfrecord-rs beside TensorFlow single-thread (ratios within the run),
+the issue-6 targets with their measured values, peak RSS (the RSS lines of the candidate), the
+machine facts, and the harness's own summarize.py tables for the same logs. Standard library
+only.
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+PEER = "tfrecord-rs"
+WORKLOADS = ["mnist", "ctr", "seq", "mnist_gz"]
+OPS = [
+    ("read_raw", "st"), ("read_raw_nocrc", "st"), ("read_decode", "st"),
+    ("read_parse", "st"), ("read_parse", "mt2"), ("read_parse", "spec"), ("read_parse", "spec_mt2"),
+    ("parse_mem", "st"), ("parse_mem", "mt2"), ("parse_mem", "spec"), ("parse_mem", "spec_mt2"),
+    ("write_prebuilt", "st"), ("write_example", "st"), ("write_build", "st"),
+]
+# The TensorFlow op each of ours is compared with (TF has no no-CRC read, no decode-only
+# read, and no encode of pre-built objects in C++).
+TF_REF = {"read_raw_nocrc": "read_raw", "read_decode": "read_parse", "write_example": "write_build"}
+
+
+def load(log_dir):
+    rows, rss = {}, []
+    for p in sorted(glob.glob(os.path.join(log_dir, "*.log"))):
+        with open(p) as fh:
+            for line in fh:
+                if line.startswith("RSS "):
+                    rss.append(json.loads(line[4:]))
+                if not line.startswith("RESULT "):
+                    continue
+                d = json.loads(line[7:])
+                key = (d["peer"], d["variant"], d["workload"], d["op"], d["records"])
+                r = rows.setdefault(key, dict(d, secs=[], cpu_secs=[]))
+                r["secs"] += d["secs"]
+                r["cpu_secs"] += d.get("cpu_secs") or []
+    out = {}
+    for key, r in rows.items():
+        med = statistics.median(r["secs"])
+        r["med"] = med
+        r["rps"] = r["records"] / med
+        r["mbps"] = r["bytes"] / med / 1e6
+        r["cpu"] = statistics.median(r["cpu_secs"]) / med if r["cpu_secs"] else None
+        # records per CPU-second: for one-thread rows, the throughput with a whole core, which
+        # is what a shared, overloaded machine hides from wall-clock figures
+        r["rpc"] = r["records"] / statistics.median(r["cpu_secs"]) if r["cpu_secs"] else None
+        r["spread"] = (max(r["secs"]) - min(r["secs"])) / med if len(r["secs"]) > 1 else 0.0
+        out[key[:4]] = r
+    return out, rss
+
+
+def fr(x):
+    if x >= 1e6:
+        return f"{x / 1e6:.2f}M"
+    if x >= 1e4:
+        return f"{x / 1e3:.0f}k"
+    if x >= 1e3:
+        return f"{x / 1e3:.1f}k"
+    return f"{x:.0f}"
+
+
+def fm(x):
+    return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def sh(cmd):
+    try:
+        return subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=60).stdout.strip()
+    except Exception:  # noqa: BLE001 - a missing tool only loses one fact
+        return ""
+
+
+def machine(log_dir):
+    """Facts recorded by bench/run.sh at the start of the run (facts.txt), then the load."""
+    facts = []
+    p = os.path.join(log_dir, "facts.txt")
+    if os.path.exists(p):
+        for line in open(p):
+            if ":" in line:
+                k, v = line.split(":", 1)
+                facts.append((("date of the run (UTC)" if k == "date" else k), v.strip()))
+    else:
+        facts.append(("machine", "facts.txt missing: see the harness's machine.txt below"))
+    commit = ""
+    p = os.path.join(log_dir, "commit.txt")
+    if os.path.exists(p):
+        commit = open(p).read().strip()
+    facts.append(("repository commit", commit or "unknown"))
+    load = []
+    for name in ("load-before.txt", "load-after.txt"):
+        p = os.path.join(log_dir, name)
+        if os.path.exists(p):
+            load.append(f"{name[5:-4]} the run {' / '.join(open(p).read().split()[:3])} (1/5/15 min)")
+    samples = []
+    p = os.path.join(log_dir, "load-samples.txt")
+    if os.path.exists(p):
+        for line in open(p):
+            parts = line.split()
+            if len(parts) >= 2:
+                samples.append(float(parts[1]))
+    if samples:
+        load.append(f"1-min load average sampled every 10 s during the run: median {statistics.median(samples):.2f}, "
+                    f"max {max(samples):.2f} ({len(samples)} samples)")
+    facts.append(("load", "; ".join(load)))
+    return facts
+
+
+def get(res, peer, variant, w, op):
+    return res.get((peer, variant, w, op))
+
+
+def ratio(a, b):
+    return a["rps"] / b["rps"] if a and b else None
+
+
+def cpu_ratio(a, b):
+    """Ratio of records per CPU-second (one-thread rows only)."""
+    if a and b and a.get("rpc") and b.get("rpc"):
+        return a["rpc"] / b["rpc"]
+    return None
+
+
+def side_by_side(res):
+    lines = [
+        "| workload | op | variant | tfrecord-rs rec/s | MB/s | cpu/wall | spread | TF 1-thread (op) rec/s | ratio to TF | ratio by CPU time | rust-tfrecord ratio to TF |",
+        "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for w in WORKLOADS:
+        for op, v in OPS:
+            r = get(res, PEER, v, w, op)
+            if not r:
+                continue
+            ref_op = TF_REF.get(op, op)
+            tf = get(res, "tensorflow", "st", w, ref_op)
+            rt = get(res, "rust-tfrecord", "st", w, op) if v == "st" else None
+            cpu = f"{r['cpu']:.2f}" if r["cpu"] is not None else "-"
+            tfc = f"{fr(tf['rps'])} ({ref_op})" if tf else "-"
+            rat = f"**{ratio(r, tf):.2f}x**" if tf else "-"
+            rtr = f"{ratio(rt, tf):.2f}x" if (rt and tf) else "-"
+            cr = cpu_ratio(r, tf) if v in ("st", "spec") else None
+            crs = f"{cr:.2f}x" if cr else "-"
+            lines.append(f"| {w} | {op} | {v} | {fr(r['rps'])} | {fm(r['mbps'])} | {cpu} | "
+                         f"{r['spread'] * 100:.0f}% | {tfc} | {rat} | {crs} | {rtr} |")
+    return "\n".join(lines)
+
+
+def by_cpu(a, b):
+    c = cpu_ratio(a, b)
+    return f"; by CPU time {c:.2f}x" if c else ""
+
+
+def targets(res, rss):
+    out = ["| target | workload | measured (wall-clock ratio decides; CPU-time ratio for reference) | met? |",
+           "|---|---|---|---|"]
+
+    def row(name, w, value, ok):
+        mark = "n/a" if ok is None else ("**met**" if ok else "not met")
+        out.append(f"| {name} | {w} | {value} | {mark} |")
+
+    for w in ["mnist", "ctr", "seq"]:
+        a, b = get(res, PEER, "st", w, "read_parse"), get(res, "tensorflow", "st", w, "read_parse")
+        x = ratio(a, b)
+        row("derived read_parse >= 5x TF read_parse (1 thread each)", w,
+            f"{x:.2f}x ({fr(a['rps'])} vs {fr(b['rps'])} rec/s){by_cpu(a, b)}" if x else "missing",
+            x >= 5 if x else None)
+    a = get(res, PEER, "st", "mnist", "read_parse")
+    lim = get(res, "baseline", "st", "mnist", "frame_crc_file")
+    raw = get(res, PEER, "st", "mnist", "read_raw")
+    if a and lim:
+        x = lim["rps"] / a["rps"]
+        extra = f"; our own read_raw is {raw['rps'] / a['rps']:.2f}x read_parse" if raw else ""
+        row("mnist read_parse within 1.5x of the read+CRC limit (baseline frame_crc_file)", "mnist",
+            f"limit / read_parse = {x:.2f} ({fr(lim['rps'])} vs {fr(a['rps'])} rec/s){extra}", x <= 1.5)
+    for w in ["mnist", "ctr", "seq"]:
+        a, b = get(res, PEER, "spec", w, "read_parse"), get(res, "tensorflow", "st", w, "read_parse")
+        x = ratio(a, b)
+        row("spec parser read_parse >= 3x TF read_parse (1 thread each)", w,
+            f"{x:.2f}x ({fr(a['rps'])} vs {fr(b['rps'])} rec/s){by_cpu(a, b)}" if x else "missing",
+            x >= 3 if x else None)
+    for w in ["mnist", "ctr", "seq"]:
+        a = get(res, PEER, "st", w, "read_raw")
+        row("raw read (framing + both CRCs) >= 2 GB/s", w,
+            f"{a['mbps'] / 1000:.2f} GB/s" if a else "missing", a["mbps"] >= 2000 if a else None)
+    for w in ["mnist", "ctr", "seq"]:
+        a, b = get(res, PEER, "st", w, "write_build"), get(res, "tensorflow", "st", w, "write_prebuilt")
+        x = ratio(a, b)
+        row("write_build >= 5x TF write_prebuilt", w,
+            f"{x:.2f}x ({fr(a['rps'])} vs {fr(b['rps'])} rec/s)" if x else "missing", x >= 5 if x else None)
+    for op in ["read_raw", "read_parse"]:
+        a, b = get(res, PEER, "st", "mnist_gz", op), get(res, "tensorflow", "st", "mnist_gz", op)
+        x = ratio(a, b)
+        row(f"gzip {op} >= 1.5x TF", "mnist_gz",
+            f"{x:.2f}x ({fm(a['mbps'])} vs {fm(b['mbps'])} MB/s)" if x else "missing", x >= 1.5 if x else None)
+    for op in ["read_parse", "parse_mem"]:
+        for w in WORKLOADS:
+            a, b = get(res, PEER, "mt2", w, op), get(res, PEER, "st", w, op)
+            if not (a and b):
+                continue
+            x = ratio(a, b)
+            extra = ""
+            if a["cpu"] is not None and b["cpu"] is not None:
+                # CPU seconds per run, mt2 over st: the work the threads add. With two idle
+                # cores the speed-up could reach about 2 / inflation.
+                infl = (a["cpu"] * a["med"]) / (b["cpu"] * b["med"])
+                extra = f"; cpu/wall {a['cpu']:.2f}; CPU work mt2/st {infl:.2f}"
+            row(f"mt2 {op} >= 1.7x st {op}", w, f"{x:.2f}x{extra}", x >= 1.7)
+    if rss:
+        by_w = {}
+        for d in rss:
+            if d["op"] != "none":
+                by_w.setdefault(d["workload"], []).append(d)
+        for w in WORKLOADS:
+            ds = by_w.get(w)
+            if not ds:
+                continue
+            worst = max(ds, key=lambda d: d["peak_rss_kib"])
+            mib = worst["peak_rss_kib"] / 1024
+            row("peak RSS < 64 MiB (streaming ops, fresh process each)", w,
+                f"max {mib:.1f} MiB ({worst['op']} {worst['variant']})", mib < 64)
+    else:
+        row("peak RSS < 64 MiB", "-", "no RSS lines in the logs", None)
+    return "\n".join(out)
+
+
+def rss_table(rss):
+    if not rss:
+        return "_No RSS lines (TFRECORD_RS_PEAK_RSS=0?)._"
+    lines = ["| workload | op | variant | peak RSS MiB |", "|---|---|---|--:|"]
+    for d in rss:
+        lines.append(f"| {d['workload']} | {d['op']} | {d['variant']} | {d['peak_rss_kib'] / 1024:.1f} |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--logs", required=True)
+    ap.add_argument("--peers", required=True)
+    ap.add_argument("--repo", required=True)
+    ap.add_argument("--command", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    res, rss = load(a.logs)
+    if not any(k[0] == PEER for k in res):
+        sys.exit(f"report.py: no {PEER} RESULT lines in {a.logs}")
+    summary = sh(f"python3 '{os.path.join(a.peers, 'summarize.py')}' {os.path.join(a.logs, '*.log')}")
+    machine_txt = ""
+    p = os.path.join(a.logs, "machine.txt")
+    if os.path.exists(p):
+        machine_txt = open(p).read().strip()
+    notes = ""
+    p = os.path.join(a.repo, "bench", "NOTES.md")
+    if os.path.exists(p):
+        notes = open(p).read().strip()
+    reps = sorted({len(r["secs"]) for k, r in res.items() if k[0] == PEER})
+    md = []
+    md.append("# Benchmarks\n")
+    md.append("<!-- Generated by bench/run.sh (bench/report.py) from one run of the peer harness; "
+              "the 'Notes and profiles' section comes from bench/NOTES.md. Do not edit by hand. -->\n")
+    md.append("tfrecord-rs (`bench/`, peer name `tfrecord-rs`) measured by the peer harness "
+              "(`shared/peers/run_peers.sh`) in the same run as TensorFlow 2.21 (1 thread), the "
+              "`tfrecord` crate 0.15 (`rust-tfrecord`), py-tfrecord and the physical-limit baselines. "
+              "Every figure is the median wall time over the timed repetitions "
+              f"(samples per tfrecord-rs row: {', '.join(map(str, reps))}; one untimed warm-up each); "
+              "MB/s counts uncompressed TFRecord stream bytes (1 MB = 10^6 B); ratios are records/s "
+              "over TensorFlow single-thread's records/s for the same workload and op, from the same run; "
+              "'ratio by CPU time' divides records per CPU-second instead (one-thread rows), which "
+              "discounts unequal sharing of a loaded machine.\n")
+    md.append("## Reproduce\n")
+    md.append("```sh\n" + a.command + "\n```\n")
+    md.append("`bench/run.sh` runs the harness with `CANDIDATES_DIR=bench/candidates` (the candidate "
+              "script builds `tfrecord-bench` in release mode from this repository) and then writes this "
+              "file; the run's raw logs are kept in `bench/results/`, and `bench/run.sh --report-only "
+              "bench/results` rewrites this file from them; "
+              "`cargo run --release -p tfrecord-bench -- --help` runs the candidate alone.\n")
+    md.append("## Machine\n")
+    md.append("| fact | value |\n|---|---|")
+    for k, v in machine(a.logs):
+        md.append(f"| {k} | {v} |")
+    md.append("")
+    if machine_txt:
+        md.append("The harness's own record (`machine.txt`):\n\n```\n" + machine_txt + "\n```\n")
+    md.append("## tfrecord-rs beside TensorFlow\n")
+    md.append("Variants: `st` one thread; `mt2` one reader thread + 2 decoding threads (batches of "
+              "1024); `spec` the runtime spec parser (`tfrecord_core::parse`, spec built from the "
+              "sidecar at run time), batches read and parsed in turn on one thread; `spec_mt2` one "
+              "reader thread + 2 parsing threads. `parse_mem` is over records already in memory. Where TensorFlow has "
+              "no such op, the TF column names the op used as reference.\n")
+    md.append(side_by_side(res) + "\n")
+    md.append("## Targets of issue 6\n")
+    md.append(targets(res, rss) + "\n")
+    md.append("## Peak RSS\n")
+    md.append("Each streaming op run once (warm-up + 1 repetition) in a fresh process "
+              "(`tfrecord-bench --peak-rss`); `none` is the process doing nothing.\n")
+    md.append(rss_table(rss) + "\n")
+    if notes:
+        md.append("## Notes and profiles\n")
+        md.append(notes + "\n")
+    md.append("## The harness's summary of the same logs (`summarize.py`)\n")
+    md.append("\n".join("#" + l if l.startswith("#") else l for l in summary.splitlines()) + "\n")
+    with open(a.out, "w") as f:
+        f.write("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()

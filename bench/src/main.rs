@@ -1,0 +1,895 @@
+//! `tfrecord-bench`: this workspace measured on the peer harness's workloads, printing the
+//! `RESULT {json}` lines of the harness's protocol with `"peer": "tfrecord-rs"`.
+//!
+//! ```text
+//! tfrecord-bench [--data DIR] [--out DIR] [--reps N] [--workloads a,b] [--ops x,y]
+//!                [--variants st,mt2,spec,spec_mt2] [--peak-rss] [--stream-only]
+//! ```
+//!
+//! Environment fallbacks: `DATA_DIR` (`/tmp/peers/data`), `OUT_DIR` (`/tmp/peers/out`), `REPS`
+//! (5), `WORKLOADS`, `OPS`, `VARIANTS` (comma lists; empty = all). The data directory holds
+//! `<workload>.tfrecord[.gz]` and the `<workload>.json` sidecars written by the harness's
+//! `gen_data.py`; this binary reads them with its own code and does not depend on the harness.
+//!
+//! Each measurement: one untimed warm-up run, then `REPS` timed runs; wall seconds and process
+//! CPU seconds (`CLOCK_PROCESS_CPUTIME_ID`, all threads) of each. Every run's work is checked
+//! (record count, payload bytes, or the number of values extracted, which must equal the count
+//! from an independent prost decode of the same records), so a run that decodes nothing fails
+//! instead of printing a number.
+//!
+//! Ops and variants (`bytes` is always the sidecar's uncompressed `stream_bytes`):
+//!
+//! | op | variant | what is timed |
+//! | --- | --- | --- |
+//! | `read_raw` | `st` | `RecordReader::open` + `read_into` one reused buffer, both CRCs checked (gzip: inflate too) |
+//! | `read_raw_nocrc` | `st` | the same with `verify_data_crc(false)` (the 8-byte length CRC is always checked) |
+//! | `read_decode` | `st` | `read_raw` + prost decode into `proto::tensorflow::Example` / `SequenceExample` |
+//! | `read_parse` | `st` | `Reader::next_borrowed` (derived decode, strings borrowed) + typed columns, batches of 1024 |
+//! | `read_parse` | `mt2` | one reader thread (framing, CRC, inflate) + 2 threads decoding batches of 1024 |
+//! | `read_parse` | `spec` | batches of 1024 read, then parsed by `parse::ExampleParser` / `SequenceExampleParser` (spec from the sidecar at run time), one thread |
+//! | `read_parse` | `spec_mt2` | one reader thread + 2 threads running the spec parser on batches of 1024 |
+//! | `parse_mem` | `st`, `mt2`, `spec`, `spec_mt2` | the same decode + extract over records already in memory |
+//! | `write_prebuilt` | `st` | `RecordWriter::create` + `write(&[u8])` per record + `finish` (gzip level 6 for `mnist_gz`) |
+//! | `write_example` | `st` | `Writer::write(&T)` of pre-built derived values (encode + framing + CRC) + `finish` |
+//! | `write_build` | `st` | build the derived value from owned typed values + `Writer::write` + `finish` |
+//!
+//! `--peak-rss` instead runs the streaming ops once each in a fresh child process and prints
+//! `RSS {json}` lines with the child's peak resident set size (`VmHWM`). `--stream-only` skips
+//! the in-memory setup (records loaded for `parse_mem` and the writes, and the prost count the
+//! parse checks compare with): only the streaming ops run, record counts still checked. Under
+//! `perf record` it gives a profile of the measured op alone.
+
+mod pipeline;
+mod records;
+mod sidecar;
+mod spec;
+mod timing;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use tfrecord_core::proto::tensorflow;
+use tfrecord_core::{
+    Compression, Message, Reader, ReaderOptions, RecordReader, RecordWriter, Writer, WriterOptions,
+};
+
+use crate::pipeline::{BatchSink, Derived, Totals, mem_parallel, read_batches, read_parallel};
+use crate::records::{CtrShape, MnistShape, SeqShape, Shape, check_spec, decode};
+use crate::sidecar::Sidecar;
+use crate::spec::{SpecParser, SpecSink};
+use crate::timing::{Emit, Times, measure, measure_setup, peak_rss_kib};
+
+const PEER: &str = "tfrecord-rs";
+const WORKLOADS: [&str; 4] = ["mnist", "ctr", "seq", "mnist_gz"];
+/// Worker threads of the multi-threaded variants.
+const THREADS: usize = 2;
+const USAGE: &str = "usage: tfrecord-bench [--data DIR] [--out DIR] [--reps N] [--workloads a,b] \
+                     [--ops x,y] [--variants st,mt2,spec,spec_mt2] [--peak-rss] [--stream-only]";
+
+struct Args {
+    data: PathBuf,
+    out: PathBuf,
+    reps: usize,
+    workloads: Vec<String>,
+    ops: Vec<String>,
+    variants: Vec<String>,
+    /// Spawn a child per streaming op and report its peak RSS.
+    peak_rss: bool,
+    /// No in-memory setup (so only the streaming ops run, and their value counts are not
+    /// checked against prost); print `VMHWM <KiB>` at the end. What `--peak-rss` runs, and
+    /// handy under a profiler: the profile then holds only the measured op.
+    stream_only: bool,
+}
+
+fn split(s: &str) -> Vec<String> {
+    s.split(',')
+        .filter(|x| !x.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+impl Args {
+    fn parse() -> Result<Args, String> {
+        let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
+        let reps = env("REPS", "5");
+        let mut a = Args {
+            data: env("DATA_DIR", "/tmp/peers/data").into(),
+            out: env("OUT_DIR", "/tmp/peers/out").into(),
+            reps: reps
+                .parse()
+                .map_err(|_| format!("REPS={reps}: not a number"))?,
+            workloads: split(&env("WORKLOADS", "")),
+            ops: split(&env("OPS", "")),
+            variants: split(&env("VARIANTS", "")),
+            peak_rss: false,
+            stream_only: false,
+        };
+        let mut it = std::env::args().skip(1);
+        while let Some(flag) = it.next() {
+            let mut val = || {
+                it.next()
+                    .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))
+            };
+            match flag.as_str() {
+                "--data" => a.data = val()?.into(),
+                "--out" => a.out = val()?.into(),
+                "--reps" => {
+                    let v = val()?;
+                    a.reps = v.parse().map_err(|_| format!("--reps {v}: not a number"))?;
+                }
+                "--workloads" => a.workloads = split(&val()?),
+                "--ops" => a.ops = split(&val()?),
+                "--variants" => a.variants = split(&val()?),
+                "--peak-rss" => a.peak_rss = true,
+                "--stream-only" => a.stream_only = true,
+                "-h" | "--help" => {
+                    println!("{USAGE}");
+                    std::process::exit(0);
+                }
+                other => return Err(format!("unknown argument {other}\n{USAGE}")),
+            }
+        }
+        if a.reps == 0 {
+            return Err("REPS must be at least 1".into());
+        }
+        Ok(a)
+    }
+
+    fn want(&self, op: &str, variant: &str) -> bool {
+        (self.ops.is_empty() || self.ops.iter().any(|o| o == op))
+            && (self.variants.is_empty() || self.variants.iter().any(|v| v == variant))
+    }
+}
+
+/// What a workload's records hold, from an independent prost decode: used to check that every
+/// measured run extracted exactly these values.
+struct Loaded {
+    /// The decompressed payloads back to back.
+    buf: Vec<u8>,
+    /// Each payload's range in `buf`.
+    ranges: Vec<std::ops::Range<usize>>,
+    /// Values the full spec extracts from all records (strings count one each).
+    values: u64,
+}
+
+impl Loaded {
+    fn records(&self) -> Vec<&[u8]> {
+        self.ranges.iter().map(|r| &self.buf[r.clone()]).collect()
+    }
+}
+
+fn feature_values(f: &tensorflow::Feature) -> u64 {
+    use tensorflow::feature::Kind;
+    match &f.kind {
+        Some(Kind::Int64List(l)) => l.value.len() as u64,
+        Some(Kind::FloatList(l)) => l.value.len() as u64,
+        Some(Kind::BytesList(l)) => l.value.len() as u64,
+        None => 0,
+    }
+}
+
+/// The values the sidecar's full spec extracts from one record (strings count one each), by a
+/// prost decode independent of the code being measured.
+fn spec_values(sc: &Sidecar, rec: &[u8]) -> Result<u64, String> {
+    let missing = |k: &str| format!("{}: a record lacks feature {k}", sc.name);
+    let mut values = 0u64;
+    if sc.is_sequence() {
+        let se = tensorflow::SequenceExample::decode(rec).map_err(|e| e.to_string())?;
+        let ctx = se.context.unwrap_or_default().feature;
+        for k in sc.context_features.keys() {
+            values += feature_values(ctx.get(k).ok_or_else(|| missing(k))?);
+        }
+        let lists = se.feature_lists.unwrap_or_default().feature_list;
+        for k in sc.sequence_features.keys() {
+            let list = lists.get(k).ok_or_else(|| missing(k))?;
+            values += list.feature.iter().map(feature_values).sum::<u64>();
+        }
+    } else {
+        let ex = tensorflow::Example::decode(rec).map_err(|e| e.to_string())?;
+        let map = ex.features.unwrap_or_default().feature;
+        for k in sc.features.keys() {
+            values += feature_values(map.get(k).ok_or_else(|| missing(k))?);
+        }
+    }
+    Ok(values)
+}
+
+/// Reads every record (CRC checked) into memory and counts the spec's values with prost.
+fn load(sc: &Sidecar) -> Result<Loaded, String> {
+    let opts = ReaderOptions::new().compression(sc.compression()?);
+    let mut r = RecordReader::open(&sc.path, opts).map_err(|e| e.to_string())?;
+    let mut buf = Vec::with_capacity(usize::try_from(sc.payload_bytes).unwrap_or(0));
+    let mut ranges = Vec::new();
+    let mut rec = Vec::new();
+    let mut values = 0u64;
+    while r.read_into(&mut rec).map_err(|e| e.to_string())? {
+        values += spec_values(sc, &rec)?;
+        let start = buf.len();
+        buf.extend_from_slice(&rec);
+        ranges.push(start..buf.len());
+    }
+    if ranges.len() as u64 != sc.num_records || buf.len() as u64 != sc.payload_bytes {
+        return Err(format!(
+            "{}: read {} records / {} payload bytes, the sidecar says {} / {}",
+            sc.name,
+            ranges.len(),
+            buf.len(),
+            sc.num_records,
+            sc.payload_bytes
+        ));
+    }
+    Ok(Loaded {
+        buf,
+        ranges,
+        values,
+    })
+}
+
+/// Checks one run's totals against the sidecar and the expected value count.
+fn check_totals(sc: &Sidecar, expect_values: Option<u64>, t: &Totals) -> Result<(), String> {
+    if t.records != sc.num_records || t.rows != sc.num_records {
+        return Err(format!(
+            "{}: {} records read, {} rows extracted, expected {}",
+            sc.name, t.records, t.rows, sc.num_records
+        ));
+    }
+    if let Some(v) = expect_values
+        && t.values != v
+    {
+        return Err(format!(
+            "{}: {} values extracted, expected {v}",
+            sc.name, t.values
+        ));
+    }
+    Ok(())
+}
+
+struct Ctx<'a> {
+    args: &'a Args,
+    sc: &'a Sidecar,
+    loaded: Option<&'a Loaded>,
+    opts: ReaderOptions,
+}
+
+impl Ctx<'_> {
+    fn emit(&self, variant: &str, op: &str, note: &str, t: &Times) {
+        Emit {
+            peer: PEER,
+            variant,
+            workload: &self.sc.name,
+            op,
+            records: self.sc.num_records,
+            bytes: self.sc.stream_bytes,
+            note,
+        }
+        .print(t);
+    }
+
+    fn expect_values(&self) -> Option<u64> {
+        self.loaded.map(|l| l.values)
+    }
+
+    fn gz_note(&self) -> &'static str {
+        if self.opts.get_compression() == Compression::None {
+            ""
+        } else {
+            " (gzip: flate2/zlib-rs inflate)"
+        }
+    }
+}
+
+/// What `read_raw` and `read_decode` do with each record.
+type DecodeFn = fn(&[u8]) -> Result<(), String>;
+
+fn decode_nothing(b: &[u8]) -> Result<(), String> {
+    std::hint::black_box(b);
+    Ok(())
+}
+
+fn decode_prost_example(b: &[u8]) -> Result<(), String> {
+    let m = tensorflow::Example::decode(b).map_err(|e| e.to_string())?;
+    std::hint::black_box(m);
+    Ok(())
+}
+
+fn decode_prost_sequence(b: &[u8]) -> Result<(), String> {
+    let m = tensorflow::SequenceExample::decode(b).map_err(|e| e.to_string())?;
+    std::hint::black_box(m);
+    Ok(())
+}
+
+/// Reads every record of `path` and hands it to `decode`: (records, payload bytes).
+fn scan(path: &Path, opts: ReaderOptions, decode: DecodeFn) -> Result<(u64, u64), String> {
+    let mut r = RecordReader::open(path, opts).map_err(|e| e.to_string())?;
+    let mut buf = Vec::new();
+    let (mut n, mut bytes) = (0u64, 0u64);
+    while r.read_into(&mut buf).map_err(|e| e.to_string())? {
+        decode(&buf)?;
+        n += 1;
+        bytes += buf.len() as u64;
+    }
+    Ok((n, bytes))
+}
+
+/// `read_raw`, `read_raw_nocrc`, `read_decode`: record count and payload bytes checked.
+fn raw_reads(c: &Ctx<'_>) -> Result<(), String> {
+    let sc = c.sc;
+    let check = |&(n, bytes): &(u64, u64)| {
+        if n == sc.num_records && bytes == sc.payload_bytes {
+            Ok(())
+        } else {
+            Err(format!(
+                "{}: read {n} records / {bytes} bytes, expected {} / {}",
+                sc.name, sc.num_records, sc.payload_bytes
+            ))
+        }
+    };
+    let run = |opts: ReaderOptions, decode: DecodeFn| move || scan(&sc.path, opts.clone(), decode);
+    let ok = |r: &Result<(u64, u64), String>| match r {
+        Ok(v) => check(v),
+        Err(e) => Err(e.clone()),
+    };
+    if c.args.want("read_raw", "st") {
+        let t = measure(c.args.reps, run(c.opts.clone(), decode_nothing), ok)?;
+        let note = format!(
+            "RecordReader::open + read_into (one reused Vec), both CRCs checked{}",
+            c.gz_note()
+        );
+        c.emit("st", "read_raw", &note, &t);
+    }
+    if c.args.want("read_raw_nocrc", "st") {
+        let opts = c.opts.clone().verify_data_crc(false);
+        let t = measure(c.args.reps, run(opts, decode_nothing), ok)?;
+        let note = format!(
+            "as read_raw with verify_data_crc(false); the 8-byte length CRC is still checked{}",
+            c.gz_note()
+        );
+        c.emit("st", "read_raw_nocrc", &note, &t);
+    }
+    if c.args.want("read_decode", "st") {
+        let prost: DecodeFn = if sc.is_sequence() {
+            decode_prost_sequence
+        } else {
+            decode_prost_example
+        };
+        let t = measure(c.args.reps, run(c.opts.clone(), prost), ok)?;
+        let note = format!(
+            "read_raw + prost decode into proto::tensorflow::{} (BTreeMap<String, Feature>, Vec<u8> bytes){}",
+            if sc.is_sequence() {
+                "SequenceExample"
+            } else {
+                "Example"
+            },
+            c.gz_note()
+        );
+        c.emit("st", "read_decode", &note, &t);
+    }
+    Ok(())
+}
+
+/// `read_parse` and `parse_mem` with the derived type `S`, and with the spec parser.
+fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
+    let sc = c.sc;
+    let reps = c.args.reps;
+    let check = |r: &Result<Totals, String>| match r {
+        Ok(t) => check_totals(sc, c.expect_values(), t),
+        Err(e) => Err(e.clone()),
+    };
+    if c.args.want("read_parse", "st") {
+        let t = measure(
+            reps,
+            || -> Result<Totals, String> {
+                let mut reader = Reader::<(), S::C>::open_with(&sc.path, c.opts.clone())
+                    .map_err(|e| e.to_string())?;
+                let mut sink = Derived::<S>::new();
+                let mut buf = Vec::new();
+                let mut records = 0u64;
+                while let Some(rec) = reader.next_borrowed::<S::Rec<'_>>(&mut buf) {
+                    let rec = rec.map_err(|e| e.to_string())?;
+                    sink.push(&rec);
+                    records += 1;
+                }
+                sink.finish();
+                Ok(Totals {
+                    records,
+                    ..sink.totals()
+                })
+            },
+            check,
+        )?;
+        let note = format!(
+            "Reader::next_borrowed (derived decode, strings borrowed, CRCs checked) + typed columns, batches of 1024{}",
+            c.gz_note()
+        );
+        c.emit("st", "read_parse", &note, &t);
+    }
+    if c.args.want("read_parse", "mt2") {
+        let t = measure(
+            reps,
+            || read_parallel(sc, c.opts.clone(), THREADS, Derived::<S>::new),
+            check,
+        )?;
+        let note = format!(
+            "1 reader thread (framing + CRCs{}) feeding batches of 1024 to {THREADS} threads: derived decode + typed columns",
+            if c.gz_note().is_empty() {
+                ""
+            } else {
+                " + inflate"
+            }
+        );
+        c.emit("mt2", "read_parse", &note, &t);
+    }
+    let parser = SpecParser::new(sc)?;
+    let spec_name = if sc.is_sequence() {
+        "SequenceExampleParser"
+    } else {
+        "ExampleParser"
+    };
+    if c.args.want("read_parse", "spec") {
+        let t = measure(
+            reps,
+            || read_batches(sc, c.opts.clone(), SpecSink::new(&parser)),
+            check,
+        )?;
+        let note = format!(
+            "runtime spec parser: parse::{spec_name} (spec from the sidecar) on batches of 1024 read and parsed in turn on one thread{}",
+            c.gz_note()
+        );
+        c.emit("spec", "read_parse", &note, &t);
+    }
+    if c.args.want("read_parse", "spec_mt2") {
+        let t = measure(
+            reps,
+            || read_parallel(sc, c.opts.clone(), THREADS, || SpecSink::new(&parser)),
+            check,
+        )?;
+        let note = format!(
+            "runtime spec parser on batches of 1024: 1 reader thread + {THREADS} parsing threads{}",
+            c.gz_note()
+        );
+        c.emit("spec_mt2", "read_parse", &note, &t);
+    }
+    let Some(loaded) = c.loaded else {
+        return Ok(());
+    };
+    if c.opts.get_compression() != Compression::None {
+        return Ok(()); // as the harness's TF peer: parse_mem only for uncompressed workloads
+    }
+    let recs = loaded.records();
+    if c.args.want("parse_mem", "st") {
+        let t = measure(
+            reps,
+            || -> Result<Totals, String> {
+                let mut sink = Derived::<S>::new();
+                for b in recs.chunks(records::BATCH) {
+                    sink.batch(b)?;
+                }
+                Ok(Totals {
+                    records: recs.len() as u64,
+                    ..sink.totals()
+                })
+            },
+            check,
+        )?;
+        c.emit(
+            "st",
+            "parse_mem",
+            "derived decode + typed columns over in-memory records, batches of 1024 (no I/O, no CRC)",
+            &t,
+        );
+    }
+    if c.args.want("parse_mem", "mt2") {
+        let t = measure(
+            reps,
+            || mem_parallel(&recs, THREADS, Derived::<S>::new),
+            check,
+        )?;
+        c.emit(
+            "mt2",
+            "parse_mem",
+            &format!(
+                "as parse_mem st, batches of 1024 taken in turn by {THREADS} threads (scoped)"
+            ),
+            &t,
+        );
+    }
+    if c.args.want("parse_mem", "spec") {
+        let t = measure(
+            reps,
+            || mem_parallel(&recs, 1, || SpecSink::new(&parser)),
+            check,
+        )?;
+        c.emit(
+            "spec",
+            "parse_mem",
+            &format!("parse::{spec_name}::parse over in-memory batches of 1024 (1 thread)"),
+            &t,
+        );
+    }
+    if c.args.want("parse_mem", "spec_mt2") {
+        let t = measure(
+            reps,
+            || mem_parallel(&recs, THREADS, || SpecSink::new(&parser)),
+            check,
+        )?;
+        c.emit(
+            "spec_mt2",
+            "parse_mem",
+            &format!(
+                "parse::{spec_name}::parse over in-memory batches of 1024 on {THREADS} threads"
+            ),
+            &t,
+        );
+    }
+    Ok(())
+}
+
+/// Reads a written file back and compares it with the source records.
+fn verify_written(
+    path: &Path,
+    compression: Compression,
+    loaded: &Loaded,
+    exact: bool,
+    is_seq: bool,
+) -> Result<(), String> {
+    let opts = ReaderOptions::new().compression(compression);
+    let mut r = RecordReader::open(path, opts).map_err(|e| e.to_string())?;
+    let mut buf = Vec::new();
+    let mut i = 0usize;
+    while r.read_into(&mut buf).map_err(|e| e.to_string())? {
+        let want = loaded
+            .ranges
+            .get(i)
+            .map(|rg| &loaded.buf[rg.clone()])
+            .ok_or("the written file holds more records than the source")?;
+        let same = if exact || buf == want {
+            buf == want
+        } else if is_seq {
+            tensorflow::SequenceExample::decode(&buf[..]).ok()
+                == tensorflow::SequenceExample::decode(want).ok()
+        } else {
+            tensorflow::Example::decode(&buf[..]).ok() == tensorflow::Example::decode(want).ok()
+        };
+        if !same {
+            return Err(format!(
+                "{}: record {i} differs from the source",
+                path.display()
+            ));
+        }
+        i += 1;
+    }
+    if i != loaded.ranges.len() {
+        return Err(format!("{}: {i} records written", path.display()));
+    }
+    Ok(())
+}
+
+/// `write_prebuilt`, `write_example`, `write_build`.
+fn writes<S: Shape>(c: &Ctx<'_>, loaded: &Loaded) -> Result<(), String> {
+    let sc = c.sc;
+    let reps = c.args.reps;
+    let compression = c.opts.get_compression();
+    let gz = compression != Compression::None;
+    std::fs::create_dir_all(&c.args.out).map_err(|e| format!("{}: {e}", c.args.out.display()))?;
+    let out = c.args.out.join(format!(
+        "{PEER}_{}.tfrecord{}",
+        sc.name,
+        if gz { ".gz" } else { "" }
+    ));
+    let wopts = WriterOptions::new().compression(compression);
+    let recs = loaded.records();
+    let size_check = |r: &Result<u64, String>| -> Result<(), String> {
+        let n = r.clone()?;
+        if n != sc.num_records {
+            return Err(format!("{}: {n} records written", sc.name));
+        }
+        if !gz {
+            let len = std::fs::metadata(&out).map_err(|e| e.to_string())?.len();
+            if len != sc.file_bytes {
+                return Err(format!(
+                    "{}: wrote {len} bytes, the source file has {}",
+                    out.display(),
+                    sc.file_bytes
+                ));
+            }
+        }
+        Ok(())
+    };
+    if c.args.want("write_prebuilt", "st") {
+        let t = measure(
+            reps,
+            || -> Result<u64, String> {
+                let mut w = RecordWriter::create(&out, wopts.clone()).map_err(|e| e.to_string())?;
+                for r in &recs {
+                    w.write(r).map_err(|e| e.to_string())?;
+                }
+                let n = w.records_written();
+                w.finish().map_err(|e| e.to_string())?;
+                Ok(n)
+            },
+            size_check,
+        )?;
+        verify_written(&out, compression, loaded, true, sc.is_sequence())?;
+        let note = if gz {
+            "RecordWriter::create(gzip level 6) + write(&[u8]) + finish; page cache, no fsync"
+        } else {
+            "RecordWriter::create + write(&[u8]) per record (framing + CRCs, 1 MiB buffer) + finish; page cache, no fsync; output byte-identical"
+        };
+        c.emit("st", "write_prebuilt", note, &t);
+    }
+    if gz {
+        let _ = std::fs::remove_file(&out);
+        return Ok(());
+    }
+    let want_build = c.args.want("write_build", "st");
+    let want_example = c.args.want("write_example", "st");
+    if want_build || want_example {
+        let values: Vec<S::Values> = recs
+            .iter()
+            .map(|r| decode::<S>(r).map(|rec| S::values(&rec)))
+            .collect::<tfrecord_core::Result<_>>()
+            .map_err(|e| e.to_string())?;
+        let write_all = |path: &Path, it: &mut dyn Iterator<Item = S::Owned>| {
+            let mut w = Writer::<S::Owned, S::C>::create_with(path, WriterOptions::new())
+                .map_err(|e| e.to_string())?;
+            let mut n = 0u64;
+            for v in it {
+                w.write(&v).map_err(|e| e.to_string())?;
+                n += 1;
+            }
+            w.finish().map_err(|e| e.to_string())?;
+            Ok(n)
+        };
+        if want_example {
+            let built: Vec<S::Owned> = values.iter().cloned().map(S::build).collect();
+            let t = measure(
+                reps,
+                || -> Result<u64, String> {
+                    let mut w = Writer::<S::Owned, S::C>::create_with(&out, WriterOptions::new())
+                        .map_err(|e| e.to_string())?;
+                    let mut n = 0u64;
+                    for v in &built {
+                        w.write(v).map_err(|e| e.to_string())?;
+                        n += 1;
+                    }
+                    w.finish().map_err(|e| e.to_string())?;
+                    Ok(n)
+                },
+                size_check,
+            )?;
+            verify_written(&out, compression, loaded, false, sc.is_sequence())?;
+            c.emit(
+                "st",
+                "write_example",
+                "Writer::write(&T) of pre-built derived values: derived encode + framing + CRCs + finish",
+                &t,
+            );
+        }
+        if want_build {
+            let t = measure_setup(
+                reps,
+                || values.clone(),
+                |vals| write_all(&out, &mut vals.into_iter().map(S::build)),
+                size_check,
+            )?;
+            verify_written(&out, compression, loaded, false, sc.is_sequence())?;
+            c.emit(
+                "st",
+                "write_build",
+                "build derived values from owned typed values (moved in) + Writer::write + finish (values cloned before each rep, untimed)",
+                &t,
+            );
+        }
+    }
+    let _ = std::fs::remove_file(&out);
+    Ok(())
+}
+
+fn run_workload<S: Shape>(args: &Args, sc: &Sidecar) -> Result<(), String> {
+    check_spec::<S>(sc)?;
+    let loaded = if args.stream_only {
+        None
+    } else {
+        Some(load(sc)?)
+    };
+    let c = Ctx {
+        args,
+        sc,
+        loaded: loaded.as_ref(),
+        opts: ReaderOptions::new().compression(sc.compression()?),
+    };
+    raw_reads(&c)?;
+    parses::<S>(&c)?;
+    if let Some(l) = &loaded {
+        writes::<S>(&c, l)?;
+    }
+    Ok(())
+}
+
+/// `--peak-rss`: each streaming op in a fresh child process, which reports its `VmHWM`.
+fn peak_rss(args: &Args) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut jobs = vec![("-".to_string(), "none".to_string(), "st".to_string())];
+    for w in WORKLOADS {
+        if !args.workloads.is_empty() && !args.workloads.iter().any(|x| x == w) {
+            continue;
+        }
+        for (op, v) in [
+            ("read_raw", "st"),
+            ("read_decode", "st"),
+            ("read_parse", "st"),
+            ("read_parse", "mt2"),
+            ("read_parse", "spec"),
+            ("read_parse", "spec_mt2"),
+        ] {
+            jobs.push((w.to_string(), op.to_string(), v.to_string()));
+        }
+    }
+    for (w, op, v) in jobs {
+        let outp = std::process::Command::new(&exe)
+            .args(["--stream-only", "--reps", "1", "--workloads", &w])
+            .args(["--ops", &op, "--variants", &v])
+            .arg("--data")
+            .arg(&args.data)
+            .arg("--out")
+            .arg(&args.out)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !outp.status.success() {
+            return Err(format!("peak-rss child {w} {op} {v} failed"));
+        }
+        let text = String::from_utf8_lossy(&outp.stdout);
+        let kib = text
+            .lines()
+            .find_map(|l| l.strip_prefix("VMHWM "))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .ok_or_else(|| format!("peak-rss child {w} {op} {v}: no VMHWM line"))?;
+        let line = serde_json::json!({
+            "peer": PEER, "workload": w, "op": op, "variant": v, "peak_rss_kib": kib,
+            "note": "VmHWM of a fresh process that ran the op once (warm-up) + 1 timed rep",
+        });
+        println!("RSS {line}");
+        eprintln!(
+            "# peak RSS {w:>9} {op:<12} {v:<8} {:>8.1} MiB",
+            kib as f64 / 1024.0
+        );
+    }
+    Ok(())
+}
+
+fn run() -> Result<(), String> {
+    let args = Args::parse()?;
+    if args.peak_rss {
+        return peak_rss(&args);
+    }
+    eprintln!(
+        "# tfrecord-rs {} reps={} data={}",
+        env!("CARGO_PKG_VERSION"),
+        args.reps,
+        args.data.display()
+    );
+    for w in WORKLOADS {
+        if !args.workloads.is_empty() && !args.workloads.iter().any(|x| x == w) {
+            continue;
+        }
+        let sc = Sidecar::load(&args.data, w)?;
+        match w {
+            "mnist" | "mnist_gz" => run_workload::<MnistShape>(&args, &sc)?,
+            "ctr" => run_workload::<CtrShape>(&args, &sc)?,
+            _ => run_workload::<SeqShape>(&args, &sc)?,
+        }
+    }
+    if args.stream_only {
+        println!("VMHWM {}", peak_rss_kib().unwrap_or(0));
+    }
+    std::io::stdout().flush().map_err(|e| e.to_string())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tfrecord-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tfrecord_core::Encode;
+
+    fn records<S: Shape>(n: u64) -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|i| Encode::<S::C>::encode_to_vec(&S::build(S::sample(i))))
+            .collect()
+    }
+
+    /// Every way of parsing extracts the values an independent prost decode counts, from a
+    /// file (reader threads) and from memory, across batch boundaries.
+    fn agree<S: Shape>(name: &str, is_seq: bool) {
+        let n = 2500u64; // two full batches and a partial one
+        let recs = records::<S>(n);
+        let sc = Sidecar::for_spec(name, is_seq, S::spec(), n);
+        check_spec::<S>(&sc).expect("the spec the type implements");
+        let expected: u64 = recs
+            .iter()
+            .map(|r| spec_values(&sc, r).expect("decodes"))
+            .sum();
+        assert!(expected >= 2 * n);
+        let slices: Vec<&[u8]> = recs.iter().map(Vec::as_slice).collect();
+        let parser = SpecParser::new(&sc).expect("valid spec");
+        let runs = [
+            mem_parallel(&slices, 1, Derived::<S>::new),
+            mem_parallel(&slices, 2, Derived::<S>::new),
+            mem_parallel(&slices, 2, || SpecSink::new(&parser)),
+        ];
+        for t in runs {
+            let t = t.expect("parses");
+            check_totals(&sc, Some(expected), &t).expect("all values");
+        }
+
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut sc = sc;
+        sc.path = dir.path().join("data.tfrecord");
+        let mut w = RecordWriter::create(&sc.path, WriterOptions::new()).expect("create");
+        for r in &recs {
+            w.write(r).expect("write");
+        }
+        w.finish().expect("finish");
+        for workers in [1, 2] {
+            let t = read_parallel(&sc, ReaderOptions::new(), workers, Derived::<S>::new);
+            check_totals(&sc, Some(expected), &t.expect("reads")).expect("all values");
+        }
+        let t = read_parallel(&sc, ReaderOptions::new(), 2, || SpecSink::new(&parser));
+        check_totals(&sc, Some(expected), &t.expect("reads")).expect("all values");
+        let t = read_batches(&sc, ReaderOptions::new(), SpecSink::new(&parser));
+        check_totals(&sc, Some(expected), &t.expect("reads")).expect("all values");
+    }
+
+    #[test]
+    fn mnist_counts_agree() {
+        agree::<MnistShape>("mnist", false);
+    }
+
+    #[test]
+    fn ctr_counts_agree() {
+        agree::<CtrShape>("ctr", false);
+    }
+
+    #[test]
+    fn seq_counts_agree() {
+        agree::<SeqShape>("seq", true);
+    }
+
+    #[test]
+    fn a_run_that_extracts_nothing_fails() {
+        let sc = Sidecar::for_spec("mnist", false, MnistShape::spec(), 10);
+        let none = Totals::default();
+        assert!(check_totals(&sc, Some(20), &none).is_err());
+        let rows_only = Totals {
+            records: 10,
+            rows: 10,
+            values: 0,
+        };
+        assert!(check_totals(&sc, Some(20), &rows_only).is_err());
+        let all = Totals {
+            values: 20,
+            ..rows_only
+        };
+        assert!(check_totals(&sc, Some(20), &all).is_ok());
+    }
+
+    #[test]
+    fn a_record_that_does_not_fit_the_type_fails() {
+        // A ctr record is not an mnist record: the derived decoder names the missing key.
+        let recs = records::<CtrShape>(3);
+        let err = Derived::<MnistShape>::new()
+            .batch(&recs)
+            .expect_err("not mnist");
+        assert!(err.contains("image/encoded"), "{err}");
+    }
+}

@@ -1,0 +1,410 @@
+#!/usr/bin/env python3
+"""Live interop check of the importers: TensorFlow reads what `tfrecord from-avro`,
+`from-records` and `from-images` write, and `tf.io.parse_example` returns what the source data
+says.
+
+Run through `interop/run.sh`. Every check prints one line (`PASS name` or `FAIL name` followed by
+what differed); the last line is `N passed, M failed` and the exit status is 1 if anything failed.
+
+A. `from-avro` on the bundled persons.avro with the bundled key-expression spec: TensorFlow
+   reads the TFRecord file (plain and gzip); `tf.io.parse_example` with the spec's features
+   returns, record by record, the values the Avro records hold (taken from the same records as
+   JSON, `tests/fixtures/avro/persons.records.json`, independently of the Rust code); and the
+   records parse to the tensors `from-avro --tensors` prints, where the dtypes agree.
+B. `from-records` on the bundled JSON Lines and CSV files (with and without the bundled spec):
+   `tf.io.parse_example` returns what Python's json / csv modules read from the same files,
+   mapped by the documented table (integers int64, floats float32, strings bytes, booleans 0/1,
+   nested objects `a/b`).
+C. `from-images` on the bundled flowers folder (sharded and not) and on a folder of every
+   format (JPEG, PNG incl. palette and tRNS, GIF, BMP, WebP): TensorFlow reads every shard,
+   `image/encoded` is the file's bytes, and `tf.io.decode_image` gives exactly the stored
+   `height`, `width` and `depth`; `label` / `label/text` come from the class folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import csv
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+DATA = os.path.join(REPO, "examples", "data")
+
+
+class Runner:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name, fn):
+        try:
+            fn()
+        except Exception:  # noqa: BLE001 - every failure is reported, then the next check runs
+            self.failed += 1
+            print(f"FAIL {name}")
+            print("  " + traceback.format_exc().strip().replace("\n", "\n  "))
+        else:
+            self.passed += 1
+            print(f"PASS {name}")
+        sys.stdout.flush()
+
+
+def run(binary, args):
+    p = subprocess.run([binary, *args], capture_output=True, stdin=subprocess.DEVNULL)
+    if p.returncode != 0:
+        raise AssertionError(f"tfrecord {' '.join(args)} failed ({p.returncode}):\n{p.stderr.decode()}")
+    return p.stdout
+
+
+def tf_records(paths, compression=""):
+    return [r.numpy() for r in tf.data.TFRecordDataset(paths, compression_type=compression)]
+
+
+def expect_eq(got, want, what):
+    if got != want:
+        raise AssertionError(f"{what}: got {got!r}, want {want!r}")
+
+
+def dense_rows(t):
+    return [row.tolist() for row in t.numpy()]
+
+
+def sparse_rows(t, n):
+    """A 2-D SparseTensor as one list of values per record."""
+    rows = [[] for _ in range(n)]
+    for idx, v in zip(t.indices.numpy(), t.values.numpy()):
+        rows[idx[0]].append(v.item() if hasattr(v, "item") else v)
+    return rows
+
+
+# ---------------------------------------------------------------- A. Avro
+
+def avro_expected(records):
+    """What each feature of examples/data/avro/persons.toml holds per record, from the JSON."""
+    def b64(v):
+        return base64.b64decode(v["base64"]) if isinstance(v, dict) else v.encode()
+
+    out = {k: [] for k in (
+        "first_name", "second_friend", "friends", "friend_streets", "coworkers",
+        "unknown_gender_friends", "namesake_initials", "nickname_car_color", "multi_int",
+        "nickname", "age", "account", "active", "height", "weight", "eye_color", "photo",
+        "engines")}
+    for r in records:
+        fr = r["friends"]
+        out["first_name"].append([r["name"]["first"].encode()])
+        out["second_friend"].append([fr[1]["name"]["first"].encode() if len(fr) > 1 else b"-"])
+        out["friends"].append([f["name"]["first"].encode() for f in fr])
+        out["friend_streets"].append([a["street"].encode() for f in fr for a in f["address"]])
+        out["coworkers"].append([c["name"]["first"].encode() for job in r["jobs"] for c in job])
+        out["unknown_gender_friends"].append([f["name"]["first"].encode() for f in fr if f["gender"] == "unknown"])
+        out["namesake_initials"].append([f["name"]["initial"].encode() for f in fr if f["name"]["first"] == r["name"]["first"]])
+        cars = r["cars"]
+        out["nickname_car_color"].append([cars["nickname"]["color"].encode() if "nickname" in cars else b"none"])
+        out["multi_int"].append([r["multi"] if isinstance(r["multi"], int) else 0])
+        out["nickname"].append([(r["nickname"] or "").encode()])
+        out["age"].append([r["age"]])
+        out["account"].append([r["account"]])
+        out["active"].append([int(r["active"])])
+        out["height"].append([r["height"]])
+        out["weight"].append([float(np.float32(r["weight"]))])
+        out["eye_color"].append([r["eye_color"].encode()])
+        out["photo"].append([b64(r["photo"])])
+        out["engines"].append(sorted(((e["cylinders"], e["id"]), e["power"]) for e in r["engines"]))
+    return out
+
+
+AVRO_FEATURES = {
+    "first_name": tf.io.FixedLenFeature([], tf.string),
+    "second_friend": tf.io.FixedLenFeature([], tf.string),
+    "friends": tf.io.VarLenFeature(tf.string),
+    "friend_streets": tf.io.VarLenFeature(tf.string),
+    "coworkers": tf.io.VarLenFeature(tf.string),
+    "unknown_gender_friends": tf.io.VarLenFeature(tf.string),
+    "namesake_initials": tf.io.VarLenFeature(tf.string),
+    "nickname_car_color": tf.io.FixedLenFeature([], tf.string),
+    "multi_int": tf.io.FixedLenFeature([], tf.int64),
+    "nickname": tf.io.FixedLenFeature([], tf.string),
+    "age": tf.io.FixedLenFeature([], tf.int64),
+    "account": tf.io.FixedLenFeature([], tf.int64),
+    "active": tf.io.FixedLenFeature([], tf.int64),
+    "height": tf.io.FixedLenFeature([], tf.float32),
+    "weight": tf.io.FixedLenFeature([], tf.float32),
+    "eye_color": tf.io.FixedLenFeature([], tf.string),
+    "photo": tf.io.FixedLenFeature([], tf.string),
+    "engines": tf.io.SparseFeature(["cylinders", "id"], "power", tf.float32, [12, 100]),
+}
+
+
+def check_avro(R, binary, tmp):
+    spec = os.path.join(DATA, "avro", "persons.toml")
+    avro = os.path.join(DATA, "avro", "persons.avro")
+    with open(os.path.join(REPO, "tests", "fixtures", "avro", "persons.records.json")) as f:
+        records = json.load(f)["records"]
+    want = avro_expected(records)
+
+    for name, comp in (("persons.tfrecord", ""), ("persons.tfrecord.gz", "GZIP")):
+        def one(name=name, comp=comp):
+            out = os.path.join(tmp, name)
+            run(binary, ["from-avro", "--spec", spec, avro, "-o", out])
+            raw = tf_records([out], comp)
+            expect_eq(len(raw), len(records), "record count")
+            parsed = tf.io.parse_example(tf.constant(raw), AVRO_FEATURES)
+            n = len(raw)
+            for key, feature in AVRO_FEATURES.items():
+                t = parsed[key]
+                if isinstance(feature, tf.io.FixedLenFeature):
+                    got = [[x] for x in t.numpy().tolist()]
+                elif isinstance(feature, tf.io.VarLenFeature):
+                    got = sparse_rows(t, n)
+                else:
+                    got = [[] for _ in range(n)]
+                    for idx, v in zip(t.indices.numpy(), t.values.numpy()):
+                        got[idx[0]].append(((int(idx[1]), int(idx[2])), float(v)))
+                expect_eq(got, want[key], key)
+        R.check(f"A from-avro -> {name}: tf.io.parse_example gives the Avro records' values", one)
+
+    def tensors():
+        out = os.path.join(tmp, "persons.tfrecord")
+        raw = tf_records([out])
+        lines = run(binary, ["from-avro", "--spec", spec, "--tensors", "--batch-size", "5", avro])
+        ours = json.loads(lines.decode().strip().splitlines()[0])
+        parsed = tf.io.parse_example(tf.constant(raw), AVRO_FEATURES)
+        for key in ("first_name", "friends", "namesake_initials", "account", "engines", "eye_color"):
+            t = parsed[key]
+            mine = ours[key]
+            if "dense" in mine:
+                vals = t.numpy().tolist()
+                mv = mine["dense"]["values"]
+                if t.dtype == tf.string:
+                    mv = [base64.b64decode(v) for v in mv]
+                expect_eq(mine["dense"]["shape"], list(t.shape), key + " shape")
+                expect_eq(mv, vals, key)
+            else:
+                mv = mine["sparse"]["values"]
+                if t.dtype == tf.string:
+                    mv = [base64.b64decode(v) for v in mv]
+                expect_eq(mine["sparse"]["indices"], t.indices.numpy().tolist(), key + " indices")
+                expect_eq(mv, t.values.numpy().tolist(), key + " values")
+                expect_eq(mine["sparse"]["dense_shape"], t.dense_shape.numpy().tolist(), key + " dense_shape")
+        # Dtypes a tf.train.Example cannot hold come out as Avro has them.
+        expect_eq(ours["active"]["dense"]["values"], [r["active"] for r in records], "active (bool)")
+        expect_eq(ours["weight"]["dense"]["values"], [r["weight"] for r in records], "weight (float64)")
+
+    R.check("A from-avro --tensors: the same tensors as tf.io.parse_example on the written records", tensors)
+
+
+# ---------------------------------------------------------------- B. JSON Lines and CSV
+
+def flatten(obj, prefix=""):
+    out = {}
+    for k, v in obj.items():
+        key = f"{prefix}/{k}" if prefix else k
+        if isinstance(v, dict):
+            out.update(flatten(v, key))
+        elif v is not None:
+            out[key] = v
+    return out
+
+
+def leaves(v):
+    if isinstance(v, list):
+        return [x for item in v for x in leaves(item)]
+    return [v]
+
+
+def check_records(R, binary, tmp):
+    def jsonl():
+        src = os.path.join(DATA, "records.jsonl")
+        out = os.path.join(tmp, "records_json.tfrecord")
+        run(binary, ["from-records", src, "-o", out])
+        with open(src) as f:
+            rows = [flatten(json.loads(line)) for line in f if line.strip()]
+        keys = sorted({k for r in rows for k in r})
+        kinds = {}
+        for k in keys:
+            vals = [x for r in rows if k in r for x in leaves(r[k])]
+            if all(isinstance(x, bool) for x in vals):
+                kinds[k] = tf.int64
+            elif all(isinstance(x, int) and not isinstance(x, bool) for x in vals):
+                kinds[k] = tf.int64
+            elif all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):
+                kinds[k] = tf.float32
+            else:
+                kinds[k] = tf.string
+        raw = tf_records([out])
+        parsed = tf.io.parse_example(tf.constant(raw), {k: tf.io.VarLenFeature(d) for k, d in kinds.items()})
+        for k, d in kinds.items():
+            got = sparse_rows(parsed[k], len(rows))
+            want = []
+            for r in rows:
+                vals = leaves(r[k]) if k in r else []
+                if d == tf.string:
+                    vals = [v.encode() for v in vals]
+                elif d == tf.int64:
+                    vals = [int(v) for v in vals]
+                else:
+                    vals = [float(np.float32(v)) for v in vals]
+                want.append(vals)
+            expect_eq(got, want, k)
+        # The whole file parses with one FixedLen spec where every record has the field.
+        fixed = tf.io.parse_example(tf.constant(raw), {
+            "score": tf.io.FixedLenFeature([], tf.float32, default_value=-1.0),
+            "matrix": tf.io.FixedLenFeature([2, 2], tf.int64),
+            "pos/x": tf.io.FixedLenFeature([], tf.float32),
+        })
+        expect_eq(fixed["score"].numpy().tolist(), [0.5, 1.0, -1.0], "score")
+        expect_eq(fixed["matrix"].numpy().tolist()[2], [[9, 10], [11, 12]], "matrix")
+
+    R.check("B from-records JSON Lines: tf.io.parse_example gives the JSON values by the type table", jsonl)
+
+    def csv_check(spec):
+        src = os.path.join(DATA, "records.csv")
+        out = os.path.join(tmp, "records_csv.tfrecord")
+        args = ["from-records", src, "-o", out]
+        if spec:
+            args += ["--spec", os.path.join(DATA, "records.toml")]
+        run(binary, args)
+        with open(src, newline="") as f:
+            rows = list(csv.DictReader(f))
+        raw = tf_records([out])
+        id_key = "label" if spec else "id"
+        features = {
+            id_key: tf.io.FixedLenFeature([], tf.int64),
+            "name": tf.io.FixedLenFeature([], tf.string),
+            "city": tf.io.FixedLenFeature([], tf.string),
+            "active": tf.io.FixedLenFeature([], tf.int64),
+            "score": tf.io.VarLenFeature(tf.float32),
+        }
+        parsed = tf.io.parse_example(tf.constant(raw), features)
+        expect_eq(parsed[id_key].numpy().tolist(), [int(r["id"]) for r in rows], id_key)
+        expect_eq(parsed["name"].numpy().tolist(), [r["name"].encode() for r in rows], "name")
+        expect_eq(parsed["city"].numpy().tolist(), [r["city"].encode() for r in rows], "city")
+        expect_eq(parsed["active"].numpy().tolist(), [int(r["active"] == "true") for r in rows], "active")
+        want_score = [[float(np.float32(r["score"]))] if r["score"] else ([0.0] if spec else []) for r in rows]
+        expect_eq(sparse_rows(parsed["score"], len(rows)), want_score, "score")
+
+    R.check("B from-records CSV: tf.io.parse_example gives the CSV cells by column kind", lambda: csv_check(False))
+    R.check("B from-records CSV --spec: forced dtypes, renamed key and defaults", lambda: csv_check(True))
+
+
+# ---------------------------------------------------------------- C. Images
+
+IMAGE_FEATURES = {
+    "image/encoded": tf.io.FixedLenFeature([], tf.string),
+    "image/format": tf.io.FixedLenFeature([], tf.string),
+    "image/filename": tf.io.FixedLenFeature([], tf.string),
+    "height": tf.io.FixedLenFeature([], tf.int64),
+    "width": tf.io.FixedLenFeature([], tf.int64),
+    "depth": tf.io.FixedLenFeature([], tf.int64),
+}
+
+
+def check_image_records(raw, folder, labelled):
+    features = dict(IMAGE_FEATURES)
+    if labelled:
+        features["label"] = tf.io.FixedLenFeature([], tf.int64)
+        features["label/text"] = tf.io.FixedLenFeature([], tf.string)
+    classes = sorted(d for d in os.listdir(folder) if os.path.isdir(os.path.join(folder, d)))
+    names = []
+    for r in raw:
+        ex = tf.io.parse_single_example(r, features)
+        name = ex["image/filename"].numpy().decode()
+        names.append(name)
+        with open(os.path.join(folder, name), "rb") as f:
+            data = f.read()
+        expect_eq(ex["image/encoded"].numpy(), data, f"{name} bytes")
+        img = tf.io.decode_image(data, expand_animations=False)
+        shape = [int(ex["height"]), int(ex["width"]), int(ex["depth"])]
+        expect_eq(shape, list(img.shape), f"{name} height/width/depth vs decode_image")
+        fmt = ex["image/format"].numpy().decode()
+        ext = os.path.splitext(name)[1].lower().lstrip(".")
+        expect_eq(fmt, {"jpg": "jpeg"}.get(ext, ext), f"{name} format")
+        if labelled:
+            cls = name.split("/")[0]
+            expect_eq(ex["label/text"].numpy().decode(), cls, f"{name} label/text")
+            expect_eq(int(ex["label"]), classes.index(cls), f"{name} label")
+    return names
+
+
+def check_images(R, binary, tmp):
+    flowers = os.path.join(DATA, "flowers")
+    all_images = sorted(
+        os.path.relpath(p, flowers) for p in glob.glob(os.path.join(flowers, "*", "*")))
+
+    def single():
+        out = os.path.join(tmp, "flowers.tfrecord")
+        run(binary, ["from-images", flowers, "-o", out, "--seed", "5"])
+        names = check_image_records(tf_records([out]), flowers, True)
+        expect_eq(sorted(names), all_images, "every image once")
+        if names == sorted(names):
+            raise AssertionError("the records are not shuffled")
+
+    R.check("C from-images flowers: TF reads the bytes, decode_image agrees with height/width/depth, labels from folders", single)
+
+    def sharded():
+        out = os.path.join(tmp, "shards", "flowers.tfrecord.gz")
+        os.makedirs(os.path.dirname(out))
+        run(binary, ["from-images", flowers, "-o", out, "--shards", "3", "--seed", "5"])
+        shards = sorted(glob.glob(os.path.join(tmp, "shards", "*")))
+        expect_eq([os.path.basename(s) for s in shards],
+                  [f"flowers-{i:05d}-of-00003.tfrecord.gz" for i in range(3)], "shard names")
+        names = check_image_records(tf_records(shards, "GZIP"), flowers, True)
+        single_order = [tf.io.parse_single_example(r, IMAGE_FEATURES)["image/filename"].numpy().decode()
+                        for r in tf_records([os.path.join(tmp, "flowers.tfrecord")])]
+        expect_eq(names, single_order, "shards in sequence hold the same shuffled order")
+
+    R.check("C from-images --shards 3 (gzip): TF reads every shard, same order as one file", sharded)
+
+    def formats():
+        folder = os.path.join(REPO, "tests", "fixtures", "images")
+        out = os.path.join(tmp, "formats.tfrecord")
+        run(binary, ["from-images", folder, "-o", out, "--no-shuffle"])
+        names = check_image_records(tf_records([out]), folder, False)
+        images = sorted(n for n in os.listdir(folder) if not n.endswith(".md"))
+        expect_eq(names, images, "name order")
+
+    R.check("C from-images on JPEG/PNG/GIF/BMP/WebP: decode_image gives the stored height/width/depth", formats)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", required=True, help="path to the tfrecord binary")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    args = ap.parse_args()
+    binary = os.path.abspath(args.bin)
+    if not os.access(binary, os.X_OK):
+        sys.exit(f"check_import.py: {binary} is not an executable")
+    tmp = tempfile.mkdtemp(prefix="tfrecord-import-interop-")
+    R = Runner()
+    print(f"TensorFlow {tf.__version__}: importers", flush=True)
+    try:
+        check_avro(R, binary, tmp)
+        check_records(R, binary, tmp)
+        check_images(R, binary, tmp)
+    finally:
+        if args.keep:
+            print(f"(kept {tmp})")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{R.passed} passed, {R.failed} failed")
+    sys.exit(1 if R.failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,18 @@
+use tfrecord_core::Example;
+
+#[derive(Example)]
+#[example(schema = "ui/schema/mnist.toml")]
+struct Mnist {
+    #[example(key = "image/encoded")]
+    image: Vec<u8>,
+    #[example(default = 0)]
+    label: i64,
+    #[example(shape = [28, 28])]
+    pixels: Vec<f32>,
+    #[example(default)]
+    tags: Vec<String>,
+    #[example(key = "lable")]
+    extra: i64,
+}
+
+fn main() {}

@@ -1,0 +1,190 @@
+//! `tfrecord infer`: a TOML spec from the records themselves. The rules live in
+//! `tfrecord_schema::infer`; this module decodes records with the generic protobuf types and
+//! reports what each feature holds.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use tfrecord_core::proto::{oneflow, tensorflow};
+use tfrecord_schema::infer::{Inferrer, ListType, Observed};
+use tfrecord_schema::ir::{Dialect, RecordKind, Schema};
+use tfrecord_schema::symbol;
+
+use crate::cli::InferArgs;
+use crate::commands::{reader_options, with_stdout};
+use crate::error::{CliError, CliResult};
+use crate::input::{Decoded, Flow, RecordType, for_each_record, resolve_all};
+
+fn tf_observed(f: &tensorflow::Feature) -> Observed {
+    use tensorflow::feature::Kind;
+    match &f.kind {
+        Some(Kind::Int64List(l)) => Observed::numbers(ListType::Int64, l.value.len()),
+        Some(Kind::FloatList(l)) => Observed::numbers(ListType::Float, l.value.len()),
+        Some(Kind::BytesList(l)) => Observed::bytes(&l.value),
+        None => Observed::no_kind(),
+    }
+}
+
+fn of_observed(f: &oneflow::Feature) -> Observed {
+    use oneflow::feature::Kind;
+    match &f.kind {
+        Some(Kind::Int64List(l)) => Observed::numbers(ListType::Int64, l.value.len()),
+        Some(Kind::Int32List(l)) => Observed::numbers(ListType::Int32, l.value.len()),
+        Some(Kind::FloatList(l)) => Observed::numbers(ListType::Float, l.value.len()),
+        Some(Kind::DoubleList(l)) => Observed::numbers(ListType::Double, l.value.len()),
+        Some(Kind::BytesList(l)) => Observed::bytes(&l.value),
+        None => Observed::no_kind(),
+    }
+}
+
+/// The default record name: the first file's name without its record and compression
+/// extensions, in UpperCamelCase (`train.tfrecord.gz` -> `Train`), else `Record`.
+fn default_name(first: Option<&Path>) -> String {
+    let Some(name) = first.and_then(Path::file_name).and_then(|n| n.to_str()) else {
+        return "Record".to_string();
+    };
+    let mut stem = name;
+    loop {
+        let lower = stem.to_ascii_lowercase();
+        let cut = [
+            ".gz",
+            ".gzip",
+            ".zlib",
+            ".zz",
+            ".tfrecord",
+            ".tfrecords",
+            ".tfrec",
+            ".ofrecord",
+            ".record",
+            ".records",
+        ]
+        .iter()
+        .find(|ext| lower.ends_with(*ext));
+        match cut {
+            Some(ext) => stem = &stem[..stem.len() - ext.len()],
+            None => break,
+        }
+    }
+    let candidate = symbol::type_name(stem);
+    if symbol::is_type_name(&candidate) {
+        candidate
+    } else {
+        "Record".to_string()
+    }
+}
+
+/// A key or file name in a comment: as Rust would quote it, so no control character or line
+/// break gets through.
+fn quoted(s: &str) -> String {
+    format!("{s:?}")
+}
+
+/// `tfrecord infer`.
+pub(crate) fn run(args: &InferArgs) -> CliResult<ExitCode> {
+    let ty = RecordType::for_format(args.read.input_format.into(), args.sequence)?;
+    let sources = resolve_all(&args.files)?;
+    let name = match &args.record {
+        Some(n) if symbol::is_type_name(n) => n.clone(),
+        Some(n) => {
+            return Err(CliError::Usage(format!(
+                "--record `{n}` is not a Rust type name (UpperCamelCase, such as `{}`)",
+                symbol::type_name(n)
+            )));
+        }
+        None => default_name(args.files.first().map(std::path::PathBuf::as_path)),
+    };
+    let (kind, dialect) = match ty {
+        RecordType::SequenceExample => (RecordKind::SequenceExample, Dialect::Both),
+        RecordType::OfRecord => (RecordKind::Example, Dialect::Of),
+        RecordType::Example => (RecordKind::Example, Dialect::Both),
+    };
+    let mut inferrer = Inferrer::new(kind).dialect(dialect);
+    let mut left = args.limit.unwrap_or(u64::MAX);
+    for source in &sources {
+        if left == 0 {
+            break;
+        }
+        let opts = reader_options(&args.read, source, !args.no_verify_data_crc);
+        for_each_record(source, opts, |bytes, loc| {
+            match ty.decode(bytes, loc)? {
+                Decoded::Example(e) => {
+                    let features = e.features.unwrap_or_default().feature;
+                    inferrer
+                        .add_example(features.iter().map(|(k, f)| (k.as_str(), tf_observed(f))));
+                }
+                Decoded::OfRecord(r) => {
+                    inferrer
+                        .add_example(r.feature.iter().map(|(k, f)| (k.as_str(), of_observed(f))));
+                }
+                Decoded::SequenceExample(s) => {
+                    let context = s.context.unwrap_or_default().feature;
+                    let lists = s.feature_lists.unwrap_or_default().feature_list;
+                    inferrer.add_sequence_example(
+                        context.iter().map(|(k, f)| (k.as_str(), tf_observed(f))),
+                        lists
+                            .iter()
+                            .map(|(k, l)| (k.as_str(), l.feature.iter().map(tf_observed))),
+                    );
+                }
+            }
+            left -= 1;
+            Ok(if left == 0 {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            })
+        })?;
+    }
+    let inferred = inferrer.finish(&name);
+    let shown: Vec<String> = sources
+        .iter()
+        .map(|s| s.name().display().to_string())
+        .collect();
+    let what = match ty {
+        RecordType::SequenceExample => "tf.train.SequenceExample",
+        RecordType::OfRecord => "OFRecord",
+        RecordType::Example => "tf.train.Example",
+    };
+    let mut header = format!(
+        "# Inferred by `tfrecord infer` from {} {what} record{} of {}.\n\
+         # It says what these records hold, not what others will: review the dtypes, shapes and\n\
+         # presence before relying on it.\n",
+        inferred.records,
+        if inferred.records == 1 { "" } else { "s" },
+        shown.join(", ")
+    );
+    for (key, why) in &inferred.notes {
+        header.push_str(&format!("# Left out: {}: {why}.\n", quoted(key)));
+    }
+    let schema = Schema {
+        records: vec![inferred.record],
+    };
+    let text = format!("{header}\n{}", schema.to_toml());
+    // The output must read back; a failure here is a bug, reported rather than printed.
+    if let Err(d) = Schema::from_toml_str(&text, "<inferred>") {
+        return Err(CliError::Failed(format!(
+            "internal error: the inferred spec does not read back:\n{d}"
+        )));
+    }
+    with_stdout(|out| {
+        out.write_all(text.as_bytes())?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_names() {
+        let name = |s: &str| default_name(Some(Path::new(s)));
+        assert_eq!(name("data/train.tfrecord.gz"), "Train");
+        assert_eq!(name("examples.TFRecord"), "Examples");
+        assert_eq!(name("part-00000"), "Part00000");
+        assert_eq!(name("-"), "Record");
+        assert_eq!(name("42.tfrecord"), "Record");
+        assert_eq!(default_name(None), "Record");
+    }
+}

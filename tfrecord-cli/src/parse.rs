@@ -1,0 +1,218 @@
+//! `tfrecord parse`: records to tensors with a TOML spec's features, as `tf.io.parse_example`
+//! and `tf.io.parse_sequence_example` return them.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use serde_json::Value;
+use tfrecord_core::parse::{
+    ExampleParser, RecordSpec, SequenceExampleParser, Tensors, tensors_to_json,
+};
+use tfrecord_core::proto::{self, oneflow};
+use tfrecord_core::{Error, ErrorKind, Format, Message, convert};
+use tfrecord_schema::ir::{Record, Schema};
+
+use crate::cli::ParseArgs;
+use crate::commands::{Stdout, reader_options, with_stdout};
+use crate::error::{CliError, CliResult};
+use crate::input::{Flow, Location, for_each_record, resolve_all};
+
+/// Reads a TOML spec file.
+///
+/// # Errors
+/// An unreadable file, or every error in the spec (rustc-style).
+pub(crate) fn read_spec(path: &Path) -> CliResult<Schema> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Failed(format!("{}: cannot read the spec: {e}", path.display())))?;
+    Schema::from_toml_str(&text, &path.display().to_string())
+        .map_err(|d| CliError::SpecFile(path.to_path_buf(), d))
+}
+
+/// The record to use: the one named, else the spec's only record.
+///
+/// # Errors
+/// An unknown name, or several records and no name; the message lists the names.
+pub(crate) fn pick_record<'a>(
+    schema: &'a Schema,
+    path: &Path,
+    name: Option<&str>,
+) -> CliResult<&'a Record> {
+    let names: Vec<&str> = schema.records.iter().map(|r| r.name.as_str()).collect();
+    let list = || names.join(", ");
+    match name {
+        Some(n) => schema.records.iter().find(|r| r.name == n).ok_or_else(|| {
+            CliError::Usage(format!(
+                "{}: no record `{n}` (the spec has: {})",
+                path.display(),
+                list()
+            ))
+        }),
+        None => match schema.records.as_slice() {
+            [one] => Ok(one),
+            [] => Err(CliError::Failed(format!(
+                "{}: the spec has no records",
+                path.display()
+            ))),
+            _ => Err(CliError::Usage(format!(
+                "{}: the spec has several records ({}): choose one with --record",
+                path.display(),
+                list()
+            ))),
+        },
+    }
+}
+
+/// The compiled parser of the chosen record.
+enum Parser {
+    Example(ExampleParser),
+    Sequence(SequenceExampleParser),
+}
+
+impl Parser {
+    /// Parses one batch into its JSON line.
+    fn parse(&self, batch: &[Vec<u8>]) -> Result<Value, Error> {
+        match self {
+            Parser::Example(p) => Ok(tensors_to_json(&p.parse_parallel(batch, 0)?)),
+            Parser::Sequence(p) => {
+                let (context, sequence, lengths) = p.parse(batch)?;
+                let json = |t: &Tensors| tensors_to_json(t);
+                let mut out = serde_json::Map::new();
+                out.insert("context".into(), json(&context));
+                out.insert("sequence".into(), json(&sequence));
+                out.insert("lengths".into(), json(&lengths));
+                Ok(Value::Object(out))
+            }
+        }
+    }
+}
+
+/// Where the records of the current batch came from.
+struct Origin {
+    file: usize,
+    offset: u64,
+    record: u64,
+}
+
+/// The records of one batch and their origins.
+struct Batch<'a> {
+    files: &'a [PathBuf],
+    records: Vec<Vec<u8>>,
+    origins: Vec<Origin>,
+    size: usize,
+}
+
+impl Batch<'_> {
+    /// Parses and prints the batch (if it holds any records), then empties it.
+    fn flush(&mut self, parser: &Parser, out: &mut Stdout) -> CliResult<()> {
+        if self.records.is_empty() {
+            return Ok(());
+        }
+        let value = parser.parse(&self.records).map_err(|e| self.locate(e))?;
+        let line = serde_json::to_string(&value)
+            .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
+        writeln!(out, "{line}")?;
+        self.records.clear();
+        self.origins.clear();
+        Ok(())
+    }
+
+    /// Turns the batch index of a parse error into the file, byte offset and record index of
+    /// the record it is about.
+    fn locate(&self, e: Error) -> CliError {
+        let Some(origin) = e
+            .record()
+            .and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| self.origins.get(i))
+        else {
+            return e.into();
+        };
+        let fresh = match e.kind() {
+            ErrorKind::Feature { detail } => Error::feature(detail.clone()),
+            ErrorKind::Decode { message, detail } => Error::decode(message, detail),
+            _ => Error::feature(e.to_string()),
+        };
+        let mut located = fresh;
+        if let Some(path) = self.files.get(origin.file) {
+            located = located.with_path(path);
+        }
+        located = located
+            .with_offset(origin.offset)
+            .with_record(origin.record);
+        if let Some(key) = e.key() {
+            located = located.with_key(key);
+        }
+        located.into()
+    }
+}
+
+/// `tfrecord parse`.
+pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
+    let schema = read_spec(&args.spec)?;
+    let record = pick_record(&schema, &args.spec, args.record.as_deref())?;
+    let in_spec = |e: Error| -> CliError { e.with_path(&args.spec).into() };
+    let parser = match RecordSpec::from_record(record).map_err(in_spec)? {
+        RecordSpec::Example(spec) => Parser::Example(ExampleParser::new(&spec).map_err(in_spec)?),
+        RecordSpec::SequenceExample { context, sequence } => {
+            if Format::from(args.read.input_format) == Format::OfRecord {
+                return Err(CliError::Usage(format!(
+                    "record `{}` is a SequenceExample, which only TFRecord files hold (OFRecord \
+                     has no sequences)",
+                    record.name
+                )));
+            }
+            Parser::Sequence(SequenceExampleParser::new(&context, &sequence).map_err(in_spec)?)
+        }
+        #[allow(unreachable_patterns)]
+        _ => {
+            return Err(CliError::Failed(format!(
+                "record `{}` cannot be parsed",
+                record.name
+            )));
+        }
+    };
+    let from_of = Format::from(args.read.input_format) == Format::OfRecord;
+    let sources = resolve_all(&args.files)?;
+    let files: Vec<PathBuf> = sources.iter().map(crate::input::Source::name).collect();
+    let size = args
+        .batch_size
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(usize::MAX);
+    let mut batch = Batch {
+        files: &files,
+        records: Vec::new(),
+        origins: Vec::new(),
+        size,
+    };
+    with_stdout(|out| {
+        for (file, source) in sources.iter().enumerate() {
+            let opts = reader_options(&args.read, source, !args.no_verify_data_crc);
+            for_each_record(source, opts, |bytes, loc| {
+                batch.records.push(if from_of {
+                    ofrecord_as_example(bytes, loc)?
+                } else {
+                    bytes.to_vec()
+                });
+                batch.origins.push(Origin {
+                    file,
+                    offset: loc.offset,
+                    record: loc.record,
+                });
+                if batch.records.len() >= batch.size {
+                    batch.flush(&parser, out)?;
+                }
+                Ok(Flow::Continue)
+            })?;
+        }
+        batch.flush(&parser, out)?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// An OFRecord payload as a serialized `tf.train.Example` (int32 lists widened to int64).
+fn ofrecord_as_example(bytes: &[u8], loc: &Location<'_>) -> CliResult<Vec<u8>> {
+    let r = oneflow::OfRecord::decode(bytes)
+        .map_err(|e| loc.apply(Error::decode("oneflow.OFRecord", e)))?;
+    let e = convert::ofrecord_to_example(&r, false).map_err(|e| loc.apply(e))?;
+    Ok(proto::encode_example(&e))
+}

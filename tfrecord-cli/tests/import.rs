@@ -1,0 +1,398 @@
+//! End-to-end tests of `tfrecord from-avro`, `from-records` and `from-images` on the bundled
+//! sample data (`examples/data/`): outputs, exit statuses and error messages.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use tfrecord_core::proto::tensorflow::{self, feature::Kind};
+use tfrecord_core::{Message, ReaderOptions, RecordReader};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tfrecord"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin()
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run tfrecord")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "failed: {}", stderr(o));
+    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
+}
+
+fn fail(o: &Output) -> String {
+    assert!(!o.status.success(), "unexpected success");
+    stderr(o)
+}
+
+fn data(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/data")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+fn examples(path: &Path) -> Vec<tensorflow::Example> {
+    RecordReader::open(path, ReaderOptions::new())
+        .expect("open output")
+        .map(|r| tensorflow::Example::decode(&r.expect("record")[..]).expect("Example"))
+        .collect()
+}
+
+fn kind<'a>(e: &'a tensorflow::Example, key: &str) -> &'a Kind {
+    e.features.as_ref().expect("features").feature[key]
+        .kind
+        .as_ref()
+        .expect("kind")
+}
+
+fn strings(e: &tensorflow::Example, key: &str) -> Vec<String> {
+    match kind(e, key) {
+        Kind::BytesList(l) => l
+            .value
+            .iter()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .collect(),
+        other => panic!("{key}: {other:?}"),
+    }
+}
+
+fn ints(e: &tensorflow::Example, key: &str) -> Vec<i64> {
+    match kind(e, key) {
+        Kind::Int64List(l) => l.value.clone(),
+        other => panic!("{key}: {other:?}"),
+    }
+}
+
+#[test]
+fn from_avro_writes_records_that_parse_back_to_the_tensors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("persons.tfrecord.gz");
+    let spec = data("avro/persons.toml");
+    let avro = data("avro/persons.avro");
+    let o = out.display().to_string();
+    ok(&run(&["from-avro", "--spec", &spec, &avro, "-o", &o]));
+    // Compressed because of the name.
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(&bytes[..2], &[0x1f, 0x8b]);
+    let plain = dir.path().join("p.tfrecord");
+    ok(&run(&[
+        "from-avro",
+        "--spec",
+        &spec,
+        &avro,
+        "-o",
+        &plain.display().to_string(),
+    ]));
+    let records = examples(&plain);
+    assert_eq!(records.len(), 5);
+    assert_eq!(strings(&records[0], "first_name"), ["Alice"]);
+    assert_eq!(strings(&records[3], "namesake_initials"), ["V"]);
+    assert_eq!(strings(&records[2], "second_friend"), ["-"]);
+    assert_eq!(ints(&records[0], "cylinders"), [4, 6]);
+    assert_eq!(ints(&records[0], "multi_int"), [7]);
+
+    // `parse --spec` on the records gives the `--tensors` output, where the dtypes agree
+    // (records widen int32 and bool to int64, double to float).
+    let parsed = ok(&run(&[
+        "parse",
+        "--spec",
+        &spec,
+        &plain.display().to_string(),
+    ]));
+    let tensors = ok(&run(&["from-avro", "--spec", &spec, "--tensors", &avro]));
+    let parsed: Value = serde_json::from_str(parsed.trim()).unwrap();
+    let tensors: Value = serde_json::from_str(tensors.trim()).unwrap();
+    for key in [
+        "first_name",
+        "second_friend",
+        "friends",
+        "unknown_gender_friends",
+        "namesake_initials",
+        "nickname_car_color",
+        "nickname",
+        "account",
+        "height",
+        "eye_color",
+        "photo",
+        "engines",
+        "age",
+        "multi_int",
+    ] {
+        assert_eq!(parsed[key], tensors[key], "{key}");
+    }
+    assert_eq!(
+        tensors["active"]["dense"]["values"],
+        serde_json::json!([true, false, true, false, true])
+    );
+    // Batches.
+    let batched = ok(&run(&[
+        "from-avro",
+        "--spec",
+        &spec,
+        "--tensors",
+        "--batch-size",
+        "2",
+        &avro,
+    ]));
+    assert_eq!(batched.lines().count(), 3);
+}
+
+#[test]
+fn from_avro_errors_name_file_record_and_feature() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("s.toml");
+    std::fs::write(
+        &spec,
+        "[records.P.features.c]\nsource = \"cars['nickname'].color\"\ndtype = \"string\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("o.tfrecord");
+    let avro = data("avro/persons.avro");
+    let e = fail(&run(&[
+        "from-avro",
+        "--spec",
+        &spec.display().to_string(),
+        &avro,
+        "-o",
+        &out.display().to_string(),
+    ]));
+    assert!(
+        e.contains("persons.avro: record 2: feature \"c\": Unable to find key 'nickname'."),
+        "{e}"
+    );
+    assert!(!out.exists(), "no partial output");
+    // A bad key expression, an unknown spec key and a missing -o.
+    std::fs::write(
+        &spec,
+        "[records.P.features.c]\nsource = \"cars[\"\ndtype = \"string\"\n",
+    )
+    .unwrap();
+    let e = fail(&run(&[
+        "from-avro",
+        "--spec",
+        &spec.display().to_string(),
+        "--tensors",
+        &avro,
+    ]));
+    assert!(e.contains("invalid key expression `cars[`"), "{e}");
+    std::fs::write(
+        &spec,
+        "[records.P.features.c]\nsorce = \"x\"\ndtype = \"string\"\n",
+    )
+    .unwrap();
+    let e = fail(&run(&[
+        "from-avro",
+        "--spec",
+        &spec.display().to_string(),
+        "--tensors",
+        &avro,
+    ]));
+    assert!(e.contains("did you mean `source`?"), "{e}");
+    let e = fail(&run(&[
+        "from-avro",
+        "--spec",
+        &data("avro/persons.toml"),
+        &avro,
+    ]));
+    assert!(e.contains("needs -o OUT"), "{e}");
+    // Not an Avro file.
+    let e = fail(&run(&[
+        "from-avro",
+        "--spec",
+        &data("avro/persons.toml"),
+        &data("records.csv"),
+        "--tensors",
+    ]));
+    assert!(
+        e.contains("records.csv: not an Avro object container file"),
+        "{e}"
+    );
+}
+
+#[test]
+fn from_records_json_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.tfrecord");
+    let o = out.display().to_string();
+    ok(&run(&["from-records", &data("records.jsonl"), "-o", &o]));
+    let r = examples(&out);
+    assert_eq!(r.len(), 3);
+    assert_eq!(ints(&r[0], "matrix"), [1, 2, 3, 4]);
+    assert_eq!(strings(&r[1], "name"), ["Bo"]);
+
+    ok(&run(&[
+        "from-records",
+        &data("records.csv"),
+        "--spec",
+        &data("records.toml"),
+        "-o",
+        &o,
+    ]));
+    let r = examples(&out);
+    assert_eq!(ints(&r[2], "label"), [3]);
+    assert_eq!(strings(&r[0], "city"), ["Paris, France"]);
+
+    // Standard input needs --format for CSV; OFRecord output.
+    let of = dir.path().join("part-00000");
+    let csv = std::fs::read(data("records.csv")).unwrap();
+    let mut child = bin()
+        .args([
+            "from-records",
+            "--format",
+            "csv",
+            "-",
+            "-o",
+            &of.display().to_string(),
+            "--output-format",
+            "ofrecord",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(&csv).unwrap();
+    }
+    let o2 = child.wait_with_output().unwrap();
+    ok(&o2);
+    let n = ok(&run(&[
+        "count",
+        "--input-format",
+        "ofrecord",
+        &of.display().to_string(),
+    ]));
+    assert_eq!(n.trim(), "3");
+
+    // Unmappable: an error, or a warning with --skip-unmappable.
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"a\": [{\"b\": 1}], \"c\": 1}\n").unwrap();
+    let e = fail(&run(&[
+        "from-records",
+        &bad.display().to_string(),
+        "-o",
+        &o,
+    ]));
+    assert!(
+        e.contains("bad.jsonl: record 0: field \"a\": a list of objects cannot be a feature"),
+        "{e}"
+    );
+    let o3 = run(&[
+        "from-records",
+        "--skip-unmappable",
+        &bad.display().to_string(),
+        "-o",
+        &o,
+    ]);
+    ok(&o3);
+    assert!(
+        stderr(&o3).contains("tfrecord: warning: "),
+        "{}",
+        stderr(&o3)
+    );
+    let r = examples(&out);
+    assert_eq!(
+        r[0].features
+            .as_ref()
+            .unwrap()
+            .feature
+            .keys()
+            .collect::<Vec<_>>(),
+        ["c"]
+    );
+}
+
+#[test]
+fn from_images_shards_and_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let flowers = data("flowers");
+    let out = dir.path().join("flowers.tfrecord");
+    let o = run(&[
+        "from-images",
+        &flowers,
+        "-o",
+        &out.display().to_string(),
+        "--shards",
+        "4",
+        "--seed",
+        "3",
+    ]);
+    ok(&o);
+    assert!(stderr(&o).contains("8 images (3 classes) written to 4 files"));
+    let mut all: Vec<(String, i64)> = Vec::new();
+    for i in 0..4 {
+        let shard: PathBuf = dir.path().join(format!("flowers-{i:05}-of-00004.tfrecord"));
+        for e in examples(&shard) {
+            all.push((
+                strings(&e, "image/filename")[0].clone(),
+                ints(&e, "label")[0],
+            ));
+        }
+    }
+    assert_eq!(all.len(), 8);
+    assert!(all.contains(&("tulips/tulips_2.png".to_string(), 2)));
+
+    // The same seed, one stream on standard output: the same order.
+    let o = run(&["from-images", &flowers, "-o", "-", "--seed", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let file = dir.path().join("stdout.tfrecord");
+    std::fs::write(&file, &o.stdout).unwrap();
+    let order: Vec<(String, i64)> = examples(&file)
+        .iter()
+        .map(|e| (strings(e, "image/filename")[0].clone(), ints(e, "label")[0]))
+        .collect();
+    assert_eq!(order, all);
+    // --no-shuffle keeps name order.
+    let o = run(&["from-images", &flowers, "-o", "-", "--no-shuffle"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(&file, &o.stdout).unwrap();
+    let names: Vec<String> = examples(&file)
+        .iter()
+        .map(|e| strings(e, "image/filename")[0].clone())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+
+    // OFRecord part files.
+    let of = dir.path().join("of");
+    ok(&run(&[
+        "from-images",
+        &flowers,
+        "-o",
+        &of.display().to_string(),
+        "--output-format",
+        "ofrecord",
+        "--shards",
+        "2",
+    ]));
+    let n = ok(&run(&[
+        "count",
+        "--input-format",
+        "ofrecord",
+        &of.display().to_string(),
+    ]));
+    assert_eq!(n.lines().last(), Some("8"));
+
+    let e = fail(&run(&["from-images", &flowers, "-o", "-", "--shards", "2"]));
+    assert!(e.contains("--shards needs a file output"), "{e}");
+    let e = fail(&run(&[
+        "from-images",
+        &dir.path().join("nope").display().to_string(),
+        "-o",
+        &out.display().to_string(),
+    ]));
+    assert!(e.contains("nope"), "{e}");
+}
