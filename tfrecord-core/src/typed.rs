@@ -194,8 +194,9 @@ impl<T, C: Container, W: Write> Writer<T, C, W> {
     where
         T: Encode<C>,
     {
+        // The buffer is reused, so after the first records it needs no reserve; computing
+        // `encoded_len` here would be one more pass over every value.
         self.buf.clear();
-        self.buf.reserve(value.encoded_len());
         value.encode_raw(&mut self.buf);
         self.inner.write(&self.buf)
     }

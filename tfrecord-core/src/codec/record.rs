@@ -392,11 +392,14 @@ pub fn put_steps_entry<D: Dialect, T: EncodeField<D>>(buf: &mut Vec<u8>, key: &[
     buf.extend_from_slice(key);
     put_len_prefix(buf, 2, list);
     for s in steps {
-        let feature = step_len::<D, T>(s);
-        put_len_prefix(buf, 1, feature);
         if s.present() {
-            put_len_prefix(buf, kind_tag::<D, T>(), s.body_len());
+            // Each step's body length once: the feature's length follows from it.
+            let body = s.body_len();
+            put_len_prefix(buf, 1, len_field_len(body));
+            put_len_prefix(buf, kind_tag::<D, T>(), body);
             s.put_body(buf);
+        } else {
+            put_len_prefix(buf, 1, 0);
         }
     }
 }
