@@ -70,7 +70,10 @@ if ! have_modules "$VENV/bin/python" tensorflow tfrecord fastavro \
   PIP_DISABLE_PIP_VERSION_CHECK=1 "$VENV/bin/pip" install --quiet tfrecord fastavro
 fi
 
-CMD="REPS=${REPS:-5} ROUNDS=${ROUNDS:-1} bench/run.sh${*:+ $*}   # harness: PEERS_DIR=$PEERS_DIR"
+# The command as a reader re-types it: the harness path relative to the repository (never this
+# machine's absolute path).
+PEERS_SHOWN="$(python3 -c 'import os,sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$PEERS_DIR" "$REPO")"
+CMD="REPS=${REPS:-5} ROUNDS=${ROUNDS:-1} bench/run.sh${*:+ $*}   # harness: PEERS_DIR=$PEERS_SHOWN"
 echo "$CMD" > "$LOG_DIR/command.txt"
 log "harness: $PEERS_DIR/run_peers.sh $* (REPS=${REPS:-5} ROUNDS=${ROUNDS:-1}); logs in $LOG_DIR"
 log "load before the run: $(cat /proc/loadavg)"
