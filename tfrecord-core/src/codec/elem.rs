@@ -161,57 +161,34 @@ fn extend_f64(run: &[u8], out: &mut Vec<f64>) -> Result<(), FieldError> {
     Ok(())
 }
 
-macro_rules! f32_elem {
-    ($($d:ty),*) => {$(
-        impl EncodeElem<$d> for f32 {
-            const KIND: ListKind = ListKind::Float;
+/// Floating-point elements: `$t` stored as `$kind` (`$n` little-endian bytes, `Raw::$raw`),
+/// packed runs converted in bulk by `$extend`, in each dialect listed.
+macro_rules! float_elem {
+    ($t:ty, $kind:expr, $raw:ident, $n:literal, $extend:ident; $($d:ty),*) => {$(
+        impl EncodeElem<$d> for $t {
+            const KIND: ListKind = $kind;
             #[inline]
-            fn wire_len(&self) -> usize { 4 }
+            fn wire_len(&self) -> usize { $n }
             #[inline]
             fn put(&self, buf: &mut Vec<u8>) { buf.extend_from_slice(&self.to_le_bytes()); }
         }
-        impl<'de> DecodeElem<'de, $d> for f32 {
-            const KIND: ListKind = ListKind::Float;
+        impl<'de> DecodeElem<'de, $d> for $t {
+            const KIND: ListKind = $kind;
             #[inline]
             fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
                 match raw {
-                    Raw::Float(bits) => Ok(f32::from_bits(bits)),
+                    Raw::$raw(bits) => Ok(<$t>::from_bits(bits)),
                     _ => Err(wrong_wire_type()),
                 }
             }
             fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
-                extend_f32(run, out)
+                $extend(run, out)
             }
         }
     )*};
 }
-f32_elem!(Tf, TfLossy, Of);
-
-impl EncodeElem<Of> for f64 {
-    const KIND: ListKind = ListKind::Double;
-    #[inline]
-    fn wire_len(&self) -> usize {
-        8
-    }
-    #[inline]
-    fn put(&self, buf: &mut Vec<u8>) {
-        buf.extend_from_slice(&self.to_le_bytes());
-    }
-}
-
-impl<'de> DecodeElem<'de, Of> for f64 {
-    const KIND: ListKind = ListKind::Double;
-    #[inline]
-    fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
-        match raw {
-            Raw::Double(bits) => Ok(f64::from_bits(bits)),
-            _ => Err(wrong_wire_type()),
-        }
-    }
-    fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
-        extend_f64(run, out)
-    }
-}
+float_elem!(f32, ListKind::Float, Float, 4, extend_f32; Tf, TfLossy, Of);
+float_elem!(f64, ListKind::Double, Double, 8, extend_f64; Of);
 
 /// In `tf.train.Example`, an `f64` field that opted in with `#[example(lossy)]` is stored as a
 /// float (rounded to the nearest `f32`) and read back widened.

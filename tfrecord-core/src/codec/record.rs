@@ -488,7 +488,33 @@ pub fn steps<'de, D: Dialect, T: DecodeField<'de, D>>(
 ) -> Result<Option<Vec<T>>> {
     let Some(m) = slot else { return Ok(None) };
     let mut out = Vec::new();
-    for slice in m.slices() {
+    for_each_step(&m, |feature| {
+        let view = FeatureView::new::<D>(Msg::new(feature)).map_err(|e| info.error(e))?;
+        // An optional step that is `None` is written as a feature with no kind set.
+        if !view.has_kind()
+            && let Some(absent) = T::absent()
+        {
+            out.push(absent);
+            return Ok(());
+        }
+        out.push(T::decode(&view).map_err(|e| info.error(e))?);
+        Ok(())
+    })
+    .map_err(|e| e.with_key(info.key))?;
+    Ok(Some(out))
+}
+
+/// Calls `f` with each step (one `Feature` message, field 1) of a `tensorflow.FeatureList`, in
+/// order, skipping unknown fields. The one walk over feature lists that both the derived
+/// decoders and the runtime parser use.
+///
+/// # Errors
+/// Malformed protobuf, a step that is not a message, or an error from `f`.
+pub(crate) fn for_each_step<'de>(
+    list: &Msg<'de>,
+    mut f: impl FnMut(&'de [u8]) -> Result<()>,
+) -> Result<()> {
+    for slice in list.slices() {
         let mut fields = WireFields::new(slice);
         while let Some((num, v)) = fields
             .next_field()
@@ -498,22 +524,15 @@ pub fn steps<'de, D: Dialect, T: DecodeField<'de, D>>(
                 continue;
             }
             let Value::Len(feature) = v else {
-                return Err(info.error(FieldError::Malformed(
+                return Err(Error::decode(
+                    "tensorflow.FeatureList",
                     "a feature list step that is not a message",
-                )));
+                ));
             };
-            let view = FeatureView::new::<D>(Msg::new(feature)).map_err(|e| info.error(e))?;
-            // An optional step that is `None` is written as a feature with no kind set.
-            if !view.has_kind()
-                && let Some(absent) = T::absent()
-            {
-                out.push(absent);
-                continue;
-            }
-            out.push(T::decode(&view).map_err(|e| info.error(e))?);
+            f(feature)?;
         }
     }
-    Ok(Some(out))
+    Ok(())
 }
 
 /// The first (up to) eight bytes of a key as a little-endian integer: with the key's length it

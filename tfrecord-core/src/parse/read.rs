@@ -55,15 +55,9 @@ pub(crate) fn view<'de>(
 pub(crate) fn extend(out: &mut Values, view: &FeatureView<'_>) -> Result<usize, FieldError> {
     let before = out.len();
     match out {
-        Values::Int64(v) => view
-            .values::<Tf>(ListKind::Int64)?
-            .extend_into::<Tf, i64>(v)?,
-        Values::Float32(v) => view
-            .values::<Tf>(ListKind::Float)?
-            .extend_into::<Tf, f32>(v)?,
-        Values::Bytes(v) => view
-            .values::<Tf>(ListKind::Bytes)?
-            .extend_into::<Tf, Vec<u8>>(v)?,
+        Values::Int64(v) => view.extend_into::<Tf, i64>(v)?,
+        Values::Float32(v) => view.extend_into::<Tf, f32>(v)?,
+        Values::Bytes(v) => view.extend_into::<Tf, Vec<u8>>(v)?,
         // Feature specs never hold these types (`Plan::compile` rejects them).
         Values::Bool(_) | Values::Int32(_) | Values::Float64(_) => {
             return Err(FieldError::Range {
@@ -95,31 +89,15 @@ pub(crate) fn for_each_step<'de>(
     mut f: impl FnMut(usize, FeatureView<'de>) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let mut step = 0usize;
-    for slice in list.slices() {
-        let mut fields = crate::codec::wire::Fields::new(slice);
-        loop {
-            let next = fields.next_field().map_err(|e| {
-                Error::decode("tensorflow.FeatureList", e.0)
-                    .with_key(key)
-                    .with_record(u64::try_from(record).unwrap_or(u64::MAX))
-            })?;
-            let Some((num, value)) = next else { break };
-            if num != 1 {
-                continue; // an unknown field
-            }
-            let crate::codec::wire::Value::Len(bytes) = value else {
-                return Err(Error::decode(
-                    "tensorflow.FeatureList",
-                    "a feature list step that is not a message",
-                )
-                .with_key(key)
-                .with_record(u64::try_from(record).unwrap_or(u64::MAX)));
-            };
-            f(step, view(Msg::new(bytes), key, record)?)?;
-            step += 1;
-        }
-    }
-    Ok(())
+    crate::codec::for_each_step(list, |bytes| {
+        f(step, view(Msg::new(bytes), key, record)?)?;
+        step += 1;
+        Ok(())
+    })
+    .map_err(|e| {
+        e.with_key(key)
+            .with_record(u64::try_from(record).unwrap_or(u64::MAX))
+    })
 }
 
 /// `n` as an `i64` (lengths always fit).
