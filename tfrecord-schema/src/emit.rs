@@ -317,16 +317,7 @@ fn emit_field(
             size,
             already_sorted,
         } => {
-            let index = match index_keys.as_slice() {
-                [one] => string(one),
-                many => format!(
-                    "[{}]",
-                    many.iter()
-                        .map(|k| string(k))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            };
+            let index = crate::write::one_or_list(index_keys, string);
             let mut args = vec![
                 format!("index = {index}"),
                 format!("value = {}", string(&f.key)),

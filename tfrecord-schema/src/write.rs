@@ -57,6 +57,18 @@ pub(crate) fn key(k: &str) -> String {
 }
 
 /// A TOML basic string, with `"`, `\` and control characters escaped.
+/// One quoted key alone, or several as a list `["a", "b"]` (index keys in both the spec
+/// text and the derive attributes), each quoted by `quote`.
+pub(crate) fn one_or_list(keys: &[String], quote: fn(&str) -> String) -> String {
+    match keys {
+        [one] => quote(one),
+        many => {
+            let items: Vec<String> = many.iter().map(|k| quote(k)).collect();
+            format!("[{}]", items.join(", "))
+        }
+    }
+}
+
 pub(crate) fn string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
@@ -200,16 +212,7 @@ fn write_feature(out: &mut String, f: &Field, in_sequence: bool) {
             size,
             already_sorted,
         } => {
-            let index = match index_keys.as_slice() {
-                [one] => string(one),
-                many => format!(
-                    "[{}]",
-                    many.iter()
-                        .map(|k| string(k))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            };
+            let index = one_or_list(index_keys, string);
             set("index_key", index);
             if f.key != f.name {
                 set("value_key", string(&f.key));
