@@ -390,15 +390,6 @@ pub(crate) struct Plan {
     index: Vec<(usize, u64, usize)>,
 }
 
-/// The first (up to) 8 bytes of a key, big-endian, so that the integer order is the byte order.
-#[inline]
-fn key_word(key: &[u8]) -> u64 {
-    let mut w = [0u8; 8];
-    let n = key.len().min(8);
-    w[..n].copy_from_slice(&key[..n]);
-    u64::from_be_bytes(w)
-}
-
 #[cold]
 fn spec_error(name: &str, detail: impl std::fmt::Display) -> Error {
     Error::feature(format!("invalid feature spec: {detail}")).with_key(name)
@@ -590,7 +581,7 @@ impl Plan {
         let mut index: Vec<(usize, u64, usize)> = raw
             .iter()
             .enumerate()
-            .map(|(i, r)| (r.key.len(), key_word(r.key.as_bytes()), i))
+            .map(|(i, r)| (r.key.len(), crate::codec::key_word(r.key.as_bytes()), i))
             .collect();
         index.sort_unstable();
         Ok(Plan {
@@ -600,10 +591,11 @@ impl Plan {
         })
     }
 
-    /// The raw key with these bytes: a binary search on (length, first 8 bytes), then the bytes.
+    /// The raw key with these bytes: a binary search on (length, first 8 bytes as the integer
+    /// the derived decoders also dispatch on), then the bytes.
     #[inline]
     pub(crate) fn lookup(&self, key: &[u8]) -> Option<usize> {
-        let probe = (key.len(), key_word(key));
+        let probe = (key.len(), crate::codec::key_word(key));
         let start = self.index.partition_point(|&(l, w, _)| (l, w) < probe);
         self.index
             .get(start..)?
