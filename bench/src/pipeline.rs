@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
-use tfrecord_core::{ReaderOptions, RecordReader};
+use tfrecord_core::{ReaderOptions, RecordReader, Unverified};
 
 use crate::records::{BATCH, Batcher, Shape, decode};
 use crate::sidecar::Sidecar;
@@ -81,9 +81,11 @@ impl<S: Shape> BatchSink for Derived<S> {
     }
 }
 
-/// A batch of records read from the file; the buffers are reused.
+/// A batch of records read from the file, with their data checksums still to check; the
+/// buffers are reused.
 struct Batch {
     recs: Vec<Vec<u8>>,
+    frames: Vec<Unverified>,
     n: usize,
 }
 
@@ -95,6 +97,10 @@ fn worker<K: BatchSink>(
     loop {
         let next = rx.lock().map_err(|_| "poisoned")?.recv();
         let Ok(batch) = next else { break };
+        // The data CRCs, checked here rather than on the reading thread.
+        for (frame, rec) in batch.frames.iter().zip(&batch.recs[..batch.n]) {
+            frame.verify(rec).map_err(|e| e.to_string())?;
+        }
         sink.batch(&batch.recs[..batch.n])?;
         // The reader may have finished and dropped its end: the buffers are then freed here.
         let _ = back.send(batch);
@@ -130,8 +136,9 @@ pub(crate) fn read_batches<K: BatchSink>(
     }
 }
 
-/// One thread reads and checks frames (CRCs, decompression) into batches of [`BATCH`]
-/// records; `workers` threads parse the batches, each into its own columns.
+/// One thread reads frames (framing, length CRCs, decompression) into batches of [`BATCH`]
+/// records; `workers` threads check the data CRCs and parse the batches, each into its own
+/// columns.
 pub(crate) fn read_parallel<K: BatchSink>(
     sc: &Sidecar,
     opts: ReaderOptions,
@@ -158,19 +165,22 @@ pub(crate) fn read_parallel<K: BatchSink>(
             loop {
                 let mut b = back_rx.try_recv().unwrap_or_else(|_| Batch {
                     recs: Vec::new(),
+                    frames: Vec::with_capacity(BATCH),
                     n: 0,
                 });
                 b.n = 0;
+                b.frames.clear();
                 while b.n < BATCH {
                     if b.recs.len() == b.n {
                         b.recs.push(Vec::new());
                     }
-                    if !reader
-                        .read_into(&mut b.recs[b.n])
+                    let Some(frame) = reader
+                        .read_unverified(&mut b.recs[b.n])
                         .map_err(|e| e.to_string())?
-                    {
+                    else {
                         break;
-                    }
+                    };
+                    b.frames.push(frame);
                     b.n += 1;
                 }
                 records += b.n as u64;

@@ -10,7 +10,9 @@
 use std::collections::BTreeMap;
 
 use tfrecord_core::codec::Container;
-use tfrecord_core::{Decode, Encode, Example, SequenceExample, TfExample, TfSequenceExample};
+use tfrecord_core::{
+    Decode, Encode, Example, Ragged, SequenceExample, TfExample, TfSequenceExample,
+};
 
 use crate::sidecar::{Feat, Sidecar};
 
@@ -378,13 +380,13 @@ pub(crate) enum CtrShape {}
 // ------------------------------------------------------------------------------------ seq
 
 /// The `seq` SequenceExample: context `id`, `lang`; feature lists `tokens` (an int64 list per
-/// step) and `scores` (one float per step). `lang` borrows from the record.
+/// step, held flat) and `scores` (one float per step). `lang` borrows from the record.
 #[derive(SequenceExample)]
 pub(crate) struct SeqRef<'a> {
     id: i64,
     lang: &'a [u8],
     #[example(sequence)]
-    tokens: Vec<Vec<i64>>,
+    tokens: Ragged<i64>,
     #[example(sequence)]
     scores: Vec<f32>,
 }
@@ -395,7 +397,7 @@ pub(crate) struct Seq {
     id: i64,
     lang: Vec<u8>,
     #[example(sequence)]
-    tokens: Vec<Vec<i64>>,
+    tokens: Ragged<i64>,
     #[example(sequence)]
     scores: Vec<f32>,
 }
@@ -434,7 +436,7 @@ impl Shape for SeqShape {
     type C = TfSequenceExample;
     type Rec<'a> = SeqRef<'a>;
     type Owned = Seq;
-    type Values = (i64, Vec<u8>, Vec<Vec<i64>>, Vec<f32>);
+    type Values = (i64, Vec<u8>, Ragged<i64>, Vec<f32>);
     type Cols = SeqCols;
 
     fn spec() -> (BTreeMap<String, Feat>, BTreeMap<String, Feat>) {
@@ -450,8 +452,8 @@ impl Shape for SeqShape {
     fn push(c: &mut SeqCols, r: &SeqRef<'_>) {
         c.id.push(r.id);
         c.lang.push(r.lang);
-        for step in &r.tokens {
-            c.tokens.extend_from_slice(step);
+        c.tokens.extend_from_slice(r.tokens.values());
+        for step in r.tokens.iter() {
             c.token_step_lens
                 .push(u32::try_from(step.len()).unwrap_or(u32::MAX));
         }
@@ -479,7 +481,7 @@ impl Shape for SeqShape {
             i as i64,
             b"en".to_vec(),
             (0..steps)
-                .map(|s| (0..1 + (s + i) % 4).map(|k| (s * 7 + k) as i64).collect())
+                .map(|s| (0..1 + (s + i) % 4).map(move |k| (s * 7 + k) as i64))
                 .collect(),
             (0..steps).map(|s| s as f32 * 0.5).collect(),
         )

@@ -43,7 +43,9 @@
 //!
 //! In a `SequenceExample`, a field marked `#[example(sequence)]` of type `Vec<S>` is a feature
 //! list with one feature per step, each step of type `S` as above (`Vec<i64>` for one value
-//! per step, `Vec<Vec<i64>>` for a list per step); other fields are context features.
+//! per step, `Vec<Vec<i64>>` for a list per step); [`Ragged<T>`](Ragged) holds a list per step
+//! flat, as `tf.RaggedTensor` does (the same wire bytes as `Vec<Vec<T>>`, without one
+//! allocation per step); other fields are context features.
 //!
 //! Attributes, all written `#[example(...)]`:
 //!
@@ -110,12 +112,14 @@ pub mod writer;
 pub use compression::{Compression, Format};
 pub use error::{Error, ErrorKind, Result};
 pub use prost::Message;
-pub use reader::{ReaderOptions, RecordReader, expand_path};
+pub use reader::{ReaderOptions, RecordReader, Unverified, expand_path};
 pub use writer::{RecordWriter, WriterOptions};
 pub mod codec;
 mod typed;
 
-pub use codec::{Decode, DecodeOwned, Encode, OfRecord, Sparse, TfExample, TfSequenceExample};
+pub use codec::{
+    Decode, DecodeOwned, Encode, OfRecord, Ragged, Sparse, TfExample, TfSequenceExample,
+};
 pub use typed::{Reader, Writer};
 
 #[cfg(feature = "derive")]
@@ -127,13 +131,13 @@ pub mod __private {
     pub use crate::codec::field::{list_body_len, put_list_body};
     pub use crate::codec::wire;
     pub use crate::codec::{
-        Chunk, Container, Decode, DecodeElem, DecodeField, DecodeFields, Dialect, Encode,
-        EncodeElem, EncodeField, EncodeFields, FeatureView, FieldError, FieldInfo, FieldTable,
-        ListKind, Msg, Of, OfRecord, Raw, Tf, TfExample, TfLossy, TfSequenceExample, check_len,
-        decode_record, entry_len, example_len, field, join_prefix, key_word, missing, present,
-        put_context_header, put_entry, put_example_header, put_lists_header, put_sparse,
-        put_steps_entry, scan_features, scan_sequence, sequence_len, sparse, sparse_entries_len,
-        steps, steps_entry_len, unknown_key,
+        Chunk, Container, Decode, DecodeElem, DecodeField, DecodeFields, DecodeSteps, Dialect,
+        Encode, EncodeElem, EncodeField, EncodeFields, EncodeSteps, FeatureView, FieldError,
+        FieldInfo, FieldTable, ListKind, Msg, Of, OfRecord, Raw, Tf, TfExample, TfLossy,
+        TfSequenceExample, check_len, decode_record, entry_len, example_len, field, join_prefix,
+        key_word, missing, one_usual, present, put_context_header, put_entry, put_example_header,
+        put_lists_header, put_sparse, put_steps_entry, scan_features, scan_sequence, sequence_len,
+        sparse, sparse_entries_len, steps, steps_entry_len, unknown_key,
     };
     pub use crate::error::{Error, Result};
     pub use ::core::option::Option::{self, None, Some};

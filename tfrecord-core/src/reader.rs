@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use flate2::bufread::{MultiGzDecoder, ZlibDecoder};
 
@@ -134,7 +135,20 @@ impl<R: Read> Source<R> {
 }
 
 /// Reads until `buf` is full or the stream ends; returns how many bytes were read.
+#[inline]
 fn read_full(src: &mut dyn BufRead, buf: &mut [u8]) -> io::Result<usize> {
+    // The usual case: the read buffer already holds all of it.
+    match src.fill_buf() {
+        Ok(avail) => {
+            if let Some(head) = avail.get(..buf.len()) {
+                buf.copy_from_slice(head);
+                src.consume(buf.len());
+                return Ok(buf.len());
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+        Err(e) => return Err(e),
+    }
     let mut filled = 0;
     while filled < buf.len() {
         match src.read(&mut buf[filled..]) {
@@ -145,6 +159,56 @@ fn read_full(src: &mut dyn BufRead, buf: &mut [u8]) -> io::Result<usize> {
         }
     }
     Ok(filled)
+}
+
+/// A record read by [`RecordReader::read_unverified`] whose data checksum is still to be
+/// checked: where it came from, and the checksum its frame stores.
+#[derive(Clone, Debug)]
+pub struct Unverified {
+    stored_crc: Option<u32>,
+    offset: u64,
+    record: u64,
+    path: Option<Arc<Path>>,
+}
+
+impl Unverified {
+    /// Checks the record's payload against the masked CRC32C its frame stores (OFRecord frames
+    /// store none: always `Ok`).
+    ///
+    /// # Errors
+    /// A mismatch, naming the file, the frame's byte offset and the record index, as
+    /// [`RecordReader::read_into`] reports it.
+    #[inline]
+    pub fn verify(&self, payload: &[u8]) -> Result<()> {
+        let Some(stored) = self.stored_crc else {
+            return Ok(());
+        };
+        let computed = masked_crc32c(payload);
+        if stored == computed {
+            return Ok(());
+        }
+        let err = Error::new(ErrorKind::Corrupted {
+            what: "data",
+            stored,
+            computed,
+        })
+        .with_offset(self.offset)
+        .with_record(self.record);
+        Err(match &self.path {
+            Some(p) => err.with_path(p.to_path_buf()),
+            None => err,
+        })
+    }
+
+    /// The record's index in its file (0 for the first).
+    pub fn record(&self) -> u64 {
+        self.record
+    }
+
+    /// The byte offset of the record's frame in the (decompressed) stream.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
 }
 
 /// A reader of framed records.
@@ -172,7 +236,7 @@ fn read_full(src: &mut dyn BufRead, buf: &mut [u8]) -> io::Result<usize> {
 pub struct RecordReader<R: Read> {
     src: Source<R>,
     opts: ReaderOptions,
-    path: Option<PathBuf>,
+    path: Option<Arc<Path>>,
     /// Bytes of the (decompressed) stream left after `offset`, when known.
     remaining: Option<u64>,
     offset: u64,
@@ -219,7 +283,7 @@ impl<R: Read> RecordReader<R> {
     /// Names the source in error messages.
     #[must_use]
     pub fn with_path(mut self, path: impl Into<PathBuf>) -> Self {
-        self.path = Some(path.into());
+        self.path = Some(Arc::from(path.into()));
         self
     }
 
@@ -242,7 +306,7 @@ impl<R: Read> RecordReader<R> {
         self.done = true;
         let err = err.with_offset(frame_start).with_record(self.records);
         match &self.path {
-            Some(p) => err.with_path(p.clone()),
+            Some(p) => err.with_path(p.to_path_buf()),
             None => err,
         }
     }
@@ -272,9 +336,45 @@ impl<R: Read> RecordReader<R> {
     /// TFRecord at all, and I/O errors; each names the file, the frame's byte offset and the
     /// record index.
     pub fn read_into(&mut self, buf: &mut Vec<u8>) -> Result<bool> {
+        let Some(frame) = self.read_unverified(buf)? else {
+            return Ok(false);
+        };
+        if self.opts.verify_data_crc
+            && let Err(e) = frame.verify(buf)
+        {
+            self.done = true;
+            return Err(e);
+        }
+        Ok(true)
+    }
+
+    /// Reads the next record into `buf` (cleared first) like [`read_into`](Self::read_into),
+    /// checking the framing and the length's checksum but leaving the data checksum to the
+    /// caller: [`Unverified::verify`] checks it, on any thread. A pipeline that reads on one
+    /// thread and decodes on others moves the CRC32C of every payload off the reading thread
+    /// this way. `Ok(None)` at a clean end of stream.
+    ///
+    /// ```
+    /// use tfrecord_core::{RecordReader, RecordWriter, ReaderOptions, WriterOptions};
+    ///
+    /// let mut writer = RecordWriter::new(Vec::new(), WriterOptions::new());
+    /// writer.write(b"hello")?;
+    /// let mut bytes = writer.finish()?;
+    ///
+    /// let mut reader = RecordReader::new(&bytes[..], ReaderOptions::new());
+    /// let mut buf = Vec::new();
+    /// let frame = reader.read_unverified(&mut buf)?.expect("one record");
+    /// frame.verify(&buf)?; // on any thread
+    /// assert!(frame.verify(b"hellO").is_err());
+    /// # Ok::<(), tfrecord_core::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`read_into`](Self::read_into), except data checksum mismatches.
+    pub fn read_unverified(&mut self, buf: &mut Vec<u8>) -> Result<Option<Unverified>> {
         buf.clear();
         if self.done {
-            return Ok(false);
+            return Ok(None);
         }
         let start = self.offset;
         let header_len = match self.opts.format {
@@ -297,7 +397,7 @@ impl<R: Read> RecordReader<R> {
                     Err(e) => return Err(self.io_fail(e, start)),
                 }
             }
-            return Ok(false);
+            return Ok(None);
         }
         if got < header_len {
             let err = Error::new(ErrorKind::Truncated {
@@ -379,6 +479,7 @@ impl<R: Read> RecordReader<R> {
                 }
             });
         }
+        let mut stored_crc = None;
         if self.opts.format == Format::TfRecord {
             let mut footer = [0u8; 4];
             match read_full(self.src.buf(), &mut footer) {
@@ -392,48 +493,45 @@ impl<R: Read> RecordReader<R> {
                 }
                 Err(e) => return Err(self.io_fail(e, start)),
             }
-            if self.opts.verify_data_crc {
-                let stored = u32::from_le_bytes(footer);
-                let computed = masked_crc32c(buf);
-                if stored != computed {
-                    let kind = ErrorKind::Corrupted {
-                        what: "data",
-                        stored,
-                        computed,
-                    };
-                    return Err(self.fail(Error::new(kind), start));
-                }
-            }
+            stored_crc = Some(u32::from_le_bytes(footer));
         }
         let frame = header_len as u64 + len + footer_len;
         self.offset += frame;
         if let Some(r) = self.remaining.as_mut() {
             *r = r.saturating_sub(frame);
         }
+        let frame = Unverified {
+            stored_crc,
+            offset: start,
+            record: self.records,
+            path: self.path.clone(),
+        };
         self.records += 1;
-        Ok(true)
+        Ok(Some(frame))
     }
 
     fn read_payload(&mut self, buf: &mut Vec<u8>, len: usize) -> Result<(), Payload> {
+        // Only up to EAGER_ALLOC is reserved ahead: past it, an untrusted length is backed by
+        // bytes that exist, as the buffer grows with what the source delivers.
         let eager = usize::try_from(EAGER_ALLOC).unwrap_or(usize::MAX);
-        let mut filled = 0usize;
-        while filled < len {
-            // Grow in steps so that an untrusted length is only backed by bytes that exist.
-            let target = if len <= eager {
-                len
-            } else {
-                len.min(filled.max(eager) * 2)
+        buf.reserve(len.min(eager));
+        let src = self.src.buf();
+        // Copied straight out of the read buffer: no zero-filling, no intermediate `read`.
+        while buf.len() < len {
+            let avail = match src.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Payload::Io(e)),
             };
-            buf.resize(target, 0);
-            let n = read_full(self.src.buf(), &mut buf[filled..target]).map_err(Payload::Io)?;
-            filled += n;
-            if filled < target {
-                buf.truncate(filled);
+            if avail.is_empty() {
                 return Err(Payload::Short {
                     needed: len as u64,
-                    found: filled as u64,
+                    found: buf.len() as u64,
                 });
             }
+            let take = avail.len().min(len - buf.len());
+            buf.extend_from_slice(&avail[..take]);
+            src.consume(take);
         }
         Ok(())
     }

@@ -230,6 +230,48 @@ fn every_bit_flip_of_a_tfrecord_file() {
     }
 }
 
+/// Reads every record with `read_unverified`, checking each data checksum afterwards, as a
+/// pipeline that verifies on other threads does.
+fn read_all_unverified<R: std::io::Read>(
+    mut reader: RecordReader<R>,
+) -> (Vec<Vec<u8>>, Option<Error>) {
+    let mut got = Vec::new();
+    let mut buf = Vec::new();
+    loop {
+        match reader.read_unverified(&mut buf) {
+            Ok(None) => return (got, None),
+            Ok(Some(frame)) => {
+                if let Err(e) = frame.verify(&buf) {
+                    return (got, Some(e));
+                }
+                got.push(buf.clone());
+            }
+            Err(e) => return (got, Some(e)),
+        }
+    }
+}
+
+#[test]
+fn every_bit_flip_with_the_data_crc_checked_later() {
+    let s = Sample::new(Format::TfRecord);
+    let name = Path::new("deferred.tfrecord");
+    for at in 0..s.bytes.len() {
+        for bit in 0..8 {
+            let mut bytes = s.bytes.clone();
+            bytes[at] ^= 1 << bit;
+            let reader = RecordReader::new(&bytes[..], s.opts()).with_path(name);
+            let (got, err) = read_all_unverified(reader);
+            let now = read_all(RecordReader::new(&bytes[..], s.opts()).with_path(name));
+            assert_eq!(
+                err.as_ref().map(ToString::to_string),
+                now.1.as_ref().map(ToString::to_string),
+                "flip at {at}: the same error as read_into"
+            );
+            check_flip(&s, at as u64, (got, err), name);
+        }
+    }
+}
+
 #[test]
 fn bit_flips_without_data_crc_check() {
     // The data checksum is skipped, so a flipped payload bit comes through; the length

@@ -23,7 +23,7 @@ use std::fmt::Debug;
 use proptest::prelude::*;
 use tfrecord_core::proto::{oneflow, tensorflow};
 use tfrecord_core::{
-    Decode, DecodeOwned, Encode, Error, ErrorKind, Example, Message, OfRecord, Reader,
+    Decode, DecodeOwned, Encode, Error, ErrorKind, Example, Message, OfRecord, Ragged, Reader,
     SequenceExample, TfExample, TfSequenceExample, Writer,
 };
 
@@ -2778,6 +2778,153 @@ proptest! {
         let back: Seq = Decode::<TfSequenceExample>::decode(&msg.encode_to_vec()).unwrap();
         prop_assert_eq!(back.seq_feats(), v.seq_feats());
     }
+}
+
+/// Feature lists of list steps, one `Vec` per step.
+#[derive(SequenceExample, Debug, Clone, PartialEq)]
+struct NestedSeq {
+    #[example(sequence)]
+    tokens: Vec<Vec<i64>>,
+    #[example(sequence)]
+    words: Vec<Vec<String>>,
+    #[example(sequence, shape = [2])]
+    pairs: Vec<Vec<i32>>,
+    #[example(sequence)]
+    maybe: Option<Vec<Vec<f32>>>,
+}
+
+/// The same feature lists held flat.
+#[derive(SequenceExample, Debug, Clone, PartialEq)]
+struct FlatSeq {
+    #[example(sequence)]
+    tokens: Ragged<i64>,
+    #[example(sequence)]
+    words: Ragged<String>,
+    #[example(sequence, shape = [2])]
+    pairs: Ragged<i32>,
+    #[example(sequence)]
+    maybe: Option<Ragged<f32>>,
+}
+
+impl From<&NestedSeq> for FlatSeq {
+    fn from(n: &NestedSeq) -> Self {
+        FlatSeq {
+            tokens: n.tokens.clone().into(),
+            words: n.words.clone().into(),
+            pairs: n.pairs.clone().into(),
+            maybe: n.maybe.clone().map(Ragged::from),
+        }
+    }
+}
+
+impl SeqModel for NestedSeq {
+    fn seq_feats(&self) -> SeqFeats {
+        let mut lists = BTreeMap::new();
+        let mut list = |k: &str, steps: Vec<Feat>| {
+            lists.insert(k.to_string(), steps.into_iter().map(Some).collect());
+        };
+        list(
+            "tokens",
+            self.tokens.iter().cloned().map(Feat::Int).collect(),
+        );
+        list("words", self.words.iter().map(bytes_feat).collect());
+        list(
+            "pairs",
+            self.pairs
+                .iter()
+                .map(|p| i32_feat(false, p.clone()))
+                .collect(),
+        );
+        if let Some(m) = &self.maybe {
+            list("maybe", m.iter().map(|s| f32_feat(s.clone())).collect());
+        }
+        SeqFeats {
+            context: Feats::new(),
+            lists,
+        }
+    }
+}
+
+fn nested_seq() -> impl Strategy<Value = NestedSeq> {
+    (
+        small_vec(small_vec(any::<i64>())),
+        small_vec(small_vec(any::<String>())),
+        small_vec(any::<[i32; 2]>()),
+        proptest::option::of(small_vec(small_vec(f32_bits()))),
+    )
+        .prop_map(|(tokens, words, pairs, maybe)| NestedSeq {
+            tokens,
+            words,
+            pairs: pairs.into_iter().map(Vec::from).collect(),
+            maybe,
+        })
+}
+
+/// A `tensorflow.SequenceExample` holding `s`'s feature lists, every step in `style`.
+fn styled_sequence(s: &SeqFeats, style: Style) -> Vec<u8> {
+    let mut lists = Vec::new();
+    for (k, steps) in &s.lists {
+        let mut list = Vec::new();
+        for f in steps.iter().flatten() {
+            put_len(&mut list, 1, &feature_chunks(f, false, style).concat());
+        }
+        put_len(&mut lists, 1, &map_entry(k, &[list], style));
+    }
+    let mut out = Vec::new();
+    put_len(&mut out, 2, &lists);
+    out
+}
+
+proptest! {
+    #![proptest_config(cfg())]
+
+    /// `Ragged<T>` writes the bytes `Vec<Vec<T>>` writes, each reads the other's, and both
+    /// read every encoding of the steps.
+    #[test]
+    fn prop_ragged_lists(n in nested_seq(), s in style()) {
+        let flat = FlatSeq::from(&n);
+        let nested_bytes = Encode::<TfSequenceExample>::encode_to_vec(&n);
+        let flat_bytes = Encode::<TfSequenceExample>::encode_to_vec(&flat);
+        prop_assert_eq!(&flat_bytes, &nested_bytes);
+        prop_assert_eq!(Encode::<TfSequenceExample>::encoded_len(&flat), flat_bytes.len());
+        check_seq(&n);
+        // Compared through their encodings, which keep float bits (NaN != NaN).
+        let read: FlatSeq = Decode::<TfSequenceExample>::decode(&nested_bytes).unwrap();
+        prop_assert_eq!(Encode::<TfSequenceExample>::encode_to_vec(&read), nested_bytes.clone());
+        let styled = styled_sequence(&n.seq_feats(), s);
+        let read: FlatSeq = Decode::<TfSequenceExample>::decode(&styled).unwrap();
+        prop_assert_eq!(Encode::<TfSequenceExample>::encode_to_vec(&read), nested_bytes.clone());
+        let read: NestedSeq = Decode::<TfSequenceExample>::decode(&styled).unwrap();
+        prop_assert_eq!(Encode::<TfSequenceExample>::encode_to_vec(&read), nested_bytes);
+    }
+}
+
+#[test]
+fn ragged_step_errors_name_the_field() {
+    let mut feats = NestedSeq {
+        tokens: vec![vec![1]],
+        words: vec![],
+        pairs: vec![vec![1, 2], vec![3]],
+        maybe: None,
+    }
+    .seq_feats();
+    let bytes = tf_sequence(&feats).encode_to_vec();
+    let (key, msg) = feature_error(<FlatSeq as Decode<TfSequenceExample>>::decode(&bytes));
+    assert_eq!(key.as_deref(), Some("pairs"));
+    assert!(
+        msg.contains("expected 2 values, found 1 (field `FlatSeq::pairs`)"),
+        "{msg}"
+    );
+    feats
+        .lists
+        .insert("pairs".into(), vec![Some(f32_feat([1.0, 2.0]))]);
+    let bytes = tf_sequence(&feats).encode_to_vec();
+    let (key, msg) = feature_error(<FlatSeq as Decode<TfSequenceExample>>::decode(&bytes));
+    assert_eq!(key.as_deref(), Some("pairs"));
+    assert!(
+        msg.contains("expected int64_list, found float_list"),
+        "{msg}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use super::field::FieldError;
-use super::wire::{put_varint, varint_len};
+use super::wire::{get_varint, put_varint, varint_len};
 use super::{Dialect, ListKind, Of, Tf, TfLossy};
 
 /// One value as it appears on the wire, before conversion to a Rust type.
@@ -66,6 +66,20 @@ pub trait DecodeElem<'de, D: Dialect>: Sized {
             Ok(())
         })
     }
+
+    /// Decodes a packed run (`KIND` is packed) of exactly `N` values into an array without
+    /// allocating. `None` when the run holds another number of values, or when the type has no
+    /// such path: the caller then takes the general path, which reports the count.
+    #[inline]
+    fn array_packed<const N: usize>(run: &'de [u8]) -> Option<Result<[Self; N], FieldError>> {
+        let _ = run;
+        None
+    }
+}
+
+#[cold]
+fn bad_varint() -> FieldError {
+    FieldError::Malformed("bad varint in a packed run")
 }
 
 #[cold]
@@ -102,6 +116,37 @@ macro_rules! int_elem {
                     }
                     _ => Err(wrong_wire_type()),
                 }
+            }
+            #[inline]
+            fn extend_packed(mut run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
+                let conv: fn(u64) -> Result<$t, FieldError> = $conv;
+                // Every varint ends in one byte below 0x80: reserve the count exactly.
+                out.reserve(run.iter().filter(|b| **b < 0x80).count());
+                while !run.is_empty() {
+                    let v = get_varint(&mut run).map_err(|_| bad_varint())?;
+                    out.push(conv(v)?);
+                }
+                Ok(())
+            }
+            #[inline]
+            fn array_packed<const N: usize>(mut run: &'de [u8]) -> Option<Result<[Self; N], FieldError>> {
+                let conv: fn(u64) -> Result<$t, FieldError> = $conv;
+                let mut a = [<$t>::default(); N];
+                let mut n = 0;
+                while !run.is_empty() {
+                    let v = match get_varint(&mut run) {
+                        Ok(v) => v,
+                        Err(_) => return Some(Err(bad_varint())),
+                    };
+                    // More than `N` values: the general path counts them.
+                    let slot = a.get_mut(n)?;
+                    *slot = match conv(v) {
+                        Ok(x) => x,
+                        Err(e) => return Some(Err(e)),
+                    };
+                    n += 1;
+                }
+                (n == N).then_some(Ok(a))
             }
         }
     )*};
@@ -183,6 +228,16 @@ macro_rules! float_elem {
             }
             fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
                 $extend(run, out)
+            }
+            #[inline]
+            fn array_packed<const N: usize>(run: &'de [u8]) -> Option<Result<[Self; N], FieldError>> {
+                if run.len() != N * $n {
+                    return None;
+                }
+                let mut chunks = run.chunks_exact($n);
+                Some(Ok(std::array::from_fn(|_| {
+                    chunks.next().and_then(|c| <[u8; $n]>::try_from(c).ok()).map_or(0.0, <$t>::from_le_bytes)
+                })))
             }
         }
     )*};

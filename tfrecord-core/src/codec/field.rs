@@ -468,6 +468,103 @@ fn only_value(body: &[u8]) -> Option<&[u8]> {
     }
 }
 
+/// Decodes the only value of a usual-layout list (see [`usual_feature`]) of `T`'s kind; `None`
+/// when the run does not hold exactly one value (the general path counts them).
+#[inline]
+fn one_value<'de, D: Dialect, T: DecodeElem<'de, D>>(
+    v: &'de [u8],
+) -> Option<Result<T, FieldError>> {
+    match T::KIND {
+        ListKind::Bytes => Some(T::from_raw(Raw::Bytes(v))),
+        ListKind::Float => {
+            let b = <[u8; 4]>::try_from(v).ok()?;
+            Some(T::from_raw(Raw::Float(u32::from_le_bytes(b))))
+        }
+        ListKind::Double => {
+            let b = <[u8; 8]>::try_from(v).ok()?;
+            Some(T::from_raw(Raw::Double(u64::from_le_bytes(b))))
+        }
+        ListKind::Int64 | ListKind::Int32 => {
+            let mut run = v;
+            match super::wire::get_varint(&mut run) {
+                Ok(x) if run.is_empty() => Some(T::from_raw(Raw::Int(x))),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// Appends the values of a usual-layout list (see [`usual_feature`]) of `T`'s kind.
+#[inline]
+pub(crate) fn extend_usual<'de, D: Dialect, T: DecodeElem<'de, D>>(
+    v: &'de [u8],
+    out: &mut Vec<T>,
+) -> Result<(), FieldError> {
+    if T::KIND.is_packed() {
+        T::extend_packed(v, out)
+    } else {
+        out.push(T::from_raw(Raw::Bytes(v))?);
+        Ok(())
+    }
+}
+
+/// Checks that a usual-layout list of kind `found` suits a field of kind `expected`.
+#[inline]
+pub(crate) fn same_kind(expected: ListKind, found: ListKind) -> Result<(), FieldError> {
+    if expected == found {
+        Ok(())
+    } else {
+        Err(FieldError::WrongKind { expected, found })
+    }
+}
+
+/// [`DecodeField::decode_usual`] of a field that holds one value.
+#[inline]
+pub fn one_usual<'de, D: Dialect, T: DecodeElem<'de, D>>(
+    found: ListKind,
+    v: &'de [u8],
+) -> Option<Result<T, FieldError>> {
+    if let Err(e) = same_kind(T::KIND, found) {
+        return Some(Err(e));
+    }
+    one_value::<D, T>(v)
+}
+
+/// Decodes a present feature of `T`, taking [`DecodeField::decode_usual`] when the feature is in
+/// the usual layout and building a [`FeatureView`] otherwise.
+///
+/// # Errors
+/// As [`DecodeField::decode`].
+#[inline]
+pub fn decode_feature<'de, D: Dialect, T: DecodeField<'de, D>>(
+    msg: Msg<'de>,
+) -> Result<T, FieldError> {
+    if let Some(bytes) = msg.single()
+        && let Some((tag, value)) = usual_feature(bytes)
+        && let Some(found) = D::kind(tag)
+        && let Some(r) = T::decode_usual(found, value)
+    {
+        return r;
+    }
+    T::decode(&FeatureView::new::<D>(msg)?)
+}
+
+/// A serialized `Feature` message in the layout every writer produces: one list (oneof member
+/// `tag`) whose body is one `value` field, a packed run of numbers or one bytes value.
+/// Returns `(tag, value)`, or `None` for any other layout (an empty list, several lists,
+/// unpacked numbers, several strings, unknown fields), which the general path
+/// ([`FeatureView`]) reads.
+#[inline]
+pub(crate) fn usual_feature(bytes: &[u8]) -> Option<(u32, &[u8])> {
+    match bytes {
+        [t, rest @ ..] if t & 7 == 2 && *t < 0x80 => match super::wire::split_len(rest) {
+            Some((body, [])) => Some((u32::from(t >> 3), only_value(body)?)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 impl<'de> FeatureView<'de> {
     /// The single list body, when the feature's kind is `expected` and its layout is the usual
     /// one; `Err` for a kind mismatch, `Ok(None)` when the general path must decide.
@@ -497,12 +594,7 @@ impl<'de> FeatureView<'de> {
                 return Ok(());
             }
             if let Some(v) = only_value(body) {
-                return if T::KIND.is_packed() {
-                    T::extend_packed(v, out)
-                } else {
-                    out.push(T::from_raw(Raw::Bytes(v))?);
-                    Ok(())
-                };
+                return extend_usual::<D, T>(v, out);
             }
         }
         self.values::<D>(T::KIND)?.extend_into::<D, T>(out)
@@ -516,28 +608,9 @@ impl<'de> FeatureView<'de> {
     pub fn one<D: Dialect, T: DecodeElem<'de, D>>(&self) -> Result<T, FieldError> {
         if let Some(body) = self.fast_body::<D>(T::KIND)?
             && let Some(v) = only_value(body)
+            && let Some(r) = one_value::<D, T>(v)
         {
-            match T::KIND {
-                ListKind::Bytes => return T::from_raw(Raw::Bytes(v)),
-                ListKind::Float => {
-                    if let Ok(b) = <[u8; 4]>::try_from(v) {
-                        return T::from_raw(Raw::Float(u32::from_le_bytes(b)));
-                    }
-                }
-                ListKind::Double => {
-                    if let Ok(b) = <[u8; 8]>::try_from(v) {
-                        return T::from_raw(Raw::Double(u64::from_le_bytes(b)));
-                    }
-                }
-                ListKind::Int64 | ListKind::Int32 => {
-                    let mut run = v;
-                    if let Ok(x) = super::wire::get_varint(&mut run)
-                        && run.is_empty()
-                    {
-                        return T::from_raw(Raw::Int(x));
-                    }
-                }
-            }
+            return r;
         }
         match self.values::<D>(T::KIND)?.one::<D, T>() {
             Err(FieldError::Count {
@@ -628,6 +701,15 @@ pub trait DecodeField<'de, D: Dialect>: Sized {
     /// # Errors
     /// Wrong kind, wrong count, values out of range.
     fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError>;
+    /// Decodes a present feature in the layout every writer produces, without building a
+    /// [`FeatureView`]: one list of kind `found` whose body is the one `value` field `value` (a
+    /// packed run of numbers, or one bytes value). `None` hands the feature to
+    /// [`decode`](Self::decode), which must then give the same result.
+    #[inline]
+    fn decode_usual(found: ListKind, value: &'de [u8]) -> Option<Result<Self, FieldError>> {
+        let _ = (found, value);
+        None
+    }
     /// The value of an absent feature: `Some(None)` for options, `None` (an error) otherwise.
     #[inline]
     fn absent() -> Option<Self> {
@@ -659,6 +741,13 @@ macro_rules! __impl_scalar_field {
             ) -> ::core::result::Result<Self, $crate::__private::FieldError> {
                 view.one::<$d, $t>()
             }
+            #[inline]
+            fn decode_usual(
+                found: $crate::__private::ListKind,
+                value: &'de [u8],
+            ) -> ::core::option::Option<::core::result::Result<Self, $crate::__private::FieldError>> {
+                $crate::__private::one_usual::<$d, $t>(found, value)
+            }
         }
     )*};
 }
@@ -676,6 +765,10 @@ macro_rules! scalar_fields {
             fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
                 view.one::<$d, &'de [u8]>()
             }
+            #[inline]
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+                one_usual::<$d, Self>(found, v)
+            }
         }
         impl<'a> EncodeField<$d> for &'a str {
             const KIND: ListKind = ListKind::Bytes;
@@ -686,6 +779,10 @@ macro_rules! scalar_fields {
             const KIND: ListKind = ListKind::Bytes;
             fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
                 view.one::<$d, &'de str>()
+            }
+            #[inline]
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+                one_usual::<$d, Self>(found, v)
             }
         }
         impl<'a> EncodeField<$d> for std::borrow::Cow<'a, [u8]> {
@@ -698,6 +795,10 @@ macro_rules! scalar_fields {
             fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
                 view.one::<$d, Self>()
             }
+            #[inline]
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+                one_usual::<$d, Self>(found, v)
+            }
         }
         impl<'a> EncodeField<$d> for std::borrow::Cow<'a, str> {
             const KIND: ListKind = ListKind::Bytes;
@@ -708,6 +809,10 @@ macro_rules! scalar_fields {
             const KIND: ListKind = ListKind::Bytes;
             fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
                 view.one::<$d, Self>()
+            }
+            #[inline]
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+                one_usual::<$d, Self>(found, v)
             }
         }
         // `u8` alone is an int64 value; it is not a list element because `Vec<u8>` is bytes.
@@ -721,6 +826,11 @@ macro_rules! scalar_fields {
             fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
                 let v = view.one::<$d, i64>()?;
                 u8::try_from(v).map_err(|_| FieldError::Range { value: v.to_string(), ty: "u8" })
+            }
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+                Some(one_usual::<$d, i64>(found, v)?.and_then(|v| {
+                    u8::try_from(v).map_err(|_| FieldError::Range { value: v.to_string(), ty: "u8" })
+                }))
             }
         }
         impl<T: EncodeElem<$d>> EncodeField<$d> for Vec<T> {
@@ -738,6 +848,11 @@ macro_rules! scalar_fields {
                 view.extend_into::<$d, T>(&mut out)?;
                 Ok(out)
             }
+            #[inline]
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+                let mut out = Vec::new();
+                Some(same_kind(T::KIND, found).and_then(|()| extend_usual::<$d, T>(v, &mut out)).map(|()| out))
+            }
         }
         impl<T: EncodeElem<$d>, const N: usize> EncodeField<$d> for [T; N] {
             const KIND: ListKind = T::KIND;
@@ -753,6 +868,13 @@ macro_rules! scalar_fields {
                 view.extend_into::<$d, T>(&mut out)?;
                 let found = out.len();
                 <[T; N]>::try_from(out).map_err(|_| FieldError::Count { expected: N, found })
+            }
+            #[inline]
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+                if let Err(e) = same_kind(T::KIND, found) {
+                    return Some(Err(e));
+                }
+                T::array_packed::<N>(v)
             }
         }
         impl<T: EncodeField<$d>> EncodeField<$d> for Option<T> {
@@ -771,6 +893,10 @@ macro_rules! scalar_fields {
             #[inline]
             fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
                 T::decode(view).map(Some)
+            }
+            #[inline]
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+                Some(T::decode_usual(found, v)?.map(Some))
             }
             #[inline]
             fn absent() -> Option<Self> { Some(None) }

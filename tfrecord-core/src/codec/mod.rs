@@ -18,11 +18,15 @@ mod elem;
 pub(crate) mod field;
 mod record;
 mod sparse;
+mod steps;
 
 pub use elem::{DecodeElem, EncodeElem, Raw};
-pub use field::{Chunk, DecodeField, EncodeField, FeatureView, FieldError, Values};
+pub use field::{
+    Chunk, DecodeField, EncodeField, FeatureView, FieldError, Values, decode_feature, one_usual,
+};
 pub use record::*;
 pub use sparse::{Sparse, put_sparse, sparse, sparse_entries_len};
+pub use steps::{DecodeSteps, EncodeSteps, Ragged};
 
 use crate::compression::Format;
 use crate::error::Result;

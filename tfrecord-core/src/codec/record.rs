@@ -3,7 +3,8 @@
 
 use std::borrow::Cow;
 
-use super::field::{DecodeField, EncodeField, FeatureView, FieldError};
+use super::field::{DecodeField, EncodeField, FieldError};
+use super::steps::{DecodeSteps, EncodeSteps};
 use super::wire::Fields as WireFields;
 use super::wire::{self, Value, len_field_len, put_len_prefix};
 use super::{Container, Dialect};
@@ -131,8 +132,24 @@ fn for_each_entry<'de>(
     field: u32,
     f: &mut impl FnMut(&'de [u8], Msg<'de>) -> Result<()>,
 ) -> Result<()> {
-    let mut fields = WireFields::new(msg);
-    while let Some((num, v)) = fields.next_field()? {
+    // The entries' one-byte tag (`field` is 1 here); any other byte starts a field the general
+    // walk reads, which also reports what is malformed.
+    let tag = u8::try_from((field << 3) | 2).unwrap_or(0);
+    let mut rest = msg;
+    while let [t, tail @ ..] = rest {
+        if *t == tag
+            && let Some((entry, after)) = super::wire::split_len(tail)
+        {
+            rest = after;
+            let (key, value) = read_entry(entry)?;
+            f(key, value)?;
+            continue;
+        }
+        let mut fields = WireFields::new(rest);
+        let Some((num, v)) = fields.next_field()? else {
+            break;
+        };
+        rest = fields.rest();
         if num == field {
             let Value::Len(entry) = v else {
                 return Err(Error::decode("map entry", "not length-delimited"));
@@ -334,7 +351,7 @@ pub fn entry_len<D: Dialect, T: EncodeField<D>>(key_len: usize, value: &T) -> us
     len_field_len(len_field_len(key_len) + len_field_len(feature))
 }
 
-fn kind_tag<D: Dialect, T: EncodeField<D>>() -> u32 {
+pub(crate) fn kind_tag<D: Dialect, T: EncodeField<D>>() -> u32 {
     // The derive only accepts types whose kind the dialect has; 1 (bytes) is never reached.
     D::tag(T::KIND).unwrap_or(1)
 }
@@ -362,46 +379,27 @@ pub fn put_entry<D: Dialect, T: EncodeField<D>>(
     value.put_body(buf);
 }
 
-/// The length of a `FeatureLists` entry holding one feature per step.
+/// The length of a `FeatureLists` entry holding a feature list whose body is `list_len` bytes
+/// ([`EncodeSteps::list_len`]).
 #[inline]
-pub fn steps_entry_len<D: Dialect, T: EncodeField<D>>(key_len: usize, steps: &[T]) -> usize {
-    let list: usize = steps
-        .iter()
-        .map(|s| len_field_len(step_len::<D, T>(s)))
-        .sum();
-    len_field_len(len_field_len(key_len) + len_field_len(list))
+pub fn steps_entry_len(key_len: usize, list_len: usize) -> usize {
+    len_field_len(len_field_len(key_len) + len_field_len(list_len))
 }
 
-fn step_len<D: Dialect, T: EncodeField<D>>(step: &T) -> usize {
-    if step.present() {
-        len_field_len(step.body_len())
-    } else {
-        0
-    }
-}
-
-/// Appends a `FeatureLists` entry holding one feature per step.
+/// Appends a `FeatureLists` entry holding a feature list field whose body is `len` bytes
+/// ([`EncodeSteps::list_len`], computed once by the caller for both passes).
 #[inline]
-pub fn put_steps_entry<D: Dialect, T: EncodeField<D>>(buf: &mut Vec<u8>, key: &[u8], steps: &[T]) {
-    let list: usize = steps
-        .iter()
-        .map(|s| len_field_len(step_len::<D, T>(s)))
-        .sum();
-    put_len_prefix(buf, 1, len_field_len(key.len()) + len_field_len(list));
+pub fn put_steps_entry<D: Dialect, L: EncodeSteps<D>>(
+    buf: &mut Vec<u8>,
+    key: &[u8],
+    list: &L,
+    len: usize,
+) {
+    put_len_prefix(buf, 1, len_field_len(key.len()) + len_field_len(len));
     put_len_prefix(buf, 1, key.len());
     buf.extend_from_slice(key);
-    put_len_prefix(buf, 2, list);
-    for s in steps {
-        if s.present() {
-            // Each step's body length once: the feature's length follows from it.
-            let body = s.body_len();
-            put_len_prefix(buf, 1, len_field_len(body));
-            put_len_prefix(buf, kind_tag::<D, T>(), body);
-            s.put_body(buf);
-        } else {
-            put_len_prefix(buf, 1, 0);
-        }
-    }
+    put_len_prefix(buf, 2, len);
+    list.put_list(buf);
 }
 
 /// The length of a whole `tensorflow.Example` whose feature map entries take `entries` bytes.
@@ -458,8 +456,7 @@ pub fn present<'de, D: Dialect, T: DecodeField<'de, D>>(
     m: Msg<'de>,
     info: &FieldInfo,
 ) -> Result<T> {
-    let view = FeatureView::new::<D>(m).map_err(|e| info.error(e))?;
-    T::decode(&view).map_err(|e| info.error(e))
+    super::field::decode_feature::<D, T>(m).map_err(|e| info.error(e))
 }
 
 /// Checks a fixed-shape list's value count.
@@ -478,30 +475,18 @@ pub fn check_len<T>(values: &[T], n: usize, info: &FieldInfo) -> Result<()> {
     }
 }
 
-/// Decodes a `FeatureList` slot into one value per step; `None` when the list is absent.
+/// Decodes a `FeatureList` slot into a feature list field; `None` when the list is absent.
 ///
 /// # Errors
-/// As [`field`] for each step.
-pub fn steps<'de, D: Dialect, T: DecodeField<'de, D>>(
+/// As [`DecodeSteps::decode_list`], naming the key.
+pub fn steps<'de, D: Dialect, L: DecodeSteps<'de, D>>(
     slot: Option<Msg<'de>>,
     info: &FieldInfo,
-) -> Result<Option<Vec<T>>> {
+) -> Result<Option<L>> {
     let Some(m) = slot else { return Ok(None) };
-    let mut out = Vec::new();
-    for_each_step(&m, |feature| {
-        let view = FeatureView::new::<D>(Msg::new(feature)).map_err(|e| info.error(e))?;
-        // An optional step that is `None` is written as a feature with no kind set.
-        if !view.has_kind()
-            && let Some(absent) = T::absent()
-        {
-            out.push(absent);
-            return Ok(());
-        }
-        out.push(T::decode(&view).map_err(|e| info.error(e))?);
-        Ok(())
-    })
-    .map_err(|e| e.with_key(info.key))?;
-    Ok(Some(out))
+    L::decode_list(&m, info)
+        .map(Some)
+        .map_err(|e| e.with_key(info.key))
 }
 
 /// Calls `f` with each step (one `Feature` message, field 1) of a `tensorflow.FeatureList`, in
@@ -515,11 +500,24 @@ pub(crate) fn for_each_step<'de>(
     mut f: impl FnMut(&'de [u8]) -> Result<()>,
 ) -> Result<()> {
     for slice in list.slices() {
-        let mut fields = WireFields::new(slice);
-        while let Some((num, v)) = fields
-            .next_field()
-            .map_err(|e| malformed("tensorflow.FeatureList", &Error::from(e)))?
-        {
+        let mut rest = slice;
+        while let [t, tail @ ..] = rest {
+            // The usual step: tag 0x0a (field 1, length-delimited) and a length that fits.
+            if *t == 0x0a
+                && let Some((feature, after)) = super::wire::split_len(tail)
+            {
+                rest = after;
+                f(feature)?;
+                continue;
+            }
+            let mut fields = WireFields::new(rest);
+            let Some((num, v)) = fields
+                .next_field()
+                .map_err(|e| malformed("tensorflow.FeatureList", &Error::from(e)))?
+            else {
+                break;
+            };
+            rest = fields.rest();
             if num != 1 {
                 continue;
             }
@@ -539,10 +537,18 @@ pub(crate) fn for_each_step<'de>(
 /// lets generated code dispatch on a key with integer comparisons instead of byte-string ones.
 #[inline]
 pub fn key_word(key: &[u8]) -> u64 {
-    let mut w = [0u8; 8];
-    let n = key.len().min(8);
-    w[..n].copy_from_slice(&key[..n]);
-    u64::from_le_bytes(w)
+    // Two overlapping loads of the widest size that fits instead of a variable-length copy:
+    // the bytes they share are the same in both, so OR-ing them in place is exact.
+    let n = key.len();
+    if let Some(w) = key.first_chunk::<8>() {
+        u64::from_le_bytes(*w)
+    } else if let (Some(lo), Some(hi)) = (key.first_chunk::<4>(), key.last_chunk::<4>()) {
+        u64::from(u32::from_le_bytes(*lo)) | (u64::from(u32::from_le_bytes(*hi)) << (8 * (n - 4)))
+    } else if let (Some(lo), Some(hi)) = (key.first_chunk::<2>(), key.last_chunk::<2>()) {
+        u64::from(u16::from_le_bytes(*lo)) | (u64::from(u16::from_le_bytes(*hi)) << (8 * (n - 2)))
+    } else {
+        key.first().map_or(0, |&b| u64::from(b))
+    }
 }
 
 /// The varint length helper, re-exported for generated code.
@@ -562,4 +568,20 @@ pub fn unknown_key(record: &'static str, key: &[u8]) -> Error {
 #[cold]
 pub fn missing(info: &FieldInfo) -> Error {
     info.error(FieldError::Missing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_word;
+
+    #[test]
+    fn key_word_is_the_first_eight_bytes_zero_padded() {
+        let key = b"abcdefghijk";
+        for n in 0..=key.len() {
+            let k = &key[..n];
+            let mut w = [0u8; 8];
+            w[..n.min(8)].copy_from_slice(&k[..n.min(8)]);
+            assert_eq!(key_word(k), u64::from_le_bytes(w), "{n}");
+        }
+    }
 }

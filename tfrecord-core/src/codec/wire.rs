@@ -29,8 +29,10 @@ pub const FIXED32: u8 = 5;
 /// The number of bytes `v` takes as a varint.
 #[inline]
 pub fn varint_len(v: u64) -> usize {
-    // 1 byte per 7 bits, at least one.
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+    // 1 byte per 7 bits, at least one: with `b` the index of the highest set bit,
+    // (9b + 73) / 64 equals b / 7 + 1 for every b in 0..64, without a division.
+    let b = 63 - (v | 1).leading_zeros() as usize;
+    (b * 9 + 73) / 64
 }
 
 /// Appends `v` as a varint.
@@ -161,6 +163,12 @@ impl<'a> Fields<'a> {
         self.buf.len()
     }
 
+    /// The bytes not yet walked.
+    #[inline]
+    pub fn rest(&self) -> &'a [u8] {
+        self.buf
+    }
+
     /// The next field, `Ok(None)` at the end.
     ///
     /// # Errors
@@ -217,6 +225,19 @@ impl<'a> Fields<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn varint_len_at_every_width() {
+        for bits in 0..64u32 {
+            for v in [1u64 << bits, (1u64 << bits) - 1, (1u64 << bits) | 1] {
+                let mut buf = Vec::new();
+                put_varint(&mut buf, v);
+                assert_eq!(varint_len(v), buf.len(), "{v}");
+            }
+        }
+        assert_eq!(varint_len(0), 1);
+        assert_eq!(varint_len(u64::MAX), 10);
+    }
 
     #[test]
     fn varint_roundtrip() {

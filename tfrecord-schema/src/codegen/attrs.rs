@@ -85,9 +85,11 @@ pub(crate) struct TypeInfo {
 pub(crate) struct Binding {
     pub(crate) member: syn::Ident,
     pub(crate) ty: Type,
-    /// For feature lists, the type of one step; for sparse fields, the value type `T` of
-    /// `Sparse<T>`.
+    /// For feature lists, the type of one step (`Vec<T>` for `Ragged<T>`); for sparse fields,
+    /// the value type `T` of `Sparse<T>`.
     pub(crate) step_ty: Option<Type>,
+    /// For feature lists, the list type: the field's type inside its `Option`.
+    pub(crate) list_ty: Option<Type>,
     pub(crate) info: TypeInfo,
 }
 
@@ -238,14 +240,20 @@ fn is_u8_array(ty: &Type) -> bool {
 }
 
 /// The `Vec<T>` element type (through an `Option`), for feature lists.
-fn vec_elem(ty: &Type) -> Option<(bool, &Type)> {
+/// A feature list type, through an `Option`: `(optional, list type, step type)`, where the
+/// step of `Ragged<T>` is `Vec<T>`.
+fn list_elem(ty: &Type) -> Option<(bool, Type, Type)> {
     let (ident, args) = last_ident(ty)?;
     if ident == "Option" {
         let inner = first_type_arg(args)?;
-        return vec_elem(inner).map(|(_, t)| (true, t));
+        return list_elem(inner).map(|(_, l, s)| (true, l, s));
     }
+    let elem = first_type_arg(args)?;
     if ident == "Vec" {
-        return first_type_arg(args).map(|t| (false, t));
+        return Some((false, ty.clone(), elem.clone()));
+    }
+    if ident == "Ragged" {
+        return Some((false, ty.clone(), syn::parse_quote!(::std::vec::Vec<#elem>)));
     }
     None
 }
@@ -751,16 +759,18 @@ pub(crate) fn lower_struct(
                 "a `flatten` field takes only `key` (its key prefix)",
             );
         }
+        let mut list_ty = None;
         if fa.sequence {
-            match vec_elem(&f.ty) {
-                Some((optional, step)) => {
-                    info = classify(step);
+            match list_elem(&f.ty) {
+                Some((optional, list, step)) => {
+                    info = classify(&step);
                     info.optional = optional;
-                    step_ty = Some(step.clone());
+                    step_ty = Some(step);
+                    list_ty = Some(list);
                 }
                 None => cx.error(
                     f.ty.span(),
-                    "a `sequence` field holds one feature per step: its type must be `Vec<_>` (or `Option<Vec<_>>`)",
+                    "a `sequence` field holds one feature per step: its type must be `Vec<_>` or `Ragged<_>` (or an `Option` of one)",
                 ),
             }
         }
@@ -902,6 +912,7 @@ pub(crate) fn lower_struct(
             member: ident,
             ty: f.ty.clone(),
             step_ty,
+            list_ty,
             info,
         });
     }

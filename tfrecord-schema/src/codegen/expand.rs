@@ -496,37 +496,47 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
             quote_spanned!(cx.spans(f).ty=> #p::put_entry::<#d, #ty>(__buf, b"", #k, &self.#m);)
         })
         .collect();
-    let steps_of = |b: &Binding| -> TokenStream {
-        let m = &b.member;
-        if b.info.optional {
-            quote!(match &self.#m { #p::Some(__v) => &__v[..], #p::None => &[] })
-        } else {
-            quote!(&self.#m[..])
-        }
-    };
-    let present_of = |b: &Binding| -> TokenStream {
-        let m = &b.member;
-        if b.info.optional {
-            quote!(self.#m.is_some())
-        } else {
-            quote!(true)
-        }
-    };
-    let seq_lens: Vec<TokenStream> = seq.iter().map(|(f, b)| {
-        let st = b.step_ty.as_ref().unwrap_or(&b.ty);
+    // Each feature list's body length, computed once for the header and the entry.
+    let list_len_of = |i: usize| format_ident!("__list{}", i);
+    let seq_list_lens: Vec<TokenStream> = seq.iter().enumerate().map(|(i, (f, b))| {
+        let lt = b.list_ty.as_ref().unwrap_or(&b.ty);
         let d = cx.dialect(false, f);
-        let klen = Lit::usize_unsuffixed(f.key.len());
-        let steps = steps_of(b);
-        let present = present_of(b);
-        quote_spanned!(cx.spans(f).ty=> + if #present { #p::steps_entry_len::<#d, #st>(#klen, #steps) } else { 0 })
+        let m = &b.member;
+        let var = list_len_of(i);
+        let len = if b.info.optional {
+            quote!(match &self.#m { #p::Some(__v) => #p::Some(<#lt as #p::EncodeSteps<#d>>::list_len(__v)), #p::None => #p::None })
+        } else {
+            quote!(#p::Some(<#lt as #p::EncodeSteps<#d>>::list_len(&self.#m)))
+        };
+        quote_spanned!(cx.spans(f).ty=> let #var: #p::Option<usize> = #len;)
     }).collect();
-    let seq_puts = seq.iter().map(|(f, b)| {
-        let st = b.step_ty.as_ref().unwrap_or(&b.ty);
+    let seq_lens: Vec<TokenStream> = seq
+        .iter()
+        .enumerate()
+        .map(|(i, (f, _))| {
+            let klen = Lit::usize_unsuffixed(f.key.len());
+            let var = list_len_of(i);
+            quote!(+ #var.map_or(0, |__n| #p::steps_entry_len(#klen, __n)))
+        })
+        .collect();
+    let seq_puts = seq.iter().enumerate().map(|(i, (f, b))| {
+        let lt = b.list_ty.as_ref().unwrap_or(&b.ty);
         let d = cx.dialect(false, f);
         let k = byte_lit(&f.key);
-        let steps = steps_of(b);
-        let present = present_of(b);
-        quote_spanned!(cx.spans(f).ty=> if #present { #p::put_steps_entry::<#d, #st>(__buf, #k, #steps); })
+        let m = &b.member;
+        let var = list_len_of(i);
+        let list = if b.info.optional {
+            quote!(__v)
+        } else {
+            quote!(&self.#m)
+        };
+        let put =
+            quote_spanned!(cx.spans(f).ty=> #p::put_steps_entry::<#d, #lt>(__buf, #k, #list, __n));
+        if b.info.optional {
+            quote!(if let (#p::Some(__v), #p::Some(__n)) = (&self.#m, #var) { #put; })
+        } else {
+            quote!(if let #p::Some(__n) = #var { #put; })
+        }
     });
     let nc = Lit::usize_unsuffixed(ctx.len());
     let ns = Lit::usize_unsuffixed(seq.len());
@@ -583,6 +593,7 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
             let i = Lit::usize_unsuffixed(si);
             si += 1;
             let st = b.step_ty.as_ref().unwrap_or(&b.ty);
+            let lt = b.list_ty.as_ref().unwrap_or(&b.ty);
             let d = cx.dialect(false, f);
             let info = cx.info(f);
             let absent = match (&f.presence, b.info.optional) {
@@ -599,7 +610,7 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
                     match &**step {
                         FeatureKind::Fixed { shape } if !shape.is_empty() => {
                             let n = Lit::u64_unsuffixed(step.fixed_count().unwrap_or(0));
-                            quote!(for __s in &__v { #p::check_len(__s, #n, &__INFO)?; })
+                            quote!(for __s in __v.iter() { #p::check_len(__s, #n, &__INFO)?; })
                         }
                         _ => quote!(),
                     }
@@ -609,7 +620,7 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
             return quote_spanned! {cx.spans(f).ty=>
                 #m: {
                     #info
-                    match #p::steps::<#d, #st>(__seq.get_mut(#i).and_then(#p::Option::take), &__INFO)? {
+                    match #p::steps::<#d, #lt>(__seq.get_mut(#i).and_then(#p::Option::take), &__INFO)? {
                         #p::Some(__v) => { #check #wrap }
                         #p::None => #absent,
                     }
@@ -628,12 +639,14 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
             #[inline]
             fn encoded_len(&self) -> usize {
                 let __c = 0usize #(#ctx_lens)*;
+                #(#seq_list_lens)*
                 let __l = 0usize #(#seq_lens)*;
                 #p::sequence_len(__c, __l)
             }
             #[inline]
             fn encode_raw(&self, __buf: &mut #p::Vec<u8>) {
                 let __c = 0usize #(#ctx_lens)*;
+                #(#seq_list_lens)*
                 let __l = 0usize #(#seq_lens)*;
                 #p::put_context_header(__buf, __c);
                 #(#ctx_puts)*

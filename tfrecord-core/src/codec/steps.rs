@@ -1,0 +1,271 @@
+//! Feature lists: the `#[example(sequence)]` fields of a `SequenceExample`, one feature per
+//! step, held as `Vec<S>` (one value per step) or flat as [`Ragged<T>`].
+
+use super::Dialect;
+use super::elem::{DecodeElem, EncodeElem};
+use super::field::{
+    DecodeField, EncodeField, FeatureView, extend_usual, list_body_len, put_list_body, same_kind,
+    usual_feature,
+};
+use super::record::{FieldInfo, Msg, for_each_step, kind_tag};
+use super::wire::{len_field_len, put_len_prefix};
+use crate::error::Result;
+
+/// A field type that encodes as a `tensorflow.FeatureList` of dialect `D`: `Vec<S>` of a
+/// feature type `S`, or [`Ragged<T>`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a supported {D} feature list type",
+    label = "unsupported `sequence` field type",
+    note = "a `sequence` field is `Vec<S>` with one feature `S` per step (a value, `Vec<_>`, \
+            `[_; N]` or `Option<_>` of those), or `Ragged<T>` for steps that are lists of `T`"
+)]
+pub trait EncodeSteps<D: Dialect> {
+    /// The length of the `FeatureList` message body.
+    fn list_len(&self) -> usize;
+    /// Appends the `FeatureList` message body.
+    fn put_list(&self, buf: &mut Vec<u8>);
+}
+
+/// A field type that decodes from a `tensorflow.FeatureList` of dialect `D`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a supported {D} feature list type",
+    label = "unsupported `sequence` field type",
+    note = "a `sequence` field is `Vec<S>` with one feature `S` per step (a value, `Vec<_>`, \
+            `[_; N]` or `Option<_>` of those), or `Ragged<T>` for steps that are lists of `T`"
+)]
+pub trait DecodeSteps<'de, D: Dialect>: Sized {
+    /// Decodes every step of a serialized `FeatureList`.
+    ///
+    /// # Errors
+    /// Malformed protobuf, and as [`DecodeField::decode`] for each step; naming the field.
+    fn decode_list(list: &Msg<'de>, info: &FieldInfo) -> Result<Self>;
+}
+
+/// The `FeatureList` body length of steps whose feature bodies are `bodies` bytes long.
+#[inline]
+fn list_len_of(bodies: impl Iterator<Item = Option<usize>>) -> usize {
+    // A present step is a `Feature` holding one list; an absent one an empty `Feature`.
+    bodies
+        .map(|b| len_field_len(b.map_or(0, len_field_len)))
+        .sum()
+}
+
+impl<D: Dialect, S: EncodeField<D>> EncodeSteps<D> for Vec<S> {
+    #[inline]
+    fn list_len(&self) -> usize {
+        list_len_of(self.iter().map(|s| s.present().then(|| s.body_len())))
+    }
+
+    #[inline]
+    fn put_list(&self, buf: &mut Vec<u8>) {
+        for s in self {
+            if s.present() {
+                // Each step's body length once: the feature's length follows from it.
+                let body = s.body_len();
+                put_len_prefix(buf, 1, len_field_len(body));
+                put_len_prefix(buf, kind_tag::<D, S>(), body);
+                s.put_body(buf);
+            } else {
+                put_len_prefix(buf, 1, 0);
+            }
+        }
+    }
+}
+
+impl<'de, D: Dialect, S: DecodeField<'de, D>> DecodeSteps<'de, D> for Vec<S> {
+    fn decode_list(list: &Msg<'de>, info: &FieldInfo) -> Result<Self> {
+        let mut out = Vec::new();
+        for_each_step(list, |feature| {
+            if let Some((tag, value)) = usual_feature(feature)
+                && let Some(found) = D::kind(tag)
+                && let Some(r) = S::decode_usual(found, value)
+            {
+                out.push(r.map_err(|e| info.error(e))?);
+                return Ok(());
+            }
+            let view = FeatureView::new::<D>(Msg::new(feature)).map_err(|e| info.error(e))?;
+            // An optional step that is `None` is written as a feature with no kind set.
+            if !view.has_kind()
+                && let Some(absent) = S::absent()
+            {
+                out.push(absent);
+                return Ok(());
+            }
+            out.push(S::decode(&view).map_err(|e| info.error(e))?);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+}
+
+/// A feature list whose steps are lists of values, held flat as `tf.RaggedTensor` holds them:
+/// every step's values back to back, and `row_splits`, where step `i` is
+/// `values[row_splits[i]..row_splits[i + 1]]`.
+///
+/// As a `#[example(sequence)]` field it reads and writes the same `FeatureList` as
+/// `Vec<Vec<T>>` (one `T` list per step), with two growing buffers per record instead of one
+/// allocation per step.
+///
+/// ```
+/// use tfrecord_core::{Ragged, SequenceExample};
+///
+/// #[derive(SequenceExample)]
+/// struct Sentence {
+///     #[example(sequence)]
+///     tokens: Ragged<i64>,
+/// }
+/// let s = Sentence { tokens: Ragged::from_iter([vec![7, 8], vec![], vec![9]]) };
+/// assert_eq!(s.tokens.len(), 3);
+/// assert_eq!(s.tokens.step(0), Some(&[7, 8][..]));
+/// assert_eq!(s.tokens.values(), &[7, 8, 9]);
+/// assert_eq!(s.tokens.row_splits(), &[0, 2, 2, 3]);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Ragged<T> {
+    values: Vec<T>,
+    row_splits: Vec<usize>,
+}
+
+impl<T> Default for Ragged<T> {
+    fn default() -> Self {
+        Ragged::new()
+    }
+}
+
+impl<T> Ragged<T> {
+    /// No steps.
+    pub fn new() -> Self {
+        Ragged {
+            values: Vec::new(),
+            row_splits: vec![0],
+        }
+    }
+
+    /// Builds from flat values and row splits, as `tf.RaggedTensor.from_row_splits` does;
+    /// `None` unless `row_splits` starts at 0, never decreases and ends at `values.len()`.
+    pub fn from_row_splits(values: Vec<T>, row_splits: Vec<usize>) -> Option<Self> {
+        let valid = row_splits.first() == Some(&0)
+            && row_splits.last() == Some(&values.len())
+            && row_splits.windows(2).all(|w| w[0] <= w[1]);
+        valid.then_some(Ragged { values, row_splits })
+    }
+
+    /// Appends a step.
+    pub fn push_step(&mut self, step: impl IntoIterator<Item = T>) {
+        self.values.extend(step);
+        self.row_splits.push(self.values.len());
+    }
+
+    /// The number of steps.
+    pub fn len(&self) -> usize {
+        self.row_splits.len() - 1
+    }
+
+    /// Whether there are no steps.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Step `i`'s values.
+    pub fn step(&self, i: usize) -> Option<&[T]> {
+        let start = *self.row_splits.get(i)?;
+        let end = *self.row_splits.get(i + 1)?;
+        self.values.get(start..end)
+    }
+
+    /// The steps in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[T]> + '_ {
+        self.row_splits
+            .windows(2)
+            .map(|w| self.values.get(w[0]..w[1]).unwrap_or_default())
+    }
+
+    /// Every step's values, back to back.
+    pub fn values(&self) -> &[T] {
+        &self.values
+    }
+
+    /// Where each step starts, then where the last one ends: `len() + 1` offsets into
+    /// [`values`](Self::values), the first 0.
+    pub fn row_splits(&self) -> &[usize] {
+        &self.row_splits
+    }
+
+    /// The values and the row splits.
+    pub fn into_parts(self) -> (Vec<T>, Vec<usize>) {
+        (self.values, self.row_splits)
+    }
+}
+
+impl<T, S: IntoIterator<Item = T>> FromIterator<S> for Ragged<T> {
+    fn from_iter<I: IntoIterator<Item = S>>(steps: I) -> Self {
+        let mut r = Ragged::new();
+        for s in steps {
+            r.push_step(s);
+        }
+        r
+    }
+}
+
+impl<T> From<Vec<Vec<T>>> for Ragged<T> {
+    fn from(steps: Vec<Vec<T>>) -> Self {
+        steps.into_iter().collect()
+    }
+}
+
+impl<D: Dialect, T: EncodeElem<D>> EncodeSteps<D> for Ragged<T> {
+    #[inline]
+    fn list_len(&self) -> usize {
+        list_len_of(self.iter().map(|s| Some(list_body_len::<D, T>(s))))
+    }
+
+    #[inline]
+    fn put_list(&self, buf: &mut Vec<u8>) {
+        let tag = D::tag(T::KIND).unwrap_or(1);
+        for s in self.iter() {
+            if T::KIND.is_packed() {
+                // One pass for the packed payload's length, which gives every prefix.
+                let payload: usize = s.iter().map(EncodeElem::wire_len).sum();
+                let body = if s.is_empty() {
+                    0
+                } else {
+                    len_field_len(payload)
+                };
+                put_len_prefix(buf, 1, len_field_len(body));
+                put_len_prefix(buf, tag, body);
+                if !s.is_empty() {
+                    put_len_prefix(buf, 1, payload);
+                    for e in s {
+                        e.put(buf);
+                    }
+                }
+            } else {
+                let body = list_body_len::<D, T>(s);
+                put_len_prefix(buf, 1, len_field_len(body));
+                put_len_prefix(buf, tag, body);
+                put_list_body::<D, T>(s, buf);
+            }
+        }
+    }
+}
+
+impl<'de, D: Dialect, T: DecodeElem<'de, D>> DecodeSteps<'de, D> for Ragged<T> {
+    fn decode_list(list: &Msg<'de>, info: &FieldInfo) -> Result<Self> {
+        let mut out = Ragged::new();
+        for_each_step(list, |feature| {
+            let step = if let Some((tag, value)) = usual_feature(feature)
+                && let Some(found) = D::kind(tag)
+            {
+                same_kind(T::KIND, found)
+                    .and_then(|()| extend_usual::<D, T>(value, &mut out.values))
+            } else {
+                FeatureView::new::<D>(Msg::new(feature))
+                    .and_then(|view| view.extend_into::<D, T>(&mut out.values))
+            };
+            step.map_err(|e| info.error(e))?;
+            out.row_splits.push(out.values.len());
+            Ok(())
+        })?;
+        Ok(out)
+    }
+}
