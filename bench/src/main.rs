@@ -24,7 +24,7 @@
 //! | `read_raw` | `st` | `RecordReader::open` + `read_into` one reused buffer, both CRCs checked (gzip: inflate too) |
 //! | `read_raw_nocrc` | `st` | the same with `verify_data_crc(false)` (the 8-byte length CRC is always checked) |
 //! | `read_decode` | `st` | `read_raw` + prost decode into `proto::tensorflow::Example` / `SequenceExample` |
-//! | `read_parse` | `st` | `Reader::next_borrowed` (derived decode, strings borrowed) + typed columns, batches of 1024 |
+//! | `read_parse` | `st` | `Reader::next_lent` (derived decode, strings borrowed from the read buffer) + typed columns, batches of 1024 |
 //! | `read_parse` | `mt2` | one reader thread (framing, length CRC, inflate; `RecordReader::read_unverified`) + 2 threads checking the data CRCs and decoding batches of 1024 |
 //! | `read_parse` | `spec` | batches of 1024 read, then parsed by `parse::ExampleParser` / `SequenceExampleParser` (spec from the sidecar at run time), one thread |
 //! | `read_parse` | `spec_mt2` | one reader thread + 2 threads checking the data CRCs and running the spec parser on batches of 1024 |
@@ -383,9 +383,8 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
                 let mut reader = Reader::<(), S::C>::open_with(&sc.path, c.opts.clone())
                     .map_err(|e| e.to_string())?;
                 let mut sink = Derived::<S>::new();
-                let mut buf = Vec::new();
                 let mut records = 0u64;
-                while let Some(rec) = reader.next_borrowed::<S::Rec<'_>>(&mut buf) {
+                while let Some(rec) = reader.next_lent::<S::Rec<'_>>() {
                     let rec = rec.map_err(|e| e.to_string())?;
                     sink.push(&rec);
                     records += 1;
@@ -399,7 +398,7 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
             check,
         )?;
         let note = format!(
-            "Reader::next_borrowed (derived decode, strings borrowed, CRCs checked) + typed columns, batches of 1024{}",
+            "Reader::next_lent (derived decode, strings borrowed from the read buffer, CRCs checked) + typed columns, batches of 1024{}",
             c.gz_note()
         );
         c.emit("st", "read_parse", &note, &t);

@@ -242,6 +242,9 @@ pub struct RecordReader<R: Read> {
     offset: u64,
     records: u64,
     done: bool,
+    /// Bytes at the front of the read buffer lent out by the last
+    /// [`read_lent`](RecordReader::read_lent), consumed when the next read starts.
+    lent: usize,
 }
 
 impl RecordReader<File> {
@@ -277,6 +280,7 @@ impl<R: Read> RecordReader<R> {
             offset: 0,
             records: 0,
             done: false,
+            lent: 0,
         }
     }
 
@@ -290,6 +294,11 @@ impl<R: Read> RecordReader<R> {
     /// The name given with [`with_path`](Self::with_path) or [`open`](RecordReader::open).
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    /// The name given with [`with_path`](Self::with_path), shared.
+    pub(crate) fn shared_path(&self) -> Option<Arc<Path>> {
+        self.path.clone()
     }
 
     /// How many records have been read so far.
@@ -372,6 +381,7 @@ impl<R: Read> RecordReader<R> {
     /// # Errors
     /// As [`read_into`](Self::read_into), except data checksum mismatches.
     pub fn read_unverified(&mut self, buf: &mut Vec<u8>) -> Result<Option<Unverified>> {
+        self.release();
         buf.clear();
         if self.done {
             return Ok(None);
@@ -508,6 +518,124 @@ impl<R: Read> RecordReader<R> {
         };
         self.records += 1;
         Ok(Some(frame))
+    }
+
+    /// Reads the next record and lends it straight out of the read buffer when the whole
+    /// frame is buffered (the usual case for records smaller than the buffer), or copies it
+    /// into `scratch` otherwise. Checks as [`read_into`](Self::read_into) does; `Ok(None)` at a
+    /// clean end of stream. The record stays valid until the next read.
+    ///
+    /// ```
+    /// use tfrecord_core::{RecordReader, RecordWriter, ReaderOptions, WriterOptions};
+    ///
+    /// let mut writer = RecordWriter::new(Vec::new(), WriterOptions::new());
+    /// writer.write(b"hello")?;
+    /// writer.write(b"world")?;
+    /// let bytes = writer.finish()?;
+    ///
+    /// let mut reader = RecordReader::new(&bytes[..], ReaderOptions::new());
+    /// let mut scratch = Vec::new();
+    /// let mut total = 0;
+    /// while let Some(record) = reader.read_lent(&mut scratch)? {
+    ///     total += record.len();
+    /// }
+    /// assert_eq!(total, 10);
+    /// # Ok::<(), tfrecord_core::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`read_into`](Self::read_into).
+    pub fn read_lent<'a>(&'a mut self, scratch: &'a mut Vec<u8>) -> Result<Option<&'a [u8]>> {
+        self.release();
+        let len = match (self.done, self.opts.format) {
+            (false, Format::TfRecord) => self.buffered_frame()?,
+            _ => None,
+        };
+        let Some(len) = len else {
+            return Ok(self.read_into(scratch)?.then_some(&scratch[..]));
+        };
+        self.lent = 12 + len + 4;
+        // The frame checked by `buffered_frame` is still at the front of the read buffer:
+        // `fill_buf` hands it out again without reading.
+        let locate = |e: Error| {
+            let e = e
+                .with_offset(self.offset - self.lent as u64)
+                .with_record(self.records - 1);
+            match &self.path {
+                Some(p) => e.with_path(p.to_path_buf()),
+                None => e,
+            }
+        };
+        let avail = self.src.buf().fill_buf().map_err(|e| locate(e.into()))?;
+        let found = avail.len() as u64;
+        avail.get(12..12 + len).map(Some).ok_or_else(|| {
+            locate(Error::new(ErrorKind::Truncated {
+                needed: 16 + len as u64,
+                found,
+            }))
+        })
+    }
+
+    /// When the read buffer holds the whole next TFRecord frame and it is sound, checks its
+    /// data CRC (as configured), counts it as read and returns its payload length; the frame is
+    /// consumed by the next read. `None` leaves everything else, including every error but a
+    /// data CRC mismatch, to [`read_into`](Self::read_into).
+    fn buffered_frame(&mut self) -> Result<Option<usize>> {
+        let start = self.offset;
+        let verify = self.opts.verify_data_crc;
+        let max = self.opts.max_record_len;
+        // A source error is reported here: a decoder may not repeat it when asked again.
+        let avail = match self.src.buf().fill_buf() {
+            Ok(avail) => avail,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(None),
+            Err(e) => return Err(self.io_fail(e, start)),
+        };
+        let Some((header, rest)) = avail.split_first_chunk::<12>() else {
+            return Ok(None);
+        };
+        let (len_bytes, len_crc) = header.split_at(8);
+        if u32::from_le_bytes([len_crc[0], len_crc[1], len_crc[2], len_crc[3]])
+            != masked_crc32c(len_bytes)
+        {
+            return Ok(None);
+        }
+        let declared = u64::from_le_bytes(*header.first_chunk::<8>().unwrap_or(&[0; 8]));
+        let Ok(len) = usize::try_from(declared) else {
+            return Ok(None);
+        };
+        if declared > max || rest.len() < len.saturating_add(4) {
+            return Ok(None);
+        }
+        let (payload, rest) = rest.split_at(len);
+        let stored = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
+        let computed = if verify {
+            masked_crc32c(payload)
+        } else {
+            stored
+        };
+        if stored != computed {
+            let kind = ErrorKind::Corrupted {
+                what: "data",
+                stored,
+                computed,
+            };
+            return Err(self.fail(Error::new(kind), start));
+        }
+        let frame = 12 + declared + 4;
+        self.offset += frame;
+        if let Some(r) = self.remaining.as_mut() {
+            *r = r.saturating_sub(frame);
+        }
+        self.records += 1;
+        Ok(Some(len))
+    }
+
+    /// Consumes the frame [`read_lent`](Self::read_lent) lent out.
+    #[inline]
+    fn release(&mut self) {
+        if self.lent > 0 {
+            self.src.buf().consume(std::mem::take(&mut self.lent));
+        }
     }
 
     fn read_payload(&mut self, buf: &mut Vec<u8>, len: usize) -> Result<(), Payload> {

@@ -4,6 +4,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::marker::PhantomData;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::codec::{Container, Decode, DecodeOwned, Encode, TfExample};
 use crate::error::{Error, Result};
@@ -30,7 +31,11 @@ use crate::writer::{RecordWriter, WriterOptions};
 /// ```
 pub struct Reader<T, C: Container = TfExample, R: Read = File> {
     inner: RecordReader<R>,
+    /// Where records that are not lent out of the read buffer are copied.
     buf: Vec<u8>,
+    /// The reader's name for error messages, kept apart so that it can be read while a record
+    /// is lent out.
+    path: Option<Arc<Path>>,
     _marker: PhantomData<fn() -> (T, C)>,
 }
 
@@ -51,6 +56,7 @@ impl<T, C: Container> Reader<T, C, File> {
     pub fn open_with(path: impl AsRef<Path>, opts: ReaderOptions) -> Result<Self> {
         let inner = RecordReader::open(path, opts.format(C::FORMAT))?;
         Ok(Reader {
+            path: inner.shared_path(),
             inner,
             buf: Vec::new(),
             _marker: PhantomData,
@@ -64,6 +70,7 @@ impl<T, C: Container, R: Read> Reader<T, C, R> {
         Reader {
             inner: RecordReader::new(inner, opts.format(C::FORMAT)),
             buf: Vec::new(),
+            path: None,
             _marker: PhantomData,
         }
     }
@@ -91,12 +98,54 @@ impl<T, C: Container, R: Read> Reader<T, C, R> {
         }
     }
 
-    fn locate(&self, e: Error, offset: u64, index: u64) -> Error {
-        let e = e.with_offset(offset).with_record(index);
-        match self.inner.path() {
-            Some(p) => e.with_path(p),
-            None => e,
+    /// Reads the next record and decodes a value that may borrow from it, lending the record
+    /// straight out of the read buffer when it lies whole inside it
+    /// ([`RecordReader::read_lent`]): no copy at all for types with `&'a [u8]`, `&'a str` or
+    /// `Cow` fields. The value borrows the reader until the next read. `None` at the end.
+    ///
+    /// ```
+    /// use tfrecord_core::{Example, Reader, ReaderOptions, TfExample, Writer, WriterOptions};
+    ///
+    /// #[derive(Example)]
+    /// struct Doc<'a> {
+    ///     text: &'a str,
+    /// }
+    ///
+    /// let mut w = Writer::<Doc, TfExample, Vec<u8>>::new(Vec::new(), WriterOptions::new());
+    /// w.write(&Doc { text: "zero copy" })?;
+    /// let bytes = w.finish()?;
+    ///
+    /// let mut r = Reader::<(), TfExample, &[u8]>::new(&bytes[..], ReaderOptions::new());
+    /// while let Some(doc) = r.next_lent::<Doc>() {
+    ///     assert_eq!(doc?.text, "zero copy");
+    /// }
+    /// # Ok::<(), tfrecord_core::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Framing and decoding errors, naming the file, offset, record and key.
+    pub fn next_lent<'b, B: Decode<'b, C>>(&'b mut self) -> Option<Result<B>> {
+        let offset = self.inner.offset();
+        let index = self.inner.records_read();
+        let path = self.path.as_deref();
+        match self.inner.read_lent(&mut self.buf) {
+            Ok(Some(bytes)) => Some(B::decode(bytes).map_err(|e| locate(e, path, offset, index))),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
         }
+    }
+
+    fn locate(&self, e: Error, offset: u64, index: u64) -> Error {
+        locate(e, self.inner.path(), offset, index)
+    }
+}
+
+/// Adds where a record's decoding error happened.
+fn locate(e: Error, path: Option<&Path>, offset: u64, index: u64) -> Error {
+    let e = e.with_offset(offset).with_record(index);
+    match path {
+        Some(p) => e.with_path(p),
+        None => e,
     }
 }
 
@@ -104,16 +153,9 @@ impl<T: DecodeOwned<C>, C: Container, R: Read> Iterator for Reader<T, C, R> {
     type Item = Result<T>;
 
     fn next(&mut self) -> Option<Result<T>> {
-        let offset = self.inner.offset();
-        let index = self.inner.records_read();
-        let mut buf = std::mem::take(&mut self.buf);
-        let out = match self.inner.read_into(&mut buf) {
-            Ok(true) => Some(T::decode(&buf).map_err(|e| self.locate(e, offset, index))),
-            Ok(false) => None,
-            Err(e) => Some(Err(e)),
-        };
-        self.buf = buf;
-        out
+        // An owned value copies what it keeps out of the lent record, which is released at
+        // the next read.
+        self.next_lent::<T>()
     }
 }
 
