@@ -37,7 +37,7 @@ use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
-use tfrecord_core::parse::Values;
+use tfrecord_core::parse::{ByteStrings, Values};
 use tfrecord_schema::ir::{self, DType, FeatureKind, Literal, Presence, RecordKind};
 
 use crate::error::{Error, Result};
@@ -541,7 +541,7 @@ fn force(scalars: &[Scalar], dtype: DType) -> std::result::Result<Values, String
                     Scalar::Float(x) => x.to_string().into_bytes(),
                     Scalar::Bool(b) => b.to_string().into_bytes(),
                 })
-                .collect(),
+                .collect::<ByteStrings>(),
         ),
     })
 }
@@ -844,7 +844,7 @@ mod tests {
         let r = &rows[0].features;
         assert_eq!(r["i"], Values::Int64(vec![1]));
         assert_eq!(r["f"], Values::Float32(vec![1.5]));
-        assert_eq!(r["s"], Values::Bytes(vec![b"x".to_vec()]));
+        assert_eq!(r["s"], Values::from(&b"x"[..]));
         assert_eq!(r["b"], Values::Int64(vec![1]));
         assert_eq!(r["o/p"], Values::Int64(vec![1, 2]));
         assert_eq!(r["m"], Values::Int64(vec![1, 2, 3, 4]));
@@ -898,15 +898,9 @@ mod tests {
         let rows = rows.unwrap();
         assert_eq!(rows[0].features["id"], Values::Int64(vec![1]));
         assert_eq!(rows[0].features["score"], Values::Float32(vec![0.5]));
-        assert_eq!(
-            rows[1].features["name"],
-            Values::Bytes(vec![b"b, c".to_vec()])
-        );
+        assert_eq!(rows[1].features["name"], Values::from(&b"b, c"[..]));
         assert_eq!(rows[1].features["ok"], Values::Int64(vec![0]));
-        assert_eq!(
-            rows[0].features["mixed"],
-            Values::Bytes(vec![b"1".to_vec()])
-        );
+        assert_eq!(rows[0].features["mixed"], Values::from(&b"1"[..]));
         assert!(!rows[2].features.contains_key("score"));
         let (r, _) = run("a,a\n1,2\n", &opts);
         assert!(r.unwrap_err().to_string().contains("both named"));
@@ -945,11 +939,8 @@ dtype = "string"
         let rows = rows.unwrap();
         assert_eq!(rows[0].features["label"], Values::Int64(vec![3]));
         assert_eq!(rows[0].features["pos"], Values::Float32(vec![1.0, 2.0]));
-        assert_eq!(rows[0].features["id"], Values::Bytes(vec![b"7".to_vec()]));
-        assert_eq!(
-            rows[0].features["extra"],
-            Values::Bytes(vec![b"e".to_vec()])
-        );
+        assert_eq!(rows[0].features["id"], Values::from(&b"7"[..]));
+        assert_eq!(rows[0].features["extra"], Values::from(&b"e"[..]));
         assert!(!rows[0].features.contains_key("flag"));
         assert_eq!(rows[1].features["label"], Values::Int64(vec![-1]));
         assert_eq!(rows[1].features["flag"], Values::Bool(vec![true]));

@@ -46,7 +46,7 @@ impl FeatureRow {
                 Values::Float64(v) => Kind::FloatList(tensorflow::FloatList {
                     value: v.iter().map(|&x| x as f32).collect(),
                 }),
-                Values::Bytes(v) => Kind::BytesList(tensorflow::BytesList { value: v.clone() }),
+                Values::Bytes(v) => Kind::BytesList(tensorflow::BytesList { value: v.to_vecs() }),
                 _ => continue,
             };
             features
@@ -71,7 +71,7 @@ impl FeatureRow {
                 }),
                 Values::Float32(v) => Kind::FloatList(oneflow::FloatList { value: v.clone() }),
                 Values::Float64(v) => Kind::DoubleList(oneflow::DoubleList { value: v.clone() }),
-                Values::Bytes(v) => Kind::BytesList(oneflow::BytesList { value: v.clone() }),
+                Values::Bytes(v) => Kind::BytesList(oneflow::BytesList { value: v.to_vecs() }),
                 _ => continue,
             };
             out.feature

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use serde_json::{Value as Json, json};
-use tfrecord_core::parse::{DType, Tensor, Tensors, Values};
+use tfrecord_core::parse::{ByteStrings, DType, Tensor, Tensors, Values};
 use tfrecord_import::avro::{self, AvroFeature, AvroKind, AvroSpec, Schema, Value};
 
 const AVRO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/avro");
@@ -64,12 +64,7 @@ fn default_values(d: DType, v: &Json) -> Values {
             Values::Float32(items.iter().map(|x| x.as_f64().unwrap() as f32).collect())
         }
         DType::Float64 => Values::Float64(items.iter().map(|x| x.as_f64().unwrap()).collect()),
-        _ => Values::Bytes(
-            items
-                .iter()
-                .map(|x| x.as_str().unwrap().as_bytes().to_vec())
-                .collect(),
-        ),
+        _ => Values::Bytes(items.iter().map(|x| x.as_str().unwrap()).collect()),
     }
 }
 
@@ -153,7 +148,7 @@ fn same_element(expected: &Json, values: &Values, i: usize) -> bool {
                     .unwrap(),
                 _ => return false,
             };
-            v[i] == want
+            v.get(i) == Some(&want[..])
         }
         Values::Bool(v) => expected.as_bool() == Some(v[i]),
         Values::Int32(v) => expected.as_i64() == Some(i64::from(v[i])),
@@ -323,7 +318,7 @@ fn strings(t: &Tensor) -> Vec<String> {
         .as_bytes()
         .unwrap()
         .iter()
-        .map(|b| String::from_utf8(b.clone()).unwrap())
+        .map(|b| String::from_utf8(b.to_vec()).unwrap())
         .collect()
 }
 
@@ -558,7 +553,7 @@ fn missing_values_are_defaults_or_clear_errors() {
         DType::String,
         [1, 2],
     )
-    .with_default(Values::Bytes(vec![b"a".to_vec(), b"b".to_vec()]))])
+    .with_default(Values::from(vec![b"a".to_vec(), b"b".to_vec()]))])
     .unwrap();
     let e = spec.parse_batch(&all[..1]).unwrap_err().to_string();
     assert!(
@@ -813,7 +808,7 @@ fn f32s(v: &[f32]) -> Values {
 }
 
 fn text(s: &[&str]) -> Values {
-    Values::Bytes(s.iter().map(|x| x.as_bytes().to_vec()).collect())
+    Values::Bytes(s.iter().collect())
 }
 
 #[test]
@@ -841,7 +836,7 @@ fn bundled_json_lines_and_csv_map_by_the_table() {
     // An integer in a field that holds floats elsewhere is a float; an empty list keeps the
     // field's kind; null is no feature.
     assert_eq!(rows[1].features["score"], f32s(&[1.0]));
-    assert_eq!(rows[1].features["tags"], Values::Bytes(vec![]));
+    assert_eq!(rows[1].features["tags"], Values::Bytes(ByteStrings::new()));
     assert!(!rows[2].features.contains_key("score"));
 
     let (rows, _) = import(

@@ -57,12 +57,7 @@ fn values_of(dt: DType, v: &Value) -> Values {
                 .map(|x| x.as_f64().expect("number") as f32)
                 .collect(),
         ),
-        _ => Values::Bytes(
-            items
-                .iter()
-                .map(|x| x.as_str().expect("string").as_bytes().to_vec())
-                .collect(),
-        ),
+        _ => Values::Bytes(items.iter().map(|x| x.as_str().expect("string")).collect()),
     }
 }
 
@@ -177,7 +172,7 @@ fn check_values(actual: &Values, expected: &Value, what: &str) {
             }
         }
         Values::Bytes(v) => {
-            let got: Vec<String> = v.iter().map(|b| to_hex(b)).collect();
+            let got: Vec<String> = v.iter().map(to_hex).collect();
             let want: Vec<&str> = expected.iter().map(|x| x.as_str().expect("hex")).collect();
             assert_eq!(got, want, "{what}");
         }

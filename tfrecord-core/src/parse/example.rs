@@ -3,9 +3,10 @@
 
 use std::collections::BTreeMap;
 
+use super::fast::{KeyPredictor, extend_usual, list_tag};
 use super::ragged::{PartT, Rag, compose};
 use super::read::{extend, feature_error, field_error, to_i64, view};
-use super::spec::{OutputPlan, Plan, RawKey, RawKind, SplitsDType, shape_string};
+use super::spec::{Held, OutputPlan, Plan, RawKey, RawKind, SplitsDType, shape_string};
 use super::tensor::{Tensor, Values};
 use crate::codec::{FeatureView, Msg, TfExample, scan_features};
 use crate::error::{Error, Result};
@@ -29,47 +30,277 @@ pub(crate) enum RawOut {
     Rag(Rag),
 }
 
-/// Parses `records[..]`, whose first has index `base` in the batch, into one buffer per key.
+/// How the fast path treats one raw key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FastKind {
+    /// A fixed-length dense key: exactly `stride` values, or missing.
+    Fixed,
+    /// A `FixedLenSequence` key: a multiple of `stride` values.
+    Rows,
+    /// A sparse or ragged key: any number of values.
+    List,
+}
+
+/// What the fast path needs to know of one raw key.
+#[derive(Clone, Copy, Debug)]
+struct FastKey {
+    kind: FastKind,
+    /// The oneof member of the key's list kind.
+    tag: u32,
+    stride: usize,
+}
+
+impl FastKey {
+    fn new(raw: &RawKey) -> Self {
+        let (kind, stride) = match &raw.kind {
+            RawKind::Dense { stride, .. } => (FastKind::Fixed, *stride),
+            RawKind::DenseVar { stride, .. } => (FastKind::Rows, *stride),
+            RawKind::Sparse | RawKind::Ragged { .. } => (FastKind::List, 1),
+        };
+        FastKey {
+            kind,
+            tag: list_tag(raw.dtype),
+            stride,
+        }
+    }
+
+    /// Whether `n` values are what the key takes without further checks.
+    #[inline]
+    fn accepts(self, n: usize) -> bool {
+        match self.kind {
+            FastKind::Fixed => n == self.stride,
+            FastKind::Rows => n.is_multiple_of(self.stride),
+            FastKind::List => true,
+        }
+    }
+}
+
+/// The fast path over a run of records: each record's map entries are decoded straight into
+/// the key buffers as they come, as long as the record is in the usual form (every spec key
+/// at most once, in the usual layout, of the right kind and count); otherwise the caller drops
+/// what the record added (see [`rollback`]) and runs the general path.
+pub(crate) struct FastRun<'a> {
+    keys: Vec<FastKey>,
+    /// The keys with per-record ends (every kind but `Fixed`).
+    with_ends: Vec<usize>,
+    /// How many keys are `Fixed`.
+    fixed_keys: usize,
+    /// For each raw key, the mark of the last record that held it.
+    seen: Vec<usize>,
+    predict: KeyPredictor<'a>,
+    /// The current record: its mark (1 + its index in the run), the position of its next map
+    /// entry, and how many `Fixed` keys it held so far.
+    mark: usize,
+    pos: usize,
+    fixed: usize,
+}
+
+impl<'a> FastRun<'a> {
+    pub(crate) fn new(plan: &Plan) -> Self {
+        let keys: Vec<FastKey> = plan.raw.iter().map(FastKey::new).collect();
+        FastRun {
+            with_ends: keys
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| k.kind != FastKind::Fixed)
+                .map(|(i, _)| i)
+                .collect(),
+            fixed_keys: keys.iter().filter(|k| k.kind == FastKind::Fixed).count(),
+            seen: vec![0; keys.len()],
+            keys,
+            predict: KeyPredictor::new(),
+            mark: 0,
+            pos: 0,
+            fixed: 0,
+        }
+    }
+
+    /// Parses record `j` of the run, a `tf.train.Example`, into `bufs`. `false` when it is not
+    /// in the usual form, with `bufs` holding part of it.
+    fn record(&mut self, plan: &Plan, record: &'a [u8], j: usize, bufs: &mut [KeyBuf]) -> bool {
+        self.start(j);
+        scan_features::<TfExample>(record, |key, msg| self.entry(plan, key, &msg, bufs)).is_ok()
+            && self.finish(plan, bufs)
+    }
+
+    /// Starts record `j` of the run.
+    pub(crate) fn start(&mut self, j: usize) {
+        self.mark = j + 1;
+        self.pos = 0;
+        self.fixed = 0;
+    }
+
+    /// Reads one map entry of the current record. `Err` (a placeholder, not for the user) when
+    /// the record is not in the usual form.
+    #[inline]
+    pub(crate) fn entry(
+        &mut self,
+        plan: &Plan,
+        key: &'a [u8],
+        msg: &Msg<'_>,
+        bufs: &mut [KeyBuf],
+    ) -> Result<()> {
+        let found = self.predict.lookup(plan, self.pos, key);
+        self.pos += 1;
+        let Some(i) = found else { return Ok(()) };
+        let (Some(&k), Some(seen), Some(buf)) =
+            (self.keys.get(i), self.seen.get_mut(i), bufs.get_mut(i))
+        else {
+            return Err(not_usual());
+        };
+        if *seen == self.mark {
+            return Err(not_usual()); // a repeated key
+        }
+        *seen = self.mark;
+        // An empty `Feature` of a dense key does not count as a value (general path).
+        let n = msg
+            .single()
+            .filter(|b| k.kind == FastKind::List || !b.is_empty())
+            .and_then(|b| extend_usual(&mut buf.values, k.tag, b));
+        match n {
+            Some(n) if k.accepts(n) => {
+                self.fixed += usize::from(k.kind == FastKind::Fixed);
+                Ok(())
+            }
+            _ => Err(not_usual()),
+        }
+    }
+
+    /// Ends the current record: the defaults of the fixed-length keys it lacks, and the ends
+    /// of the others. `false` when a required key is missing.
+    pub(crate) fn finish(&mut self, plan: &Plan, bufs: &mut [KeyBuf]) -> bool {
+        if self.fixed != self.fixed_keys {
+            for ((raw, buf), &seen) in plan.raw.iter().zip(bufs.iter_mut()).zip(&self.seen) {
+                if let RawKind::Dense { default, .. } = &raw.kind
+                    && seen != self.mark
+                {
+                    match default {
+                        Some(d) => buf.values.extend_from(d),
+                        None => return false,
+                    }
+                }
+            }
+        }
+        for &i in &self.with_ends {
+            if let Some(buf) = bufs.get_mut(i) {
+                buf.ends.push(buf.values.len());
+            }
+        }
+        true
+    }
+}
+
+/// The signal of the fast path's scans to stop: the general path takes the record.
+#[cold]
+pub(crate) fn not_usual() -> Error {
+    Error::feature("not in the usual layout")
+}
+
+/// Drops what record `j` of the run added to `bufs`: every earlier record added exactly
+/// `stride` values to a fixed-length key, and its end to every other key.
+fn rollback(plan: &Plan, bufs: &mut [KeyBuf], j: usize) {
+    for (raw, buf) in plan.raw.iter().zip(bufs.iter_mut()) {
+        match &raw.kind {
+            RawKind::Dense { stride, .. } => buf.values.truncate(j.saturating_mul(*stride)),
+            _ => {
+                buf.ends.truncate(j);
+                buf.values.truncate(buf.ends.last().copied().unwrap_or(0));
+            }
+        }
+    }
+}
+
+/// Empty buffers for the raw keys of `plan`, for a run of `n` records of `bytes` bytes in all,
+/// with room for what they will likely hold (see [`SizeHint`](super::spec::SizeHint)).
+pub(crate) fn key_bufs(plan: &Plan, n: usize, bytes: usize) -> Vec<KeyBuf> {
+    plan.raw
+        .iter()
+        .zip(&plan.hints)
+        .map(|(r, hint)| {
+            let guess = hint.guess(n, bytes);
+            let mut values = Values::empty(r.dtype);
+            let (count, ends) = match r.kind {
+                RawKind::Dense { stride, .. } => (stride.saturating_mul(n), 0),
+                _ => (guess.values, n),
+            };
+            values.reserve_hint(count, guess.bytes);
+            KeyBuf {
+                values,
+                ends: Vec::with_capacity(ends),
+            }
+        })
+        .collect()
+}
+
+/// Remembers what the buffers of a run of `n` records held, to size the next run's.
+pub(crate) fn learn_sizes(plan: &Plan, bufs: &[KeyBuf], n: usize) {
+    for (hint, buf) in plan.hints.iter().zip(bufs) {
+        let held = Held {
+            values: buf.values.len(),
+            bytes: buf.values.string_bytes(),
+            steps: 0,
+        };
+        hint.learn(n, held);
+    }
+}
+
+/// Parses `records[..]`, whose first has index `base` in the batch, into one buffer per key:
+/// each record by the fast path, or when that declines it (or `fast` is false, as tests ask)
+/// by the general path.
 pub(crate) fn parse_run<R: AsRef<[u8]>>(
     plan: &Plan,
     records: &[R],
     base: usize,
+    fast: bool,
 ) -> Result<Vec<KeyBuf>> {
-    let mut bufs: Vec<KeyBuf> = plan
-        .raw
-        .iter()
-        .map(|r| KeyBuf {
-            values: Values::empty(r.dtype),
-            ends: Vec::with_capacity(if matches!(r.kind, RawKind::Dense { .. }) {
-                0
-            } else {
-                records.len()
-            }),
-        })
-        .collect();
+    let bytes = super::total_bytes(records);
+    let mut bufs = key_bufs(plan, records.len(), bytes);
+    let mut run = FastRun::new(plan);
     let mut slots: Vec<Option<Msg<'_>>> = vec![None; plan.raw.len()];
+    // Records the fast path declined in a row: past a few, it only tries now and then, so that
+    // a run of unusual records costs little more than the general path alone.
+    let mut declined = 0usize;
     for (j, record) in records.iter().enumerate() {
-        let index = base + j;
-        // Every slot is `None` here: `read_key` below takes each one.
-        scan_features::<TfExample>(record.as_ref(), |key, msg| {
-            if let Some(i) = plan.lookup(key)
-                && let (Some(raw), Some(slot)) = (plan.raw.get(i), slots.get_mut(i))
-            {
-                // The last entry of a key wins. For a dense key TensorFlow skips an entry whose
-                // `Feature` is empty, so an earlier entry with a value wins over it.
-                let dense = matches!(raw.kind, RawKind::Dense { .. } | RawKind::DenseVar { .. });
-                if !(dense && msg.slices().all(<[u8]>::is_empty)) {
-                    *slot = Some(msg);
-                }
-            }
-            Ok(())
-        })
-        .map_err(|e| e.with_record(u64::try_from(index).unwrap_or(u64::MAX)))?;
-        for ((raw, slot), buf) in plan.raw.iter().zip(slots.iter_mut()).zip(bufs.iter_mut()) {
-            read_key(raw, slot.take(), buf, index)?;
+        let try_fast = fast && (declined < 8 || j.is_multiple_of(64));
+        if try_fast && run.record(plan, record.as_ref(), j, &mut bufs) {
+            declined = 0;
+        } else {
+            declined += 1;
+            rollback(plan, &mut bufs, j);
+            general_record(plan, record.as_ref(), base + j, &mut slots, &mut bufs)?;
         }
     }
+    learn_sizes(plan, &bufs, records.len());
     Ok(bufs)
+}
+
+/// Parses record `index` of the batch into `bufs` by the general path, which reads every
+/// valid encoding and words the errors. `slots` are all `None`, and left so.
+fn general_record<'a>(
+    plan: &Plan,
+    record: &'a [u8],
+    index: usize,
+    slots: &mut [Option<Msg<'a>>],
+    bufs: &mut [KeyBuf],
+) -> Result<()> {
+    scan_features::<TfExample>(record, |key, msg| {
+        if let Some(i) = plan.lookup(key)
+            && let (Some(raw), Some(slot)) = (plan.raw.get(i), slots.get_mut(i))
+        {
+            // The last entry of a key wins. For a dense key TensorFlow skips an entry whose
+            // `Feature` is empty, so an earlier entry with a value wins over it.
+            let dense = matches!(raw.kind, RawKind::Dense { .. } | RawKind::DenseVar { .. });
+            if !(dense && msg.slices().all(<[u8]>::is_empty)) {
+                *slot = Some(msg);
+            }
+        }
+        Ok(())
+    })
+    .map_err(|e| e.with_record(u64::try_from(index).unwrap_or(u64::MAX)))?;
+    for ((raw, slot), buf) in plan.raw.iter().zip(slots.iter_mut()).zip(bufs.iter_mut()) {
+        read_key(raw, slot.take(), buf, index)?;
+    }
+    Ok(())
 }
 
 /// Reads one key of one record into its buffer.
@@ -213,7 +444,7 @@ fn row_splits(ends: &[usize], dt: SplitsDType) -> Vec<i64> {
 
 /// The rows of a `FixedLenSequenceFeature`, padded to the longest record:
 /// `[batch, max_rows] + row_shape`.
-fn pad_rows(
+pub(crate) fn pad_rows(
     key: &str,
     buf: KeyBuf,
     batch: usize,
@@ -239,10 +470,9 @@ fn pad_rows(
         out.try_reserve(total).map_err(|e| {
             Error::feature(format!("padded output of {total} values: {e}")).with_key(key)
         })?;
-        let mut src = buf.values;
         let mut start = 0usize;
         for &end in &buf.ends {
-            push_range(&mut out, &mut src, start, end);
+            out.extend_range(&buf.values, start, end);
             out.push_repeat(pad, 0, max.saturating_sub(end.saturating_sub(start)));
             start = end;
         }
@@ -253,22 +483,6 @@ fn pad_rows(
     shape.push(rows);
     shape.extend_from_slice(row_shape);
     Ok(Tensor::Dense { shape, values: out })
-}
-
-/// Moves `src[a..b]` to the end of `out` (same type; strings are taken, not copied).
-fn push_range(out: &mut Values, src: &mut Values, a: usize, b: usize) {
-    match (out, src) {
-        (Values::Int64(d), Values::Int64(s)) => d.extend_from_slice(s.get(a..b).unwrap_or(&[])),
-        (Values::Float32(d), Values::Float32(s)) => {
-            d.extend_from_slice(s.get(a..b).unwrap_or(&[]));
-        }
-        (Values::Bytes(d), Values::Bytes(s)) => {
-            if let Some(range) = s.get_mut(a..b) {
-                d.extend(range.iter_mut().map(std::mem::take));
-            }
-        }
-        _ => {}
-    }
 }
 
 /// The sparse tensor of a `VarLenFeature`: `[batch, index]` indices in record order.

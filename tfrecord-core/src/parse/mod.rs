@@ -74,18 +74,26 @@
 //! twice in a record, the last entry wins, as in TensorFlow (for a dense feature, the last entry
 //! that is not an empty `Feature`).
 //!
-//! Each record is walked once; feature keys are matched against the spec by their bytes
-//! (binary search over the spec's sorted keys), values are decoded straight into the output
-//! buffers. [`ExampleParser::parse_parallel`] splits large batches over threads with the same
+//! Each record is walked once and its values are decoded straight into the output buffers.
+//! Feature keys are matched against the spec by their bytes: first against the key at the
+//! same position in the previous record (the records of one file nearly always share their key
+//! order), then by binary search over the spec's sorted keys. Records in the layout every
+//! writer produces (each key once, one list per feature, packed numbers) take a fast path;
+//! anything else, and every error, is read by the general path, so results and errors are the
+//! same either way. String tensors hold their values in one buffer ([`ByteStrings`]), and each
+//! parser remembers how much the last batch held per record to size the next batch's buffers
+//! at once. [`ExampleParser::parse_parallel`] splits large batches over threads with the same
 //! results.
 
 mod example;
+mod fast;
 mod ragged;
 mod read;
 #[cfg(feature = "schema")]
 mod schema;
 mod sequence;
 mod spec;
+mod strings;
 mod tensor;
 
 #[cfg(test)]
@@ -96,6 +104,7 @@ use std::collections::BTreeMap;
 #[cfg(feature = "schema")]
 pub use schema::RecordSpec;
 pub use spec::{DType, FeatureSpec, Partition, Spec, SplitsDType};
+pub use strings::{ByteStrings, ByteStringsIter};
 pub use tensor::{Tensor, Values, tensors_to_json};
 
 use crate::error::{Error, Result};
@@ -110,7 +119,7 @@ fn row_budget(total_bytes: usize) -> usize {
     total_bytes.saturating_mul(8).saturating_add(1 << 16)
 }
 
-fn total_bytes<R: AsRef<[u8]>>(records: &[R]) -> usize {
+pub(crate) fn total_bytes<R: AsRef<[u8]>>(records: &[R]) -> usize {
     records
         .iter()
         .fold(0usize, |acc, r| acc.saturating_add(r.as_ref().len()))
@@ -148,7 +157,7 @@ impl ExampleParser {
     /// Malformed records, and every case where TensorFlow fails (see the [module](self) docs);
     /// the error names the record index and the feature key.
     pub fn parse<R: AsRef<[u8]>>(&self, records: &[R]) -> Result<Tensors> {
-        let bufs = example::parse_run(&self.plan, records, 0)?;
+        let bufs = example::parse_run(&self.plan, records, 0, true)?;
         self.finish(bufs, records.len(), total_bytes(records))
     }
 
@@ -179,7 +188,7 @@ impl ExampleParser {
             let handles: Vec<_> = records
                 .chunks(per)
                 .enumerate()
-                .map(|(i, chunk)| s.spawn(move || example::parse_run(plan, chunk, i * per)))
+                .map(|(i, chunk)| s.spawn(move || example::parse_run(plan, chunk, i * per, true)))
                 .collect();
             handles
                 .into_iter()
@@ -249,6 +258,7 @@ impl SequenceExampleParser {
             &self.lists,
             records,
             row_budget(total_bytes(records)),
+            true,
         )
     }
 }

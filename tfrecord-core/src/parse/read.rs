@@ -57,7 +57,11 @@ pub(crate) fn extend(out: &mut Values, view: &FeatureView<'_>) -> Result<usize, 
     match out {
         Values::Int64(v) => view.extend_into::<Tf, i64>(v)?,
         Values::Float32(v) => view.extend_into::<Tf, f32>(v)?,
-        Values::Bytes(v) => view.extend_into::<Tf, Vec<u8>>(v)?,
+        Values::Bytes(v) => {
+            let mut strings: Vec<&[u8]> = Vec::new();
+            view.extend_into::<Tf, &[u8]>(&mut strings)?;
+            v.extend(strings);
+        }
         // Feature specs never hold these types (`Plan::compile` rejects them).
         Values::Bool(_) | Values::Int32(_) | Values::Float64(_) => {
             return Err(FieldError::Range {

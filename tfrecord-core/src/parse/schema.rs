@@ -131,7 +131,7 @@ fn values(f: &Field, dtype: DType, lit: &Literal) -> Result<Values> {
         DType::String => Values::Bytes(
             flat.iter()
                 .map(|l| match l {
-                    Literal::Str(s) => Ok(s.as_bytes().to_vec()),
+                    Literal::Str(s) => Ok(s.as_bytes()),
                     _ => Err(bad("is not a string")),
                 })
                 .collect::<Result<_>>()?,

@@ -4,12 +4,15 @@
 
 use std::collections::BTreeMap;
 
-use super::example::{RawOut, build_outputs};
+use super::example::{
+    FastRun, KeyBuf, RawOut, build_outputs, finish_keys, key_bufs, learn_sizes, not_usual, pad_rows,
+};
+use super::fast::{KeyPredictor, Sink, for_each_field_1, list_tag};
 use super::ragged::Rag;
 use super::read::{
     check_kind, dtype_mismatch, extend, feature_error, field_error, for_each_step, to_i64, view,
 };
-use super::spec::{Plan, RawKey, RawKind, shape_string};
+use super::spec::{Held, Plan, RawKey, RawKind, SplitsDType, shape_string};
 use super::tensor::{Tensor, Values};
 use crate::codec::{FeatureView, FieldError, Msg, scan_sequence};
 use crate::error::{Error, Result};
@@ -30,13 +33,35 @@ fn pass(kind: &RawKind) -> u8 {
     }
 }
 
-/// Parses a batch of `SequenceExample`s.
+/// The raw outputs of a batch: context keys, feature-list keys, feature-list lengths.
+type RawBatch = (Vec<RawOut>, Vec<RawOut>, BTreeMap<String, Tensor>);
+
+/// Parses a batch of `SequenceExample`s: by the fast path, or when that declines the batch (or
+/// `fast` is false, as tests ask) by the general path.
 pub(crate) fn parse_batch<R: AsRef<[u8]>>(
     ctx: &Plan,
     seq: &Plan,
     records: &[R],
     row_budget: usize,
+    fast: bool,
 ) -> Result<SequenceOutput> {
+    let raws = if fast {
+        fast_batch(ctx, seq, records)
+    } else {
+        None
+    };
+    let (craws, sraws, lengths) = match raws {
+        Some(raws) => raws,
+        None => general_batch(ctx, seq, records)?,
+    };
+    let context = build_outputs(ctx, craws, row_budget)?;
+    let lists = build_outputs(seq, sraws, row_budget)?;
+    Ok((context, lists, lengths))
+}
+
+/// Parses a batch by the general path, which reads every valid encoding and words the errors
+/// as TensorFlow orders them.
+fn general_batch<R: AsRef<[u8]>>(ctx: &Plan, seq: &Plan, records: &[R]) -> Result<RawBatch> {
     let batch = records.len();
     let (nc, ns) = (ctx.raw.len(), seq.raw.len());
     let mut cslots: Vec<Option<Msg<'_>>> = vec![None; batch.saturating_mul(nc)];
@@ -136,9 +161,7 @@ pub(crate) fn parse_batch<R: AsRef<[u8]>>(
             })
             .collect()
     };
-    let context = build_outputs(ctx, unwrap(craws), row_budget)?;
-    let lists = build_outputs(seq, unwrap(sraws), row_budget)?;
-    Ok((context, lists, lengths))
+    Ok((unwrap(craws), unwrap(sraws), lengths))
 }
 
 #[cold]
@@ -230,7 +253,7 @@ fn context_key(raw: &RawKey, slots: Vec<Option<Msg<'_>>>) -> Result<RawOut> {
                                 ),
                             ));
                         }
-                        move_range(&mut values, &mut found, at, at + c);
+                        values.extend_range(&found, at, at + c);
                         at += c;
                     }
                 }
@@ -268,22 +291,6 @@ fn context_key(raw: &RawKey, slots: Vec<Option<Msg<'_>>>) -> Result<RawOut> {
             "FixedLenSequenceFeature is not supported in the context",
         )
         .with_key(key)),
-    }
-}
-
-/// Moves `src[a..b]` to the end of `out` (same type).
-fn move_range(out: &mut Values, src: &mut Values, a: usize, b: usize) {
-    match (out, src) {
-        (Values::Int64(d), Values::Int64(s)) => d.extend_from_slice(s.get(a..b).unwrap_or(&[])),
-        (Values::Float32(d), Values::Float32(s)) => {
-            d.extend_from_slice(s.get(a..b).unwrap_or(&[]));
-        }
-        (Values::Bytes(d), Values::Bytes(s)) => {
-            if let Some(r) = s.get_mut(a..b) {
-                d.extend(r.iter_mut().map(std::mem::take));
-            }
-        }
-        _ => {}
     }
 }
 
@@ -384,7 +391,7 @@ fn list_key(raw: &RawKey, slots: Vec<Option<Msg<'_>>>) -> Result<(RawOut, Option
                         (r.total, r.steps)
                     }
                 };
-                move_range(&mut values, &mut found, at, at + n);
+                values.extend_range(&found, at, at + n);
                 at += n;
                 values.push_repeat(pad, 0, longest.saturating_sub(n));
                 lengths.push(to_i64(steps));
@@ -456,4 +463,309 @@ fn list_key(raw: &RawKey, slots: Vec<Option<Msg<'_>>>) -> Result<(RawOut, Option
         )
         .with_key(key)),
     }
+}
+
+// ---- The fast path ----
+
+/// How the fast path reads one feature-list key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StepKind {
+    /// `FixedLenSequence`: exactly `stride` values per step.
+    Rows { stride: usize, allow_missing: bool },
+    /// `VarLen`: any number of values per step, indexed `[record, step, i]`.
+    Sparse,
+    /// `Ragged`: any number of values per step, split by step.
+    Ragged(SplitsDType),
+}
+
+/// One feature-list key over the batch, as the fast path collects it.
+struct StepBuf {
+    values: Values,
+    /// The end of each record's values.
+    ends: Vec<usize>,
+    /// The end of each record's steps.
+    record_steps: Vec<usize>,
+    steps: Steps,
+}
+
+/// What the fast path keeps of a feature-list key's steps, besides the values.
+struct Steps {
+    kind: StepKind,
+    /// The oneof member of the key's list kind.
+    tag: u32,
+    /// `Sparse`: the indices, and the most values of a step.
+    indices: Vec<i64>,
+    max_values: usize,
+    /// `Ragged`: the row splits of the steps, `[0, ...]`.
+    splits: Vec<i64>,
+}
+
+impl Steps {
+    /// Reads the steps of a serialized `FeatureList` (one slice) of record `e`, their values
+    /// into `out`; the number of steps, `None` when the list is not in the usual form.
+    #[inline]
+    fn read<S: Sink>(&mut self, out: &mut S, list: &[u8], e: usize) -> Option<usize> {
+        let mut steps = 0usize;
+        let usual = for_each_field_1(list, |step| {
+            let Some(n) = out.extend_usual(self.tag, step) else {
+                return false;
+            };
+            let ok = match self.kind {
+                StepKind::Rows { stride, .. } => n == stride,
+                StepKind::Sparse => {
+                    self.max_values = self.max_values.max(n);
+                    let (e, step) = (to_i64(e), to_i64(steps));
+                    for i in 0..n {
+                        self.indices.extend_from_slice(&[e, step, to_i64(i)]);
+                    }
+                    true
+                }
+                StepKind::Ragged(dt) => {
+                    self.splits.push(dt.fit(to_i64(out.count())));
+                    true
+                }
+            };
+            steps += 1;
+            ok
+        });
+        usual.then_some(steps)
+    }
+}
+
+impl StepBuf {
+    /// [`Steps::read`] into the values buffer of the key's type.
+    fn read(&mut self, list: &[u8], e: usize) -> Option<usize> {
+        match &mut self.values {
+            Values::Int64(v) => self.steps.read(v, list, e),
+            Values::Float32(v) => self.steps.read(v, list, e),
+            Values::Bytes(v) => self.steps.read(v, list, e),
+            Values::Bool(_) | Values::Int32(_) | Values::Float64(_) => None,
+        }
+    }
+}
+
+/// The fast path over the feature lists of a batch: steps are decoded straight into the key
+/// buffers, as long as every list is in the usual form (each key at most once per record, in
+/// one piece, steps in the usual layout of the right kind and count).
+struct StepRun<'a> {
+    bufs: Vec<StepBuf>,
+    /// For each raw key, the mark of the last record that held it.
+    seen: Vec<usize>,
+    predict: KeyPredictor<'a>,
+    /// The current record, its mark (1 + its index), and the position of its next map entry.
+    record: usize,
+    mark: usize,
+    pos: usize,
+}
+
+impl<'a> StepRun<'a> {
+    fn new(plan: &Plan, batch: usize, bytes: usize) -> Option<Self> {
+        let bufs = plan
+            .raw
+            .iter()
+            .zip(&plan.hints)
+            .map(|(raw, hint)| {
+                let guess = hint.guess(batch, bytes);
+                let kind = match &raw.kind {
+                    RawKind::DenseVar {
+                        stride,
+                        allow_missing,
+                        ..
+                    } => StepKind::Rows {
+                        stride: *stride,
+                        allow_missing: *allow_missing,
+                    },
+                    RawKind::Sparse => StepKind::Sparse,
+                    RawKind::Ragged { splits } => StepKind::Ragged(*splits),
+                    RawKind::Dense { .. } => return None,
+                };
+                let mut values = Values::empty(raw.dtype);
+                values.reserve_hint(guess.values, guess.bytes);
+                let mut indices = Vec::new();
+                let mut splits = vec![0];
+                match kind {
+                    StepKind::Sparse => indices.reserve(guess.values.saturating_mul(3)),
+                    StepKind::Ragged(_) => splits.reserve(guess.steps),
+                    StepKind::Rows { .. } => {}
+                }
+                Some(StepBuf {
+                    values,
+                    ends: Vec::with_capacity(batch),
+                    record_steps: Vec::with_capacity(batch),
+                    steps: Steps {
+                        kind,
+                        tag: list_tag(raw.dtype),
+                        indices,
+                        max_values: 0,
+                        splits,
+                    },
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(StepRun {
+            seen: vec![0; bufs.len()],
+            bufs,
+            predict: KeyPredictor::new(),
+            record: 0,
+            mark: 0,
+            pos: 0,
+        })
+    }
+
+    /// Starts record `e` of the batch.
+    fn start(&mut self, e: usize) {
+        self.record = e;
+        self.mark = e + 1;
+        self.pos = 0;
+    }
+
+    /// Reads one feature list of the current record. `Err` (a placeholder) when it is not in
+    /// the usual form.
+    #[inline]
+    fn entry(&mut self, plan: &Plan, key: &'a [u8], msg: &Msg<'_>) -> Result<()> {
+        let found = self.predict.lookup(plan, self.pos, key);
+        self.pos += 1;
+        let Some(i) = found else { return Ok(()) };
+        let (Some(buf), Some(seen)) = (self.bufs.get_mut(i), self.seen.get_mut(i)) else {
+            return Err(not_usual());
+        };
+        if *seen == self.mark {
+            return Err(not_usual()); // a repeated key
+        }
+        *seen = self.mark;
+        let steps = msg
+            .single()
+            .and_then(|list| buf.read(list, self.record))
+            .ok_or_else(not_usual)?;
+        let before = buf.record_steps.last().copied().unwrap_or(0);
+        buf.record_steps.push(before + steps);
+        Ok(())
+    }
+
+    /// Ends the current record: empty lists for the keys it lacks. `false` when a required
+    /// list is missing.
+    fn finish(&mut self) -> bool {
+        for (buf, &seen) in self.bufs.iter_mut().zip(&self.seen) {
+            if seen != self.mark {
+                if let StepKind::Rows {
+                    allow_missing: false,
+                    ..
+                } = buf.steps.kind
+                {
+                    return false;
+                }
+                let before = buf.record_steps.last().copied().unwrap_or(0);
+                buf.record_steps.push(before);
+            }
+            buf.ends.push(buf.values.len());
+        }
+        true
+    }
+
+    /// The raw outputs of the feature-list keys, and the lengths of the `FixedLenSequence`
+    /// ones. `None` when the padded output cannot be made (the general path words the error).
+    fn into_raws(
+        self,
+        plan: &Plan,
+        batch: usize,
+    ) -> Option<(Vec<RawOut>, BTreeMap<String, Tensor>)> {
+        let mut raws = Vec::with_capacity(self.bufs.len());
+        let mut lengths = BTreeMap::new();
+        for ((raw, hint), buf) in plan.raw.iter().zip(&plan.hints).zip(self.bufs) {
+            let held = Held {
+                values: buf.values.len(),
+                bytes: buf.values.string_bytes(),
+                steps: buf.record_steps.last().copied().unwrap_or(0),
+            };
+            hint.learn(batch, held);
+            let steps = per_record(&buf.record_steps);
+            raws.push(match (&raw.kind, buf.steps.kind) {
+                (
+                    RawKind::DenseVar {
+                        row_shape,
+                        stride,
+                        pad,
+                        ..
+                    },
+                    StepKind::Rows { .. },
+                ) => {
+                    let rows = KeyBuf {
+                        values: buf.values,
+                        ends: buf.ends,
+                    };
+                    let t = pad_rows(&raw.key, rows, batch, row_shape, *stride, pad).ok()?;
+                    let len = Tensor::Dense {
+                        shape: vec![batch],
+                        values: Values::Int64(steps.map(to_i64).collect()),
+                    };
+                    lengths.insert(raw.key.clone(), len);
+                    RawOut::Tensor(t)
+                }
+                (RawKind::Sparse, StepKind::Sparse) => {
+                    let max_steps = steps.max().unwrap_or(0);
+                    RawOut::Tensor(Tensor::Sparse {
+                        indices: buf.steps.indices,
+                        values: buf.values,
+                        dense_shape: vec![
+                            to_i64(batch),
+                            to_i64(max_steps),
+                            to_i64(buf.steps.max_values),
+                        ],
+                    })
+                }
+                (RawKind::Ragged { .. }, StepKind::Ragged(dt)) => {
+                    let record_splits = std::iter::once(0)
+                        .chain(buf.record_steps.iter().map(|&x| dt.fit(to_i64(x))))
+                        .collect();
+                    RawOut::Rag(Rag {
+                        splits: vec![record_splits, buf.steps.splits],
+                        values: buf.values,
+                        dense_inner: 0,
+                    })
+                }
+                _ => return None,
+            });
+        }
+        Some((raws, lengths))
+    }
+}
+
+/// The sizes of consecutive ranges from their ends.
+fn per_record(ends: &[usize]) -> impl Iterator<Item = usize> + '_ {
+    let mut start = 0usize;
+    ends.iter().map(move |&end| {
+        let n = end.saturating_sub(start);
+        start = end;
+        n
+    })
+}
+
+/// Parses a batch by the fast path: `None` unless every record is in the usual form, in
+/// which case the general path takes the whole batch. The outputs are the general path's.
+fn fast_batch<R: AsRef<[u8]>>(ctx: &Plan, seq: &Plan, records: &[R]) -> Option<RawBatch> {
+    let batch = records.len();
+    if batch == 0 {
+        return None; // TensorFlow's checks of an empty batch have their quirks
+    }
+    let bytes = super::total_bytes(records);
+    let mut cbufs = key_bufs(ctx, batch, bytes);
+    let mut crun = FastRun::new(ctx);
+    let mut srun = StepRun::new(seq, batch, bytes)?;
+    for (e, record) in records.iter().enumerate() {
+        crun.start(e);
+        srun.start(e);
+        scan_sequence(
+            record.as_ref(),
+            |key, msg| crun.entry(ctx, key, &msg, &mut cbufs),
+            |key, msg| srun.entry(seq, key, &msg),
+        )
+        .ok()?;
+        if !(crun.finish(ctx, &mut cbufs) && srun.finish()) {
+            return None;
+        }
+    }
+    learn_sizes(ctx, &cbufs, batch);
+    let craws = finish_keys(ctx, cbufs, batch).ok()?;
+    let (sraws, lengths) = srun.into_raws(seq, batch)?;
+    Some((craws, sraws, lengths))
 }

@@ -2,6 +2,7 @@
 //! compilation into the per-key plan the parsers run.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::tensor::Values;
 use crate::codec::ListKind;
@@ -388,6 +389,67 @@ pub(crate) struct Plan {
     /// `(length, first 8 bytes, raw index)` of every key, sorted: most lookups are settled by
     /// two integer comparisons per probe, with one byte comparison to confirm a match.
     index: Vec<(usize, u64, usize)>,
+    /// What each raw key held in the last batch parsed, to size the next batch's buffers.
+    pub(crate) hints: Vec<SizeHint>,
+}
+
+/// How much one raw key held per record in the last batch parsed with a plan: the next batch
+/// reserves its buffers from it at once instead of growing them by doubling, which copies and
+/// touches fresh memory (page faults) several times over. Only a guess: any value works, and
+/// reservations are capped by the batch's size.
+#[derive(Debug, Default)]
+pub(crate) struct SizeHint {
+    /// Values, bytes of string values, and feature-list steps per record, in 1/16ths.
+    values: AtomicUsize,
+    bytes: AtomicUsize,
+    steps: AtomicUsize,
+}
+
+impl Clone for SizeHint {
+    fn clone(&self) -> Self {
+        let copy = |a: &AtomicUsize| AtomicUsize::new(a.load(Ordering::Relaxed));
+        SizeHint {
+            values: copy(&self.values),
+            bytes: copy(&self.bytes),
+            steps: copy(&self.steps),
+        }
+    }
+}
+
+/// What a batch of `records` records held of one key.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Held {
+    pub(crate) values: usize,
+    pub(crate) bytes: usize,
+    pub(crate) steps: usize,
+}
+
+impl SizeHint {
+    /// Remembers what a batch of `records` records held.
+    pub(crate) fn learn(&self, records: usize, held: Held) {
+        if records == 0 {
+            return;
+        }
+        let per = |n: usize| n.saturating_mul(16) / records;
+        self.values.store(per(held.values), Ordering::Relaxed);
+        self.bytes.store(per(held.bytes), Ordering::Relaxed);
+        self.steps.store(per(held.steps), Ordering::Relaxed);
+    }
+
+    /// The guess for a batch of `records` records of `bytes` bytes in all: what the last
+    /// batch held per record, plus a sixteenth, and never more than the batch's bytes (every
+    /// value, string byte or step takes at least one byte of input).
+    pub(crate) fn guess(&self, records: usize, bytes: usize) -> Held {
+        let scale = |a: &AtomicUsize| {
+            let n = a.load(Ordering::Relaxed).saturating_mul(records) / 16;
+            n.saturating_add(n / 16).min(bytes)
+        };
+        Held {
+            values: scale(&self.values),
+            bytes: scale(&self.bytes),
+            steps: scale(&self.steps),
+        }
+    }
 }
 
 #[cold]
@@ -585,6 +647,7 @@ impl Plan {
             .collect();
         index.sort_unstable();
         Ok(Plan {
+            hints: vec![SizeHint::default(); raw.len()],
             raw,
             outputs,
             index,

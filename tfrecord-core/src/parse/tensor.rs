@@ -6,6 +6,7 @@ use base64::Engine as _;
 use serde_json::{Number, Value};
 
 use super::spec::DType;
+use super::strings::ByteStrings;
 
 /// A flat buffer of tensor elements, row-major.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,8 +16,8 @@ pub enum Values {
     Int64(Vec<i64>),
     /// `tf.float32` elements, bit for bit as stored (NaN payloads included).
     Float32(Vec<f32>),
-    /// `tf.string` elements: arbitrary bytes.
-    Bytes(Vec<Vec<u8>>),
+    /// `tf.string` elements: arbitrary bytes, all in one buffer.
+    Bytes(ByteStrings),
     /// `tf.bool` elements (only in tensors built from other sources than `tf.train.Example`,
     /// such as Avro).
     Bool(Vec<bool>),
@@ -33,7 +34,7 @@ impl Values {
         match dtype {
             DType::Int64 => Values::Int64(Vec::new()),
             DType::Float32 => Values::Float32(Vec::new()),
-            DType::String => Values::Bytes(Vec::new()),
+            DType::String => Values::Bytes(ByteStrings::new()),
             DType::Bool => Values::Bool(Vec::new()),
             DType::Int32 => Values::Int32(Vec::new()),
             DType::Float64 => Values::Float64(Vec::new()),
@@ -45,7 +46,7 @@ impl Values {
         match dtype {
             DType::Int64 => Values::Int64(vec![0; n]),
             DType::Float32 => Values::Float32(vec![0.0; n]),
-            DType::String => Values::Bytes(vec![Vec::new(); n]),
+            DType::String => Values::Bytes(std::iter::repeat_n(&[][..], n).collect()),
             DType::Bool => Values::Bool(vec![false; n]),
             DType::Int32 => Values::Int32(vec![0; n]),
             DType::Float64 => Values::Float64(vec![0.0; n]),
@@ -98,7 +99,7 @@ impl Values {
     }
 
     /// The elements if they are strings.
-    pub fn as_bytes(&self) -> Option<&[Vec<u8>]> {
+    pub fn as_bytes(&self) -> Option<&ByteStrings> {
         match self {
             Values::Bytes(v) => Some(v),
             _ => None,
@@ -162,7 +163,7 @@ impl Values {
             }
             (Values::Bytes(d), Values::Bytes(s)) => {
                 if let Some(x) = s.get(i) {
-                    d.extend(std::iter::repeat_n(x, n).cloned());
+                    d.extend(std::iter::repeat_n(x, n));
                 }
             }
             (Values::Bool(d), Values::Bool(s)) => {
@@ -189,7 +190,7 @@ impl Values {
         match (self, src) {
             (Values::Int64(d), Values::Int64(s)) => d.extend_from_slice(s),
             (Values::Float32(d), Values::Float32(s)) => d.extend_from_slice(s),
-            (Values::Bytes(d), Values::Bytes(s)) => d.extend_from_slice(s),
+            (Values::Bytes(d), Values::Bytes(s)) => d.extend_range(s, 0, s.len()),
             (Values::Bool(d), Values::Bool(s)) => d.extend_from_slice(s),
             (Values::Int32(d), Values::Int32(s)) => d.extend_from_slice(s),
             (Values::Float64(d), Values::Float64(s)) => d.extend_from_slice(s),
@@ -202,11 +203,66 @@ impl Values {
         match (self, src) {
             (Values::Int64(d), Values::Int64(mut s)) => d.append(&mut s),
             (Values::Float32(d), Values::Float32(mut s)) => d.append(&mut s),
-            (Values::Bytes(d), Values::Bytes(mut s)) => d.append(&mut s),
+            (Values::Bytes(d), Values::Bytes(s)) => {
+                if d.is_empty() {
+                    *d = s;
+                } else {
+                    d.extend_range(&s, 0, s.len());
+                }
+            }
             (Values::Bool(d), Values::Bool(mut s)) => d.append(&mut s),
             (Values::Int32(d), Values::Int32(mut s)) => d.append(&mut s),
             (Values::Float64(d), Values::Float64(mut s)) => d.append(&mut s),
             _ => {}
+        }
+    }
+
+    /// Appends elements `a..b` of `src` (same type; as many of them as there are).
+    pub(crate) fn extend_range(&mut self, src: &Values, a: usize, b: usize) {
+        fn range<T: Copy>(d: &mut Vec<T>, s: &[T], a: usize, b: usize) {
+            d.extend_from_slice(s.get(a..b.min(s.len())).unwrap_or_default());
+        }
+        match (self, src) {
+            (Values::Int64(d), Values::Int64(s)) => range(d, s, a, b),
+            (Values::Float32(d), Values::Float32(s)) => range(d, s, a, b),
+            (Values::Bytes(d), Values::Bytes(s)) => d.extend_range(s, a, b),
+            (Values::Bool(d), Values::Bool(s)) => range(d, s, a, b),
+            (Values::Int32(d), Values::Int32(s)) => range(d, s, a, b),
+            (Values::Float64(d), Values::Float64(s)) => range(d, s, a, b),
+            _ => {}
+        }
+    }
+
+    /// Reserves room for `n` more elements and, for strings, `bytes` more bytes, as far as
+    /// possible (a reservation that fails is skipped: the buffer grows as it fills).
+    pub(crate) fn reserve_hint(&mut self, n: usize, bytes: usize) {
+        let _ = match self {
+            Values::Int64(v) => v.try_reserve(n),
+            Values::Float32(v) => v.try_reserve(n),
+            Values::Bytes(v) => v.try_reserve(n, bytes),
+            Values::Bool(v) => v.try_reserve(n),
+            Values::Int32(v) => v.try_reserve(n),
+            Values::Float64(v) => v.try_reserve(n),
+        };
+    }
+
+    /// The bytes of the string elements (0 for other types).
+    pub(crate) fn string_bytes(&self) -> usize {
+        match self {
+            Values::Bytes(v) => v.data().len(),
+            _ => 0,
+        }
+    }
+
+    /// Keeps the first `n` elements.
+    pub(crate) fn truncate(&mut self, n: usize) {
+        match self {
+            Values::Int64(v) => v.truncate(n),
+            Values::Float32(v) => v.truncate(n),
+            Values::Bytes(v) => v.truncate(n),
+            Values::Bool(v) => v.truncate(n),
+            Values::Int32(v) => v.truncate(n),
+            Values::Float64(v) => v.truncate(n),
         }
     }
 
@@ -219,7 +275,7 @@ impl Values {
         match self {
             Values::Int64(v) => v.try_reserve(n),
             Values::Float32(v) => v.try_reserve(n),
-            Values::Bytes(v) => v.try_reserve(n),
+            Values::Bytes(v) => v.try_reserve(n, 0),
             Values::Bool(v) => v.try_reserve(n),
             Values::Int32(v) => v.try_reserve(n),
             Values::Float64(v) => v.try_reserve(n),
@@ -235,11 +291,9 @@ impl Values {
             Values::Float32(v) => {
                 Values::Float32(perm.iter().filter_map(|&i| v.get(i).copied()).collect())
             }
-            Values::Bytes(mut v) => Values::Bytes(
-                perm.iter()
-                    .map(|&i| v.get_mut(i).map(std::mem::take).unwrap_or_default())
-                    .collect(),
-            ),
+            Values::Bytes(v) => {
+                Values::Bytes(perm.iter().map(|&i| v.get(i).unwrap_or_default()).collect())
+            }
             Values::Bool(v) => {
                 Values::Bool(perm.iter().filter_map(|&i| v.get(i).copied()).collect())
             }
@@ -267,6 +321,12 @@ impl From<Vec<f32>> for Values {
 
 impl From<Vec<Vec<u8>>> for Values {
     fn from(v: Vec<Vec<u8>>) -> Self {
+        Values::Bytes(v.into())
+    }
+}
+
+impl From<ByteStrings> for Values {
+    fn from(v: ByteStrings) -> Self {
         Values::Bytes(v)
     }
 }
@@ -303,13 +363,13 @@ impl From<f32> for Values {
 
 impl From<&[u8]> for Values {
     fn from(v: &[u8]) -> Self {
-        Values::Bytes(vec![v.to_vec()])
+        Values::Bytes(std::iter::once(v).collect())
     }
 }
 
 impl From<&str> for Values {
     fn from(v: &str) -> Self {
-        Values::Bytes(vec![v.as_bytes().to_vec()])
+        Values::Bytes(std::iter::once(v).collect())
     }
 }
 

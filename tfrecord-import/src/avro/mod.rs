@@ -626,7 +626,7 @@ fn literal_values(lit: &Literal, dtype: DType) -> Result<Values> {
             (Values::Float64(v), Literal::Float(x)) => v.push(*x),
             #[allow(clippy::cast_precision_loss)]
             (Values::Float64(v), Literal::Int(n)) => v.push(*n as f64),
-            (Values::Bytes(v), Literal::Str(s)) => v.push(s.as_bytes().to_vec()),
+            (Values::Bytes(v), Literal::Str(s)) => v.push(s),
             _ => return Err(bad(l)),
         }
     }
@@ -651,9 +651,9 @@ fn push_leaf(out: &mut Values, v: &Value) -> Result<()> {
         ) => o.push(*x),
         (Values::Float32(o), Value::Float(x)) => o.push(*x),
         (Values::Float64(o), Value::Double(x)) => o.push(*x),
-        (Values::Bytes(o), Value::String(s) | Value::Enum(_, s)) => o.push(s.as_bytes().to_vec()),
-        (Values::Bytes(o), Value::Bytes(b) | Value::Fixed(_, b)) => o.push(b.clone()),
-        (Values::Bytes(o), Value::Uuid(u)) => o.push(u.to_string().into_bytes()),
+        (Values::Bytes(o), Value::String(s) | Value::Enum(_, s)) => o.push(s),
+        (Values::Bytes(o), Value::Bytes(b) | Value::Fixed(_, b)) => o.push(b),
+        (Values::Bytes(o), Value::Uuid(u)) => o.push(u.to_string()),
         (out, v) => {
             let d = out.dtype();
             let hint = match (d, v) {
@@ -689,7 +689,7 @@ fn push_from(out: &mut Values, src: &Values, i: usize) {
         (Values::Bool(o), Values::Bool(s)) => o.extend(s.get(i)),
         (Values::Float32(o), Values::Float32(s)) => o.extend(s.get(i)),
         (Values::Float64(o), Values::Float64(s)) => o.extend(s.get(i)),
-        (Values::Bytes(o), Values::Bytes(s)) => o.extend(s.get(i).cloned()),
+        (Values::Bytes(o), Values::Bytes(s)) => o.extend(s.get(i)),
         _ => {}
     }
 }
@@ -1017,7 +1017,7 @@ fn permute(values: Values, perm: &[usize]) -> Values {
         Values::Bool(v) => Values::Bool(pick(v, perm)),
         Values::Float32(v) => Values::Float32(pick(v, perm)),
         Values::Float64(v) => Values::Float64(pick(v, perm)),
-        Values::Bytes(v) => Values::Bytes(pick(v, perm)),
+        Values::Bytes(v) => Values::Bytes(perm.iter().filter_map(|&i| v.get(i)).collect()),
         _ => values,
     }
 }

@@ -1,0 +1,174 @@
+//! The fast path of both parsers: feature keys predicted from the previous record's key order,
+//! and features in the layout every writer produces (one list per feature, numbers packed)
+//! decoded without a [`FeatureView`].
+//!
+//! Nothing here reports an error: each helper returns `None` (or `false`) when the input is
+//! anything but the usual case, and the caller then runs the general path, which decides what
+//! the input means and words the errors.
+//!
+//! [`FeatureView`]: crate::codec::FeatureView
+
+use super::spec::{DType, Plan};
+use super::strings::ByteStrings;
+use super::tensor::Values;
+use crate::codec::wire::split_len;
+use crate::codec::{DecodeElem, Dialect, Tf, key_word};
+
+/// Whether two feature keys are equal; keys of up to eight bytes take one integer comparison.
+#[inline]
+pub(crate) fn same_key(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len()
+        && if a.len() <= 8 {
+            key_word(a) == key_word(b)
+        } else {
+            a == b
+        }
+}
+
+/// Looks up the map entries of a record in a [`Plan`], guessing each entry's spec key from the
+/// key at the same position in the previous record: the records of one file nearly always
+/// share their key order, so most entries take one key comparison instead of a binary search.
+pub(crate) struct KeyPredictor<'a> {
+    /// `(key, raw key index)` of the entry at each position of the previous record.
+    last: Vec<(&'a [u8], Option<usize>)>,
+}
+
+impl<'a> KeyPredictor<'a> {
+    /// Positions remembered: enough for any spec, bounded whatever a record holds.
+    const MAX_POSITIONS: usize = 4096;
+
+    pub(crate) fn new() -> Self {
+        KeyPredictor { last: Vec::new() }
+    }
+
+    /// The raw key index of `key`, the entry at position `pos` of its record.
+    #[inline]
+    pub(crate) fn lookup(&mut self, plan: &Plan, pos: usize, key: &'a [u8]) -> Option<usize> {
+        if let Some(&(k, i)) = self.last.get(pos)
+            && same_key(k, key)
+        {
+            return i;
+        }
+        let i = plan.lookup(key);
+        if let Some(slot) = self.last.get_mut(pos) {
+            *slot = (key, i);
+        } else if pos == self.last.len() && pos < Self::MAX_POSITIONS {
+            self.last.push((key, i));
+        }
+        i
+    }
+}
+
+/// The oneof member of a `tf.train.Feature` holding values of `dtype` (1 bytes, 2 float,
+/// 3 int64).
+pub(crate) fn list_tag(dtype: DType) -> u32 {
+    Tf::tag(dtype.list_kind()).unwrap_or(0)
+}
+
+/// The body of the list of a serialized `Feature` (one slice) in the usual layout: nothing
+/// but one list, of oneof member `tag`. An empty `Feature` (no list set) reads as an empty
+/// body. `None` for every other layout or kind.
+#[inline(always)]
+fn usual_list(tag: u32, bytes: &[u8]) -> Option<&[u8]> {
+    match bytes {
+        [] => Some(&[]),
+        // `tag << 3 | 2` is one byte for the three list kinds.
+        [t, rest @ ..] if u32::from(*t) == (tag << 3 | 2) => match split_len(rest)? {
+            (body, []) => Some(body),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A values buffer of one list kind, which the fast path decodes into.
+pub(crate) trait Sink {
+    /// The number of values.
+    fn count(&self) -> usize;
+
+    /// Appends the values of `value`, one `value` field of a list (a packed run of numbers, or
+    /// one string); `None` when the run is malformed.
+    fn push_value(&mut self, value: &[u8]) -> Option<()>;
+
+    /// Appends the values of a serialized `Feature` (one slice) holding a list of oneof member
+    /// `tag` whose values are packed (numbers) or length-delimited (strings), and returns how
+    /// many there were. `None` for every other layout or kind, and for malformed values;
+    /// `self` may then hold some of the values already, and the caller truncates it.
+    #[inline]
+    fn extend_usual(&mut self, tag: u32, bytes: &[u8]) -> Option<usize> {
+        let body = usual_list(tag, bytes)?;
+        let before = self.count();
+        for_each_field_1(body, |v| self.push_value(v).is_some()).then(|| self.count() - before)
+    }
+}
+
+impl Sink for Vec<i64> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn push_value(&mut self, run: &[u8]) -> Option<()> {
+        <i64 as DecodeElem<'_, Tf>>::extend_packed(run, self).ok()
+    }
+}
+
+impl Sink for Vec<f32> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn push_value(&mut self, run: &[u8]) -> Option<()> {
+        // One value (a scalar step, a scalar feature) without the call and copy of a run.
+        if let Ok(bits) = <[u8; 4]>::try_from(run) {
+            self.push(f32::from_le_bytes(bits));
+            return Some(());
+        }
+        <f32 as DecodeElem<'_, Tf>>::extend_packed(run, self).ok()
+    }
+}
+
+impl Sink for ByteStrings {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn push_value(&mut self, value: &[u8]) -> Option<()> {
+        self.push(value);
+        Some(())
+    }
+}
+
+/// [`Sink::extend_usual`] on a values buffer of a feature type; `None` for the other types.
+#[inline]
+pub(crate) fn extend_usual(out: &mut Values, tag: u32, bytes: &[u8]) -> Option<usize> {
+    match out {
+        Values::Int64(v) => v.extend_usual(tag, bytes),
+        Values::Float32(v) => v.extend_usual(tag, bytes),
+        Values::Bytes(v) => v.extend_usual(tag, bytes),
+        Values::Bool(_) | Values::Int32(_) | Values::Float64(_) => None,
+    }
+}
+
+/// Calls `f` with each field 1 of a message made of nothing else, all length-delimited: the
+/// steps of a `FeatureList`, the values of a `BytesList`, the packed runs of a number list.
+/// `false` for any other content, or when `f` returns `false`.
+#[inline]
+pub(crate) fn for_each_field_1(msg: &[u8], mut f: impl FnMut(&[u8]) -> bool) -> bool {
+    let mut rest = msg;
+    while let [t, tail @ ..] = rest {
+        if *t != 0x0a {
+            return false;
+        }
+        let Some((field, after)) = split_len(tail) else {
+            return false;
+        };
+        if !f(field) {
+            return false;
+        }
+        rest = after;
+    }
+    true
+}
