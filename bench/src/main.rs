@@ -464,6 +464,7 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
                 for b in recs.chunks(records::BATCH) {
                     sink.batch(b)?;
                 }
+                sink.finish();
                 Ok(Totals {
                     records: recs.len() as u64,
                     ..sink.totals()
