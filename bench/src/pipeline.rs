@@ -158,7 +158,10 @@ pub(crate) fn read_parallel<K: BatchSink>(
     workers: usize,
     make: impl Fn() -> K + Sync,
 ) -> Result<Totals, String> {
-    let (tx, rx): (SyncSender<Batch>, Receiver<Batch>) = mpsc::sync_channel(4 * workers);
+    // A batch's worth of records in flight per worker, whatever the chunk size: enough to
+    // keep the workers busy, and what bounds the memory held.
+    let in_flight = workers * (BATCH / K::CHUNK).max(1);
+    let (tx, rx): (SyncSender<Batch>, Receiver<Batch>) = mpsc::sync_channel(in_flight);
     let (back_tx, back_rx) = mpsc::channel::<Batch>();
     let rx = Arc::new(Mutex::new(rx));
     std::thread::scope(|s| {

@@ -120,8 +120,11 @@ macro_rules! int_elem {
             #[inline]
             fn extend_packed(mut run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
                 let conv: fn(u64) -> Result<$t, FieldError> = $conv;
-                // Every varint ends in one byte below 0x80: reserve the count exactly.
-                out.reserve(run.iter().filter(|b| **b < 0x80).count());
+                // Every varint ends in one byte below 0x80: unless there is room for one value
+                // per byte already, reserve the count exactly.
+                if out.capacity() - out.len() < run.len() {
+                    out.reserve(run.iter().filter(|b| **b < 0x80).count());
+                }
                 while !run.is_empty() {
                     let v = get_varint(&mut run).map_err(|_| bad_varint())?;
                     out.push(conv(v)?);

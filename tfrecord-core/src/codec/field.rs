@@ -535,7 +535,7 @@ pub fn one_usual<'de, D: Dialect, T: DecodeElem<'de, D>>(
 ///
 /// # Errors
 /// As [`DecodeField::decode`].
-#[inline]
+#[inline(always)]
 pub fn decode_feature<'de, D: Dialect, T: DecodeField<'de, D>>(
     msg: Msg<'de>,
 ) -> Result<T, FieldError> {

@@ -436,7 +436,7 @@ pub fn put_lists_header(buf: &mut Vec<u8>, lists: usize) {
 ///
 /// # Errors
 /// Missing, wrong kind or count, out of range; naming the field and key.
-#[inline]
+#[inline(always)]
 pub fn field<'de, D: Dialect, T: DecodeField<'de, D>>(
     slot: Option<Msg<'de>>,
     info: &FieldInfo,
@@ -451,7 +451,7 @@ pub fn field<'de, D: Dialect, T: DecodeField<'de, D>>(
 ///
 /// # Errors
 /// As [`field`].
-#[inline]
+#[inline(always)]
 pub fn present<'de, D: Dialect, T: DecodeField<'de, D>>(
     m: Msg<'de>,
     info: &FieldInfo,

@@ -72,9 +72,16 @@ impl<D: Dialect, S: EncodeField<D>> EncodeSteps<D> for Vec<S> {
     }
 }
 
+/// The bytes of a serialized `FeatureList`: a bound on what it holds, to size buffers once
+/// instead of growing them step by step (never more than a small multiple of the record).
+fn list_bytes(list: &Msg<'_>) -> usize {
+    list.slices().map(<[u8]>::len).sum()
+}
+
 impl<'de, D: Dialect, S: DecodeField<'de, D>> DecodeSteps<'de, D> for Vec<S> {
     fn decode_list(list: &Msg<'de>, info: &FieldInfo) -> Result<Self> {
-        let mut out = Vec::new();
+        // A step of one number takes 7 bytes or more in the usual layout.
+        let mut out = Vec::with_capacity(list_bytes(list) / 8);
         for_each_step(list, |feature| {
             if let Some((tag, value)) = usual_feature(feature)
                 && let Some(found) = D::kind(tag)
@@ -252,6 +259,12 @@ impl<D: Dialect, T: EncodeElem<D>> EncodeSteps<D> for Ragged<T> {
 impl<'de, D: Dialect, T: DecodeElem<'de, D>> DecodeSteps<'de, D> for Ragged<T> {
     fn decode_list(list: &Msg<'de>, info: &FieldInfo) -> Result<Self> {
         let mut out = Ragged::new();
+        // A step takes 6 bytes or more; a number 1 byte or more, a string 2 or more.
+        let bytes = list_bytes(list);
+        out.row_splits.reserve(bytes / 6);
+        if T::KIND.is_packed() {
+            out.values.reserve(bytes / 4);
+        }
         for_each_step(list, |feature| {
             let step = if let Some((tag, value)) = usual_feature(feature)
                 && let Some(found) = D::kind(tag)

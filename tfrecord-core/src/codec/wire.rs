@@ -100,13 +100,24 @@ impl Value<'_> {
 /// When the varint is truncated or longer than ten bytes.
 #[inline]
 pub fn get_varint(buf: &mut &[u8]) -> Result<u64> {
+    // Varints of up to three bytes (values below 2^21) unrolled; longer ones in the loop.
+    let (v, rest) = match *buf {
+        [b0, rest @ ..] if *b0 < 0x80 => (u64::from(*b0), rest),
+        [b0, b1, rest @ ..] if *b1 < 0x80 => (u64::from(b0 & 0x7f) | (u64::from(*b1) << 7), rest),
+        [b0, b1, b2, rest @ ..] if *b2 < 0x80 => (
+            u64::from(b0 & 0x7f) | (u64::from(b1 & 0x7f) << 7) | (u64::from(*b2) << 14),
+            rest,
+        ),
+        _ => return get_varint_slow(buf),
+    };
+    *buf = rest;
+    Ok(v)
+}
+
+/// [`get_varint`] for varints of four bytes or more, and for errors.
+#[cold]
+fn get_varint_slow(buf: &mut &[u8]) -> Result<u64> {
     let bytes = *buf;
-    if let Some(&b) = bytes.first()
-        && b < 0x80
-    {
-        *buf = &bytes[1..];
-        return Ok(u64::from(b));
-    }
     let mut v: u64 = 0;
     for (i, &b) in bytes.iter().enumerate().take(10) {
         v |= u64::from(b & 0x7f) << (7 * i);
