@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
-use tfrecord_core::{ReaderOptions, RecordReader, Unverified};
+use tfrecord_core::{Chunk, ChunkReader, ReaderOptions, RecordReader};
 
 use crate::records::{BATCH, Batcher, Shape, decode};
 use crate::sidecar::Sidecar;
@@ -31,17 +31,77 @@ impl Totals {
 
 /// Something that parses whole batches of serialized records.
 pub(crate) trait BatchSink: Send {
-    /// How many records a reader thread hands over at a time.
-    const CHUNK: usize = BATCH;
     /// Parses one batch.
     ///
     /// # Errors
     /// A record that does not decode or does not fit the spec.
     fn batch<R: AsRef<[u8]>>(&mut self, recs: &[R]) -> Result<(), String>;
+    /// Checks and parses the records of a chunk of frames (on a worker thread); returns how
+    /// many there were. The default gathers them into batches of [`BATCH`] for
+    /// [`batch`](Self::batch), the rest at [`finish`](Self::finish).
+    ///
+    /// # Errors
+    /// Framing, checksum and decoding errors.
+    fn chunk(&mut self, chunk: &Chunk) -> Result<u64, String>;
     /// Consumes what is left after the last batch.
-    fn finish(&mut self) {}
+    ///
+    /// # Errors
+    /// As [`batch`](Self::batch).
+    fn finish(&mut self) -> Result<(), String> {
+        Ok(())
+    }
     /// Rows and values extracted so far.
     fn totals(&self) -> Totals;
+}
+
+/// Records gathered from chunks into batches of [`BATCH`]: the default way a batch parser
+/// takes chunks. The buffers are reused.
+#[derive(Default)]
+pub(crate) struct Gather {
+    recs: Vec<Vec<u8>>,
+    n: usize,
+}
+
+impl Gather {
+    /// Copies the chunk's records in, handing each full batch to `parse`.
+    pub(crate) fn chunk(
+        &mut self,
+        chunk: &Chunk,
+        mut parse: impl FnMut(&[Vec<u8>]) -> Result<(), String>,
+    ) -> Result<u64, String> {
+        let mut reader = chunk.reader();
+        let mut records = 0;
+        loop {
+            if self.recs.len() == self.n {
+                self.recs.push(Vec::new());
+            }
+            if !reader
+                .read_into(&mut self.recs[self.n])
+                .map_err(|e| e.to_string())?
+            {
+                return Ok(records);
+            }
+            records += 1;
+            self.n += 1;
+            if self.n == BATCH {
+                parse(&self.recs[..BATCH])?;
+                self.n = 0;
+            }
+        }
+    }
+
+    /// Hands the last partial batch to `parse`.
+    pub(crate) fn finish(
+        &mut self,
+        mut parse: impl FnMut(&[Vec<u8>]) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let n = std::mem::take(&mut self.n);
+        if n > 0 {
+            parse(&self.recs[..n])
+        } else {
+            Ok(())
+        }
+    }
 }
 
 /// Derived decode of each record + extraction into per-feature columns.
@@ -59,19 +119,9 @@ impl<S: Shape> Derived<S> {
         S::push(&mut self.0.cols, rec);
         self.0.end_row();
     }
-
-    /// Consumes the last partial batch.
-    pub(crate) fn finish(&mut self) {
-        self.0.flush();
-    }
 }
 
 impl<S: Shape> BatchSink for Derived<S> {
-    /// Records are decoded one by one into columns consumed every [`BATCH`] rows, so they can
-    /// arrive in smaller chunks: a chunk still in the cache of the core that read it is cheaper
-    /// to decode on another core than a batch of 1024 records (up to 2.5 MB here).
-    const CHUNK: usize = 128;
-
     fn batch<R: AsRef<[u8]>>(&mut self, recs: &[R]) -> Result<(), String> {
         for r in recs {
             let rec = decode::<S>(r.as_ref()).map_err(|e| e.to_string())?;
@@ -80,8 +130,23 @@ impl<S: Shape> BatchSink for Derived<S> {
         }
         Ok(())
     }
-    fn finish(&mut self) {
+    /// Records are decoded one by one, lent out of the chunk's reader, into columns consumed
+    /// every [`BATCH`] rows.
+    fn chunk(&mut self, chunk: &Chunk) -> Result<u64, String> {
+        let mut reader = chunk.reader();
+        let mut scratch = Vec::new();
+        let mut records = 0;
+        while let Some(r) = reader.read_lent(&mut scratch).map_err(|e| e.to_string())? {
+            let rec = decode::<S>(r).map_err(|e| e.to_string())?;
+            S::push(&mut self.0.cols, &rec);
+            self.0.end_row();
+            records += 1;
+        }
+        Ok(records)
+    }
+    fn finish(&mut self) -> Result<(), String> {
         self.0.flush();
+        Ok(())
     }
     fn totals(&self) -> Totals {
         Totals {
@@ -92,32 +157,24 @@ impl<S: Shape> BatchSink for Derived<S> {
     }
 }
 
-/// A batch of records read from the file, with their data checksums still to check; the
-/// buffers are reused.
-struct Batch {
-    recs: Vec<Vec<u8>>,
-    frames: Vec<Unverified>,
-    n: usize,
-}
-
 fn worker<K: BatchSink>(
-    rx: &Arc<Mutex<Receiver<Batch>>>,
-    back: &mpsc::Sender<Batch>,
+    rx: &Arc<Mutex<Receiver<Chunk>>>,
+    back: &mpsc::Sender<Chunk>,
     mut sink: K,
 ) -> Result<Totals, String> {
+    let mut records = 0;
     loop {
         let next = rx.lock().map_err(|_| "poisoned")?.recv();
-        let Ok(batch) = next else { break };
-        // The data CRCs, checked here rather than on the reading thread.
-        for (frame, rec) in batch.frames.iter().zip(&batch.recs[..batch.n]) {
-            frame.verify(rec).map_err(|e| e.to_string())?;
-        }
-        sink.batch(&batch.recs[..batch.n])?;
-        // The reader may have finished and dropped its end: the buffers are then freed here.
-        let _ = back.send(batch);
+        let Ok(chunk) = next else { break };
+        records += sink.chunk(&chunk)?;
+        // Back to the reader for reuse (freed here once the reader is gone).
+        let _ = back.send(chunk);
     }
-    sink.finish();
-    Ok(sink.totals())
+    sink.finish()?;
+    Ok(Totals {
+        records,
+        ..sink.totals()
+    })
 }
 
 /// One thread reads batches of [`BATCH`] records and parses each batch before reading the
@@ -140,7 +197,7 @@ pub(crate) fn read_batches<K: BatchSink>(
             records += n as u64;
         }
         if n < BATCH {
-            sink.finish();
+            sink.finish()?;
             return Ok(Totals {
                 records,
                 ..sink.totals()
@@ -149,8 +206,13 @@ pub(crate) fn read_batches<K: BatchSink>(
     }
 }
 
-/// One thread reads frames (framing, length CRCs, decompression) into batches of
-/// [`BatchSink::CHUNK`] records; `workers` threads check the data CRCs and parse the batches,
+/// Bytes per chunk handed to a worker: small enough to be decoded from the cache of the core
+/// that reads it, large enough to hold hundreds of typical records.
+const CHUNK_BYTES: usize = 256 << 10;
+
+/// One thread reads the file (and inflates it) in chunks of whole frames
+/// ([`ChunkReader`]: it only finds the frame boundaries and checks each length's CRC);
+/// `workers` threads check the framing and data CRCs of the chunks and parse their records,
 /// each into its own columns.
 pub(crate) fn read_parallel<K: BatchSink>(
     sc: &Sidecar,
@@ -158,11 +220,9 @@ pub(crate) fn read_parallel<K: BatchSink>(
     workers: usize,
     make: impl Fn() -> K + Sync,
 ) -> Result<Totals, String> {
-    // A batch's worth of records in flight per worker, whatever the chunk size: enough to
-    // keep the workers busy, and what bounds the memory held.
-    let in_flight = workers * (BATCH / K::CHUNK).max(1);
-    let (tx, rx): (SyncSender<Batch>, Receiver<Batch>) = mpsc::sync_channel(in_flight);
-    let (back_tx, back_rx) = mpsc::channel::<Batch>();
+    // Two chunks in flight per worker: enough to keep them busy, and what bounds the memory.
+    let (tx, rx): (SyncSender<Chunk>, Receiver<Chunk>) = mpsc::sync_channel(2 * workers);
+    let (back_tx, back_rx) = mpsc::channel::<Chunk>();
     let rx = Arc::new(Mutex::new(rx));
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
@@ -175,39 +235,21 @@ pub(crate) fn read_parallel<K: BatchSink>(
             .collect();
         drop(rx);
         drop(back_tx);
-        let read = (|| -> Result<u64, String> {
-            let mut reader = RecordReader::open(&sc.path, opts).map_err(|e| e.to_string())?;
-            let mut records = 0u64;
+        let read = (|| -> Result<(), String> {
+            let mut chunks =
+                ChunkReader::open(&sc.path, opts, CHUNK_BYTES).map_err(|e| e.to_string())?;
             loop {
-                let mut b = back_rx.try_recv().unwrap_or_else(|_| Batch {
-                    recs: Vec::new(),
-                    frames: Vec::with_capacity(K::CHUNK),
-                    n: 0,
-                });
-                b.n = 0;
-                b.frames.clear();
-                while b.n < K::CHUNK {
-                    if b.recs.len() == b.n {
-                        b.recs.push(Vec::new());
-                    }
-                    let Some(frame) = reader
-                        .read_unverified(&mut b.recs[b.n])
-                        .map_err(|e| e.to_string())?
-                    else {
-                        break;
-                    };
-                    b.frames.push(frame);
-                    b.n += 1;
+                while let Ok(done) = back_rx.try_recv() {
+                    chunks.give_back(done);
                 }
-                records += b.n as u64;
-                let last = b.n < K::CHUNK;
-                if b.n > 0 && tx.send(b).is_err() {
+                let Some(chunk) = chunks.next_chunk().map_err(|e| e.to_string())? else {
+                    break;
+                };
+                if tx.send(chunk).is_err() {
                     return Err("every worker stopped".into());
                 }
-                if last {
-                    return Ok(records);
-                }
             }
+            Ok(())
         })();
         drop(tx);
         let mut t = Totals::default();
@@ -223,7 +265,7 @@ pub(crate) fn read_parallel<K: BatchSink>(
         if let Some(e) = first_err {
             return Err(e);
         }
-        t.records = read?;
+        read?;
         Ok(t)
     })
 }
@@ -246,7 +288,7 @@ pub(crate) fn mem_parallel<K: BatchSink>(
                         let Some(chunk) = chunks.get(i) else { break };
                         sink.batch(chunk)?;
                     }
-                    sink.finish();
+                    sink.finish()?;
                     Ok(sink.totals())
                 })
             })

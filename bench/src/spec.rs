@@ -8,7 +8,9 @@ use tfrecord_core::parse::{
     DType, ExampleParser, FeatureSpec, SequenceExampleParser, Spec, Tensor, Tensors,
 };
 
-use crate::pipeline::{BatchSink, Totals};
+use tfrecord_core::Chunk;
+
+use crate::pipeline::{BatchSink, Gather, Totals};
 use crate::sidecar::{Feat, Sidecar};
 
 fn dtype(f: &Feat) -> Result<DType, String> {
@@ -78,6 +80,8 @@ fn count(t: &Tensors, padded: &BTreeMap<String, Tensor>) -> u64 {
 pub(crate) struct SpecSink {
     parser: SpecParser,
     totals: Totals,
+    /// Records of chunks gathered into batches.
+    gather: Gather,
 }
 
 impl SpecSink {
@@ -86,13 +90,18 @@ impl SpecSink {
         SpecSink {
             parser: parser.clone(),
             totals: Totals::default(),
+            gather: Gather::default(),
         }
     }
 }
 
-impl BatchSink for SpecSink {
-    fn batch<R: AsRef<[u8]>>(&mut self, recs: &[R]) -> Result<(), String> {
-        let values = match &self.parser {
+impl SpecSink {
+    fn parse<R: AsRef<[u8]>>(
+        parser: &SpecParser,
+        totals: &mut Totals,
+        recs: &[R],
+    ) -> Result<(), String> {
+        let values = match parser {
             SpecParser::Example(p) => {
                 let t = p.parse(recs).map_err(|e| e.to_string())?;
                 let v = count(&t, &BTreeMap::new());
@@ -106,9 +115,24 @@ impl BatchSink for SpecSink {
                 v
             }
         };
-        self.totals.rows += recs.len() as u64;
-        self.totals.values += values;
+        totals.rows += recs.len() as u64;
+        totals.values += values;
         Ok(())
+    }
+}
+
+impl BatchSink for SpecSink {
+    fn batch<R: AsRef<[u8]>>(&mut self, recs: &[R]) -> Result<(), String> {
+        Self::parse(&self.parser, &mut self.totals, recs)
+    }
+    fn chunk(&mut self, chunk: &Chunk) -> Result<u64, String> {
+        let (parser, totals) = (&self.parser, &mut self.totals);
+        self.gather
+            .chunk(chunk, |recs| Self::parse(parser, totals, recs))
+    }
+    fn finish(&mut self) -> Result<(), String> {
+        let (parser, totals) = (&self.parser, &mut self.totals);
+        self.gather.finish(|recs| Self::parse(parser, totals, recs))
     }
     fn totals(&self) -> Totals {
         self.totals

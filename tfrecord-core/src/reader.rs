@@ -5,6 +5,9 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod chunks;
+pub use chunks::{Chunk, ChunkReader};
+
 use flate2::bufread::{MultiGzDecoder, ZlibDecoder};
 
 use crate::compression::{Compression, Format};
@@ -130,6 +133,16 @@ impl<R: Read> Source<R> {
             Source::Plain(r) => r,
             Source::Gzip(r) => r,
             Source::Zlib(r) => r,
+        }
+    }
+
+    /// At the end of the records: whether compressed bytes follow the end of a zlib stream,
+    /// which has an end marker and no framing after it (gzip members may be concatenated, and
+    /// its decoder already rejects garbage).
+    fn trailing_data(&mut self) -> io::Result<bool> {
+        match self {
+            Source::Zlib(r) => Ok(!r.get_mut().get_mut().fill_buf()?.is_empty()),
+            Source::Plain(_) | Source::Gzip(_) => Ok(false),
         }
     }
 }
@@ -291,6 +304,16 @@ impl<R: Read> RecordReader<R> {
         self
     }
 
+    /// Counts the stream as starting at byte `offset` of a larger one, at record index
+    /// `records`: errors and [`offset`](Self::offset) then give positions in the larger stream
+    /// (see [`Chunk::reader`]).
+    #[must_use]
+    pub fn starting_at(mut self, offset: u64, records: u64) -> Self {
+        self.offset = offset;
+        self.records = records;
+        self
+    }
+
     /// The name given with [`with_path`](Self::with_path) or [`open`](RecordReader::open).
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
@@ -398,16 +421,11 @@ impl<R: Read> RecordReader<R> {
         };
         if got == 0 {
             self.done = true;
-            // A zlib stream has an end marker and no framing after it (gzip members may be
-            // concatenated, and its decoder already rejects garbage): anything left is an error.
-            if let Source::Zlib(r) = &mut self.src {
-                match r.get_mut().get_mut().fill_buf() {
-                    Ok([]) => {}
-                    Ok(_) => return Err(self.fail(Error::new(ErrorKind::TrailingData), start)),
-                    Err(e) => return Err(self.io_fail(e, start)),
-                }
-            }
-            return Ok(None);
+            return match self.src.trailing_data() {
+                Ok(false) => Ok(None),
+                Ok(true) => Err(self.fail(Error::new(ErrorKind::TrailingData), start)),
+                Err(e) => Err(self.io_fail(e, start)),
+            };
         }
         if got < header_len {
             let err = Error::new(ErrorKind::Truncated {

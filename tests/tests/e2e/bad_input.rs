@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use tfrecord_core::crc::masked_crc32c;
 use tfrecord_core::{
-    Compression, Error, ErrorKind, Format, ReaderOptions, RecordReader, RecordWriter, WriterOptions,
+    ChunkReader, Compression, Error, ErrorKind, Format, ReaderOptions, RecordReader, RecordWriter,
+    WriterOptions,
 };
 
 use crate::support::{fixture, read_all};
@@ -335,6 +336,97 @@ fn lent_records_match_copied_ones_under_every_flip_and_cut() {
                 opts.clone(),
                 &format!("gzip flip at {at}, buffer {size}"),
             );
+        }
+    }
+}
+
+/// Reads every record through a `ChunkReader` and each chunk's reader, in order.
+fn read_all_chunked(
+    bytes: &[u8],
+    opts: ReaderOptions,
+    size: usize,
+) -> (Vec<Vec<u8>>, Option<Error>) {
+    let mut got = Vec::new();
+    let mut chunks = ChunkReader::new(bytes, opts, size).with_path("chunked.tfrecord");
+    loop {
+        match chunks.next_chunk() {
+            Ok(None) => return (got, None),
+            Ok(Some(chunk)) => {
+                let (records, err) = read_all(chunk.reader());
+                got.extend(records);
+                if err.is_some() {
+                    return (got, err);
+                }
+            }
+            Err(e) => return (got, Some(e)),
+        }
+    }
+}
+
+#[test]
+fn chunked_reading_matches_reading_in_turn_under_every_flip_and_cut() {
+    let name = Path::new("chunked.tfrecord");
+    let same = |bytes: &[u8], opts: ReaderOptions, size: usize, what: &str| {
+        let chunked = read_all_chunked(bytes, opts.clone(), size);
+        let plain = read_all(RecordReader::new(bytes, opts).with_path(name));
+        assert_eq!(chunked.0, plain.0, "{what}, chunks of {size}");
+        assert_eq!(
+            chunked.1.as_ref().map(ToString::to_string),
+            plain.1.as_ref().map(ToString::to_string),
+            "{what}, chunks of {size}"
+        );
+    };
+    for format in [Format::TfRecord, Format::OfRecord] {
+        let s = Sample::new(format);
+        for size in [1, 30, 100, 1 << 16] {
+            same(&s.bytes, s.opts(), size, "intact");
+            for cut in 0..s.bytes.len() {
+                same(&s.bytes[..cut], s.opts(), size, &format!("cut at {cut}"));
+            }
+            for at in 0..s.bytes.len() {
+                for bit in 0..8 {
+                    let mut bytes = s.bytes.clone();
+                    bytes[at] ^= 1 << bit;
+                    same(
+                        &bytes,
+                        s.opts(),
+                        size,
+                        &format!("{format:?} flip at {at}.{bit}"),
+                    );
+                }
+            }
+        }
+        for compression in [Compression::Gzip, Compression::Zlib] {
+            let z = s.compressed(compression);
+            let opts = s.opts().compression(compression);
+            for size in [30, 1 << 16] {
+                for cut in 0..z.len() {
+                    same(
+                        &z[..cut],
+                        opts.clone(),
+                        size,
+                        &format!("{compression:?} cut at {cut}"),
+                    );
+                }
+                for at in 0..z.len() {
+                    let mut bytes = z.clone();
+                    bytes[at] ^= 0x10;
+                    same(
+                        &bytes,
+                        opts.clone(),
+                        size,
+                        &format!("{compression:?} flip at {at}"),
+                    );
+                }
+                let mut extra = z.clone();
+                extra.extend_from_slice(b"junk");
+                same(
+                    &extra,
+                    opts.clone(),
+                    size,
+                    &format!("{compression:?} trailing bytes"),
+                );
+            }
         }
     }
 }
