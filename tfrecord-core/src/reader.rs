@@ -147,6 +147,31 @@ impl<R: Read> Source<R> {
     }
 }
 
+/// Adds where in which stream an error happened.
+fn locate(err: Error, path: Option<&Path>, offset: u64, record: u64) -> Error {
+    let err = err.with_offset(offset).with_record(record);
+    match path {
+        Some(p) => err.with_path(p.to_path_buf()),
+        None => err,
+    }
+}
+
+/// An error reading the (decompressed) stream: flate2 reports a damaged, truncated or absent
+/// compressed stream as these kinds.
+fn io_error(e: io::Error, compression: Compression) -> Error {
+    let damaged = matches!(
+        e.kind(),
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
+    );
+    match compression {
+        Compression::Gzip | Compression::Zlib if damaged => Error::new(ErrorKind::Compressed {
+            compression: compression.name(),
+            detail: e.to_string(),
+        }),
+        _ => Error::from(e),
+    }
+}
+
 /// Reads until `buf` is full or the stream ends; returns how many bytes were read.
 #[inline]
 fn read_full(src: &mut dyn BufRead, buf: &mut [u8]) -> io::Result<usize> {
@@ -204,13 +229,8 @@ impl Unverified {
             what: "data",
             stored,
             computed,
-        })
-        .with_offset(self.offset)
-        .with_record(self.record);
-        Err(match &self.path {
-            Some(p) => err.with_path(p.to_path_buf()),
-            None => err,
-        })
+        });
+        Err(locate(err, self.path.as_deref(), self.offset, self.record))
     }
 
     /// The record's index in its file (0 for the first).
@@ -336,26 +356,11 @@ impl<R: Read> RecordReader<R> {
 
     fn fail(&mut self, err: Error, frame_start: u64) -> Error {
         self.done = true;
-        let err = err.with_offset(frame_start).with_record(self.records);
-        match &self.path {
-            Some(p) => err.with_path(p.to_path_buf()),
-            None => err,
-        }
+        locate(err, self.path.as_deref(), frame_start, self.records)
     }
 
     fn io_fail(&mut self, e: io::Error, frame_start: u64) -> Error {
-        // flate2 reports a damaged, truncated or absent stream as these kinds.
-        let damaged = matches!(
-            e.kind(),
-            io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
-        );
-        let err = match self.opts.compression {
-            Compression::Gzip | Compression::Zlib if damaged => Error::new(ErrorKind::Compressed {
-                compression: self.opts.compression.name(),
-                detail: e.to_string(),
-            }),
-            _ => Error::from(e),
-        };
+        let err = io_error(e, self.opts.compression);
         self.fail(err, frame_start)
     }
 
@@ -576,13 +581,8 @@ impl<R: Read> RecordReader<R> {
         // The frame checked by `buffered_frame` is still at the front of the read buffer:
         // `fill_buf` hands it out again without reading.
         let locate = |e: Error| {
-            let e = e
-                .with_offset(self.offset - self.lent as u64)
-                .with_record(self.records - 1);
-            match &self.path {
-                Some(p) => e.with_path(p.to_path_buf()),
-                None => e,
-            }
+            let start = self.offset - self.lent as u64;
+            locate(e, self.path.as_deref(), start, self.records - 1)
         };
         let avail = self.src.buf().fill_buf().map_err(|e| locate(e.into()))?;
         let found = avail.len() as u64;

@@ -273,6 +273,21 @@ fn every_bit_flip_with_the_data_crc_checked_later() {
     }
 }
 
+/// Calls `f` with `bytes` intact, cut at every length, and with every single-bit flip.
+fn every_damage(bytes: &[u8], mut f: impl FnMut(&[u8], &str)) {
+    f(bytes, "intact");
+    for cut in 0..bytes.len() {
+        f(&bytes[..cut], &format!("cut at {cut}"));
+    }
+    for at in 0..bytes.len() {
+        for bit in 0..8 {
+            let mut flipped = bytes.to_vec();
+            flipped[at] ^= 1 << bit;
+            f(&flipped, &format!("flip at {at}.{bit}"));
+        }
+    }
+}
+
 /// Reads every record with `read_lent`, which lends whole buffered frames and copies the rest.
 fn read_all_lent<R: std::io::Read>(mut reader: RecordReader<R>) -> (Vec<Vec<u8>>, Option<Error>) {
     let mut got = Vec::new();
@@ -305,21 +320,9 @@ fn lent_records_match_copied_ones_under_every_flip_and_cut() {
     for size in [1, 16, 40, 1 << 20] {
         for verify in [true, false] {
             let opts = s.opts().buffer_size(size).verify_data_crc(verify);
-            same(&s.bytes, opts.clone(), "intact");
-            for cut in 0..s.bytes.len() {
-                same(&s.bytes[..cut], opts.clone(), &format!("cut at {cut}"));
-            }
-            for at in 0..s.bytes.len() {
-                for bit in 0..8 {
-                    let mut bytes = s.bytes.clone();
-                    bytes[at] ^= 1 << bit;
-                    same(
-                        &bytes,
-                        opts.clone(),
-                        &format!("flip at {at}.{bit}, buffer {size}"),
-                    );
-                }
-            }
+            every_damage(&s.bytes, |bytes, what| {
+                same(bytes, opts.clone(), &format!("{what}, buffer {size}"));
+            });
         }
     }
     let gz = s.compressed(Compression::Gzip);
@@ -379,22 +382,9 @@ fn chunked_reading_matches_reading_in_turn_under_every_flip_and_cut() {
     for format in [Format::TfRecord, Format::OfRecord] {
         let s = Sample::new(format);
         for size in [1, 30, 100, 1 << 16] {
-            same(&s.bytes, s.opts(), size, "intact");
-            for cut in 0..s.bytes.len() {
-                same(&s.bytes[..cut], s.opts(), size, &format!("cut at {cut}"));
-            }
-            for at in 0..s.bytes.len() {
-                for bit in 0..8 {
-                    let mut bytes = s.bytes.clone();
-                    bytes[at] ^= 1 << bit;
-                    same(
-                        &bytes,
-                        s.opts(),
-                        size,
-                        &format!("{format:?} flip at {at}.{bit}"),
-                    );
-                }
-            }
+            every_damage(&s.bytes, |bytes, what| {
+                same(bytes, s.opts(), size, &format!("{format:?} {what}"));
+            });
         }
         for compression in [Compression::Gzip, Compression::Zlib] {
             let z = s.compressed(compression);

@@ -5,7 +5,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{ReaderOptions, RecordReader, Source};
+use super::{ReaderOptions, RecordReader, Source, io_error, locate};
 use crate::compression::{Compression, Format};
 use crate::crc::masked_crc32c;
 use crate::error::{Error, ErrorKind, Result};
@@ -151,25 +151,11 @@ impl<R: Read> ChunkReader<R> {
 
     fn fail(&mut self, err: Error) -> Error {
         self.done = true;
-        let err = err.with_offset(self.offset).with_record(self.records);
-        match &self.path {
-            Some(p) => err.with_path(p.to_path_buf()),
-            None => err,
-        }
+        locate(err, self.path.as_deref(), self.offset, self.records)
     }
 
     fn io_fail(&mut self, e: io::Error) -> Error {
-        let damaged = matches!(
-            e.kind(),
-            io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
-        );
-        let err = match self.opts.compression {
-            Compression::Gzip | Compression::Zlib if damaged => Error::new(ErrorKind::Compressed {
-                compression: self.opts.compression.name(),
-                detail: e.to_string(),
-            }),
-            _ => Error::from(e),
-        };
+        let err = io_error(e, self.opts.compression);
         self.fail(err)
     }
 
