@@ -379,6 +379,13 @@ impl<R: Read> RecordReader<R> {
         if self.opts.verify_data_crc
             && let Err(e) = frame.verify(buf)
         {
+            // A record that fails its check is not counted as read, as in `read_lent`.
+            let frame_len = self.offset - frame.offset;
+            self.offset = frame.offset;
+            self.records = frame.record;
+            if let Some(r) = self.remaining.as_mut() {
+                *r = r.saturating_add(frame_len);
+            }
             self.done = true;
             return Err(e);
         }

@@ -422,6 +422,60 @@ fn chunked_reading_matches_reading_in_turn_under_every_flip_and_cut() {
 }
 
 #[test]
+fn chunks_of_a_file_word_errors_as_reading_the_file_does() {
+    // `RecordReader::open` knows the file's size, which shapes truncation errors; the chunks of
+    // `ChunkReader::open` must say the same.
+    let s = Sample::new(Format::TfRecord);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("damaged.tfrecord");
+    every_damage(&s.bytes, |bytes, what| {
+        std::fs::write(&path, bytes).expect("write");
+        let plain = read_all(RecordReader::open(&path, s.opts()).expect("opens"));
+        for size in [30, 1 << 16] {
+            let mut got = Vec::new();
+            let mut err = None;
+            let mut chunks = ChunkReader::open(&path, s.opts(), size).expect("opens");
+            loop {
+                match chunks.next_chunk() {
+                    Ok(Some(chunk)) => {
+                        let (records, e) = read_all(chunk.reader());
+                        got.extend(records);
+                        if e.is_some() {
+                            err = e;
+                            break;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        err = Some(e);
+                        break;
+                    }
+                }
+            }
+            assert_eq!(got, plain.0, "{what}, chunks of {size}");
+            assert_eq!(
+                err.as_ref().map(ToString::to_string),
+                plain.1.as_ref().map(ToString::to_string),
+                "{what}, chunks of {size}"
+            );
+        }
+    });
+}
+
+#[test]
+fn a_record_failing_its_crc_is_not_counted_by_any_read() {
+    let s = Sample::new(Format::TfRecord);
+    let mut bytes = s.bytes.clone();
+    bytes[14] ^= 1; // the first record's payload
+    let mut r = RecordReader::new(&bytes[..], s.opts());
+    assert!(r.read_into(&mut Vec::new()).is_err());
+    assert_eq!((r.records_read(), r.offset()), (0, 0));
+    let mut r = RecordReader::new(&bytes[..], s.opts());
+    assert!(r.read_lent(&mut Vec::new()).is_err());
+    assert_eq!((r.records_read(), r.offset()), (0, 0));
+}
+
+#[test]
 fn bit_flips_without_data_crc_check() {
     // The data checksum is skipped, so a flipped payload bit comes through; the length
     // checksum is still verified, so the framing is never lost.

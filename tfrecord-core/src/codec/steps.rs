@@ -73,15 +73,17 @@ impl<D: Dialect, S: EncodeField<D>> EncodeSteps<D> for Vec<S> {
 }
 
 /// The bytes of a serialized `FeatureList`: a bound on what it holds, to size buffers once
-/// instead of growing them step by step (never more than a small multiple of the record).
+/// instead of growing them step by step.
 fn list_bytes(list: &Msg<'_>) -> usize {
     list.slices().map(<[u8]>::len).sum()
 }
 
 impl<'de, D: Dialect, S: DecodeField<'de, D>> DecodeSteps<'de, D> for Vec<S> {
     fn decode_list(list: &Msg<'de>, info: &FieldInfo) -> Result<Self> {
-        // A step of one number takes 7 bytes or more in the usual layout.
-        let mut out = Vec::with_capacity(list_bytes(list) / 8);
+        // A step of one number takes 7 bytes or more in the usual layout; whatever the step
+        // type, the reservation takes no more memory than the list's own bytes.
+        let steps = list_bytes(list) / std::mem::size_of::<S>().max(8);
+        let mut out = Vec::with_capacity(steps);
         for_each_step(list, |feature| {
             if let Some((tag, value)) = usual_feature(feature)
                 && let Some(found) = D::kind(tag)
@@ -259,7 +261,8 @@ impl<D: Dialect, T: EncodeElem<D>> EncodeSteps<D> for Ragged<T> {
 impl<'de, D: Dialect, T: DecodeElem<'de, D>> DecodeSteps<'de, D> for Ragged<T> {
     fn decode_list(list: &Msg<'de>, info: &FieldInfo) -> Result<Self> {
         let mut out = Ragged::new();
-        // A step takes 6 bytes or more; a number 1 byte or more, a string 2 or more.
+        // A step takes 6 bytes or more, a number 1 byte or more: at most about 3x the list's
+        // bytes reserved (the values' 8 bytes per 4 input bytes, and the row splits).
         let bytes = list_bytes(list);
         out.row_splits.reserve(bytes / 6);
         if T::KIND.is_packed() {

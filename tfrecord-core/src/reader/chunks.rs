@@ -24,6 +24,9 @@ pub struct Chunk {
     bytes: Vec<u8>,
     offset: u64,
     first_record: u64,
+    /// Whether the chunk is cut from an uncompressed file, whose size bounds every length (as
+    /// `RecordReader::open` knows it), so that its reader words truncation the same way.
+    bounded: bool,
     path: Option<Arc<Path>>,
     opts: ReaderOptions,
 }
@@ -51,8 +54,12 @@ impl Chunk {
             .clone()
             .compression(Compression::None)
             .buffer_size(CHUNK_READER_BUFFER);
-        let r =
+        let mut r =
             RecordReader::new(&self.bytes[..], opts).starting_at(self.offset, self.first_record);
+        if self.bounded {
+            // A chunk ends at a frame boundary or, for the last one, where the file ends.
+            r.remaining = Some(self.bytes.len() as u64);
+        }
         match &self.path {
             Some(p) => r.with_path(p.to_path_buf()),
             None => r,
@@ -94,6 +101,8 @@ pub struct ChunkReader<R: Read> {
     opts: ReaderOptions,
     path: Option<Arc<Path>>,
     chunk_size: usize,
+    /// An uncompressed file: see [`Chunk`]'s `bounded`.
+    bounded: bool,
     /// The bytes read past the last chunk's end: the start of a frame.
     carry: Vec<u8>,
     /// Buffers of chunks given back, reused for the next chunks.
@@ -114,7 +123,10 @@ impl ChunkReader<File> {
     pub fn open(path: impl AsRef<Path>, opts: ReaderOptions, chunk_size: usize) -> Result<Self> {
         let path = path.as_ref();
         let file = File::open(path).map_err(|e| Error::from(e).with_path(path))?;
-        Ok(ChunkReader::new(file, opts, chunk_size).with_path(path))
+        let bounded = opts.compression == Compression::None;
+        let mut chunks = ChunkReader::new(file, opts, chunk_size).with_path(path);
+        chunks.bounded = bounded;
+        Ok(chunks)
     }
 }
 
@@ -133,6 +145,7 @@ impl<R: Read> ChunkReader<R> {
             opts,
             path: None,
             chunk_size,
+            bounded: false,
             carry: Vec::new(),
             spare: Vec::new(),
             broken: None,
@@ -223,9 +236,11 @@ impl<R: Read> ChunkReader<R> {
                 }
                 Frame::Partial(_) => break,
                 Frame::Bad => {
-                    // Handed over as it is: the chunk's reader reports the frame.
+                    // Handed over as it is: the chunk's reader reports the frame, which comes
+                    // before any read error met after it.
                     cut = data.len();
                     self.done = true;
+                    self.broken = None;
                     break;
                 }
             }
@@ -254,6 +269,7 @@ impl<R: Read> ChunkReader<R> {
             bytes: data,
             offset: self.offset,
             first_record: self.records,
+            bounded: self.bounded,
             path: self.path.clone(),
             opts: self.opts.clone(),
         };
