@@ -2900,6 +2900,37 @@ proptest! {
 }
 
 #[test]
+fn a_bad_step_after_usual_ones_is_worded_by_the_general_path() {
+    // Two steps in the usual layout, then one whose packed run ends mid-varint.
+    let plain = Style {
+        unpacked: false,
+        split: false,
+        split_entry: false,
+        reverse: false,
+        shadowed: false,
+        unknown: false,
+        value_first: false,
+    };
+    let mut steps = Vec::new();
+    for run in [&[1u8, 2][..], &[3], &[4, 0xff]] {
+        let mut body = Vec::new();
+        put_len(&mut body, 1, run);
+        let mut feature = Vec::new();
+        put_len(&mut feature, 3, &body);
+        put_len(&mut steps, 1, &feature);
+    }
+    let mut lists = Vec::new();
+    put_len(&mut lists, 1, &map_entry("tokens", &[steps], plain));
+    let mut bytes = Vec::new();
+    put_len(&mut bytes, 2, &lists);
+    let (key, flat) = feature_error(<FlatSeq as Decode<TfSequenceExample>>::decode(&bytes));
+    let (_, nested) = feature_error(<NestedSeq as Decode<TfSequenceExample>>::decode(&bytes));
+    assert_eq!(key.as_deref(), Some("tokens"));
+    assert!(flat.contains("bad varint"), "{flat}");
+    assert_eq!(flat.replace("FlatSeq", "NestedSeq"), nested);
+}
+
+#[test]
 fn ragged_step_errors_name_the_field() {
     let mut feats = NestedSeq {
         tokens: vec![vec![1]],

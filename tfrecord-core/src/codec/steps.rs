@@ -78,13 +78,56 @@ fn list_bytes(list: &Msg<'_>) -> usize {
     list.slices().map(<[u8]>::len).sum()
 }
 
+/// Calls `fast` with the value of each leading step of a one-slice `FeatureList` that is a
+/// feature in the usual layout with one-byte lengths, `0a L [t L' [0a L'' value]]`, its list
+/// of oneof member `tag` (so of the kind the field reads), until `fast` declines one. Returns
+/// the steps left, for the general walk: the same steps [`for_each_step`] and
+/// [`usual_feature`] would take, in one tight loop.
+#[inline]
+fn usual_steps<'de>(
+    list: &Msg<'de>,
+    tag: Option<u32>,
+    mut fast: impl FnMut(&'de [u8]) -> bool,
+) -> Msg<'de> {
+    let (Some(bytes), Some(tag)) = (
+        list.single(),
+        tag.and_then(|t| u8::try_from((t << 3) | 2).ok()),
+    ) else {
+        return list.clone();
+    };
+    let mut rest = bytes;
+    while let [0x0a, l1, t, l2, 0x0a, l3, tail @ ..] = rest
+        && *t == tag
+        && *l1 < 0x80
+        && usize::from(*l1) == usize::from(*l3) + 4
+        && usize::from(*l2) == usize::from(*l3) + 2
+        && let Some((value, after)) = tail.split_at_checked(usize::from(*l3))
+    {
+        if !fast(value) {
+            break;
+        }
+        rest = after;
+    }
+    Msg::new(rest)
+}
+
 impl<'de, D: Dialect, S: DecodeField<'de, D>> DecodeSteps<'de, D> for Vec<S> {
     fn decode_list(list: &Msg<'de>, info: &FieldInfo) -> Result<Self> {
         // A step of one number takes 7 bytes or more in the usual layout; whatever the step
         // type, the reservation takes no more memory than the list's own bytes.
         let steps = list_bytes(list) / std::mem::size_of::<S>().max(8);
         let mut out = Vec::with_capacity(steps);
-        for_each_step(list, |feature| {
+        let rest = usual_steps(list, D::tag(S::KIND), |value| {
+            match S::decode_usual(S::KIND, value) {
+                Some(Ok(v)) => {
+                    out.push(v);
+                    true
+                }
+                // Errors and unusual values are the general walk's to word.
+                _ => false,
+            }
+        });
+        for_each_step(&rest, |feature| {
             if let Some((tag, value)) = usual_feature(feature)
                 && let Some(found) = D::kind(tag)
                 && let Some(r) = S::decode_usual(found, value)
@@ -268,7 +311,18 @@ impl<'de, D: Dialect, T: DecodeElem<'de, D>> DecodeSteps<'de, D> for Ragged<T> {
         if T::KIND.is_packed() {
             out.values.reserve(bytes / 4);
         }
-        for_each_step(list, |feature| {
+        let rest = usual_steps(list, D::tag(T::KIND), |value| {
+            let before = out.values.len();
+            if extend_usual::<D, T>(value, &mut out.values).is_ok() {
+                out.row_splits.push(out.values.len());
+                true
+            } else {
+                // Errors are the general walk's to word, from the start of the step.
+                out.values.truncate(before);
+                false
+            }
+        });
+        for_each_step(&rest, |feature| {
             let step = if let Some((tag, value)) = usual_feature(feature)
                 && let Some(found) = D::kind(tag)
             {
