@@ -362,6 +362,19 @@ struct Style {
     value_first: bool,
 }
 
+impl Style {
+    /// The layout every writer produces.
+    const PLAIN: Style = Style {
+        unpacked: false,
+        split: false,
+        split_entry: false,
+        reverse: false,
+        shadowed: false,
+        unknown: false,
+        value_first: false,
+    };
+}
+
 fn style() -> impl Strategy<Value = Style> {
     (
         any::<bool>(),
@@ -2651,15 +2664,7 @@ fn packed_and_unpacked_lists_decode_the_same() {
         dv: vec![0.25, 8.0],
         da: [1.0, -1.0],
     };
-    let plain = Style {
-        unpacked: false,
-        split: false,
-        split_entry: false,
-        reverse: false,
-        shadowed: false,
-        unknown: false,
-        value_first: false,
-    };
+    let plain = Style::PLAIN;
     for s in [
         plain,
         Style {
@@ -2902,15 +2907,7 @@ proptest! {
 #[test]
 fn a_bad_step_after_usual_ones_is_worded_by_the_general_path() {
     // Two steps in the usual layout, then one whose packed run ends mid-varint.
-    let plain = Style {
-        unpacked: false,
-        split: false,
-        split_entry: false,
-        reverse: false,
-        shadowed: false,
-        unknown: false,
-        value_first: false,
-    };
+    let plain = Style::PLAIN;
     let mut steps = Vec::new();
     for run in [&[1u8, 2][..], &[3], &[4, 0xff]] {
         let mut body = Vec::new();
