@@ -260,10 +260,19 @@ pub(crate) struct WriteOpts {
     /// Output file, or `-` for standard output.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub(crate) output: PathBuf,
+    /// Format, compression and level.
+    #[command(flatten)]
+    pub(crate) encoding: Encoding,
+}
+
+/// How a writing command encodes its output (every writing command takes these flags).
+#[derive(Clone, Copy, Debug, Args)]
+pub(crate) struct Encoding {
     /// Container format of the output.
     #[arg(long, value_enum, ignore_case = true, default_value = "tfrecord")]
     pub(crate) output_format: FormatArg,
-    /// Compression of the output [default: from the output file name; none for `-`].
+    /// Compression of the output [default: from the output file name; none for `-` and for
+    /// OFRecord `part-*` directories].
     #[arg(long, value_enum, ignore_case = true, alias = "output-compression")]
     pub(crate) compression: Option<CompressionArg>,
     /// Compression level for gzip and zlib output, 0 (store) to 9 (smallest).

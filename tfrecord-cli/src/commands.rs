@@ -202,7 +202,7 @@ fn encode_json_line(ty: RecordType, line: &str) -> Result<Vec<u8>, String> {
 
 /// `tfrecord from-json`.
 pub(crate) fn from_json(args: &FromJsonArgs) -> CliResult<ExitCode> {
-    let ty = RecordType::for_format(args.write.output_format.into(), args.sequence)?;
+    let ty = RecordType::for_format(args.write.encoding.output_format.into(), args.sequence)?;
     let mut sink = RecordSink::create(&args.write)?;
     for arg in &args.inputs {
         let source = if crate::input::is_dash(arg) {
@@ -268,7 +268,7 @@ fn json_lines(
 /// `tfrecord convert`.
 pub(crate) fn convert(args: &ConvertArgs) -> CliResult<ExitCode> {
     let from: Format = args.input_format.into();
-    let to: Format = args.write.output_format.into();
+    let to: Format = args.write.encoding.output_format.into();
     // Validates `--sequence` against both containers before anything is opened.
     let in_ty = RecordType::for_format(from, args.sequence)?;
     RecordType::for_format(to, args.sequence)?;

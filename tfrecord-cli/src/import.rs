@@ -12,7 +12,7 @@ use tfrecord_import::images::{self, ImageOptions};
 use tfrecord_import::records::{self, RecordFormat, RecordOptions, RecordSpec};
 use tfrecord_import::{Error as ImportError, FeatureRow};
 
-use crate::cli::{CompressionArg, FormatArg, WriteOpts};
+use crate::cli::{Encoding, WriteOpts};
 use crate::commands::with_stdout;
 use crate::error::{CliError, CliResult};
 use crate::output::RecordSink;
@@ -47,15 +47,9 @@ pub(crate) struct FromAvroArgs {
     /// Output file, or `-` for standard output (required unless `--tensors`).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub(crate) output: Option<PathBuf>,
-    /// Container format of the output.
-    #[arg(long, value_enum, ignore_case = true, default_value = "tfrecord")]
-    pub(crate) output_format: FormatArg,
-    /// Compression of the output [default: from the output file name; none for `-`].
-    #[arg(long, value_enum, ignore_case = true)]
-    pub(crate) compression: Option<CompressionArg>,
-    /// Compression level for gzip and zlib output, 0 (store) to 9 (smallest).
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
-    pub(crate) level: u32,
+    /// Format, compression and level.
+    #[command(flatten)]
+    pub(crate) encoding: Encoding,
 }
 
 /// The input format of `from-records`.
@@ -115,17 +109,10 @@ pub(crate) struct FromImagesArgs {
     /// Keep the images in name order instead of shuffling them.
     #[arg(long)]
     pub(crate) no_shuffle: bool,
-    /// Container format of the output: TFRecord files, or OFRecord `part-NNNNN` files in the
-    /// directory OUT.
-    #[arg(long, value_enum, ignore_case = true, default_value = "tfrecord")]
-    pub(crate) output_format: FormatArg,
-    /// Compression of the output [default: from the output file name; none for OFRecord and
-    /// `-`].
-    #[arg(long, value_enum, ignore_case = true)]
-    pub(crate) compression: Option<CompressionArg>,
-    /// Compression level for gzip and zlib output, 0 (store) to 9 (smallest).
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
-    pub(crate) level: u32,
+    /// Format (TFRecord files, or OFRecord `part-NNNNN` files in the directory OUT),
+    /// compression and level.
+    #[command(flatten)]
+    pub(crate) encoding: Encoding,
 }
 
 fn failed(e: &ImportError) -> CliError {
@@ -147,7 +134,7 @@ impl RowSink {
     fn create(opts: &WriteOpts) -> CliResult<Self> {
         Ok(RowSink {
             sink: RecordSink::create(opts)?,
-            format: opts.output_format.into(),
+            format: opts.encoding.output_format.into(),
             error: None,
         })
     }
@@ -222,9 +209,7 @@ pub(crate) fn from_avro(args: &FromAvroArgs) -> CliResult<ExitCode> {
     };
     let opts = WriteOpts {
         output: output.clone(),
-        output_format: args.output_format,
-        compression: args.compression,
-        level: args.level,
+        encoding: args.encoding,
     };
     let mut sink = RowSink::create(&opts)?;
     let read = ReadOptions {
@@ -274,7 +259,7 @@ pub(crate) fn from_records(args: &FromRecordsArgs) -> CliResult<ExitCode> {
 
 /// `tfrecord from-images`.
 pub(crate) fn from_images(args: &FromImagesArgs) -> CliResult<ExitCode> {
-    let format: Format = args.output_format.into();
+    let format: Format = args.encoding.output_format.into();
     let shards = usize::try_from(args.shards).unwrap_or(usize::MAX);
     if crate::input::is_dash(&args.output) {
         if shards != 1 {
@@ -288,9 +273,7 @@ pub(crate) fn from_images(args: &FromImagesArgs) -> CliResult<ExitCode> {
         }
         let opts = WriteOpts {
             output: args.output.clone(),
-            output_format: args.output_format,
-            compression: args.compression,
-            level: args.level,
+            encoding: args.encoding,
         };
         let mut sink = RowSink::create(&opts)?;
         for entry in images::ordered(&folder, !args.no_shuffle, args.seed) {
@@ -309,8 +292,8 @@ pub(crate) fn from_images(args: &FromImagesArgs) -> CliResult<ExitCode> {
         seed: args.seed,
         shards,
         format,
-        compression: args.compression.map(Compression::from),
-        level: args.level,
+        compression: args.encoding.compression.map(Compression::from),
+        level: args.encoding.level,
         progress: true,
     };
     let summary = images::write_images(&args.dir, &args.output, &opts).map_err(|e| failed(&e))?;

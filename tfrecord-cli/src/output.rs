@@ -63,15 +63,15 @@ impl RecordSink {
     /// When the output file cannot be created; the error names it.
     pub(crate) fn create(opts: &WriteOpts) -> CliResult<Self> {
         let dest = &opts.output;
-        let compression = match (opts.compression, is_dash(dest)) {
+        let compression = match (opts.encoding.compression, is_dash(dest)) {
             (Some(c), _) => c.into(),
             (None, true) => tfrecord_core::Compression::None,
             (None, false) => tfrecord_core::Compression::from_path(dest),
         };
         let wopts = WriterOptions::new()
-            .format(opts.output_format.into())
+            .format(opts.encoding.output_format.into())
             .compression(compression)
-            .level(opts.level);
+            .level(opts.encoding.level);
         if is_dash(dest) {
             let w = RecordWriter::new(io::stdout().lock(), wopts).with_path(STDOUT_NAME);
             return Ok(RecordSink {

@@ -624,20 +624,7 @@ fn field_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs {
             } else if p.is_ident("shape") {
                 let e: Expr = meta.value()?.parse()?;
                 let span = e.span();
-                let dims = match &e {
-                    Expr::Array(a) => a
-                        .elems
-                        .iter()
-                        .map(|d| match d {
-                            Expr::Lit(syn::ExprLit {
-                                lit: Lit::Int(i), ..
-                            }) => i.base10_parse::<u64>().ok(),
-                            _ => None,
-                        })
-                        .collect::<Option<Vec<u64>>>(),
-                    _ => None,
-                };
-                match dims {
+                match int_list(&e) {
                     Some(d) => out.shape = Some((span, d)),
                     None => cx.error(
                         span,
