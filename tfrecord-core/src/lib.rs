@@ -137,7 +137,7 @@ pub mod __private {
         TfSequenceExample, check_len, decode_record, entry_len, example_len, field, join_prefix,
         key_word, missing, one_usual, present, put_context_header, put_entry, put_example_header,
         put_lists_header, put_sparse, put_steps_entry, scan_features, scan_sequence, sequence_len,
-        sparse, sparse_entries_len, steps, steps_entry_len, unknown_key,
+        sparse, sparse_entries_len, steps, steps_entry_len, unknown_key, walk_usual,
     };
     pub use crate::error::{Error, Result};
     pub use ::core::option::Option::{self, None, Some};

@@ -192,6 +192,50 @@ pub fn scan_features<'de, C: Container>(
     })
 }
 
+/// Walks the feature map of a `tensorflow.Example` or an `OFRecord` in the layout every writer
+/// produces, calling `f(key, feature)` with each entry's key and serialized `Feature`, in wire
+/// order: one `features` field (Example), entries of exactly a key then a value, nothing else.
+///
+/// Returns `false` as soon as the bytes leave that layout or `f` returns `false`; the caller
+/// then decodes the record through [`scan_features`], which reads every layout protobuf allows
+/// and words any error. This is the derived decoders' one-pass path: each feature is decoded
+/// into its field as the walk meets it.
+#[inline(always)]
+pub fn walk_usual<'de, C: Container>(
+    bytes: &'de [u8],
+    mut f: impl FnMut(&'de [u8], &'de [u8]) -> bool,
+) -> bool {
+    let map = if C::FORMAT == crate::Format::OfRecord {
+        bytes
+    } else {
+        match bytes {
+            [] => bytes,
+            [0x0a, rest @ ..] => match wire::split_len(rest) {
+                Some((map, [])) => map,
+                _ => return false,
+            },
+            _ => return false,
+        }
+    };
+    let mut rest = map;
+    while let [0x0a, tail @ ..] = rest {
+        let Some((entry, after)) = wire::split_len(tail) else {
+            return false;
+        };
+        if let [0x0a, e @ ..] = entry
+            && let Some((key, e)) = wire::split_len(e)
+            && let [0x12, e @ ..] = e
+            && let Some((feature, [])) = wire::split_len(e)
+            && f(key, feature)
+        {
+            rest = after;
+            continue;
+        }
+        return false;
+    }
+    rest.is_empty()
+}
+
 /// Walks a `tensorflow.SequenceExample`: `context` (1) entries go to `ctx`, `feature_lists`
 /// (2) entries to `lists`.
 ///

@@ -139,6 +139,64 @@ impl Ctx<'_> {
     }
 
     /// The decode expression of a (non-sequence) field from an `Option<Msg>` expression.
+    /// The one-pass decode of a struct whose features are all plain (no `flatten`, no sparse
+    /// field): the entries are walked once in the usual layout, each feature's bytes kept in a
+    /// local as its key is met (a repeated key: the last entry wins), and the fields decoded
+    /// from them by the same expressions as [`decode_record`]'s slots. The walk `break`s out of
+    /// block `'__usual` to the general path for another layout or, under `deny_unknown_keys`,
+    /// an unknown key. `None` when the struct has a field the walk cannot fill.
+    fn one_pass(
+        &self,
+        of: bool,
+        fields: &[(&Field, &Binding)],
+        container: &TokenStream,
+        deny: bool,
+    ) -> Option<TokenStream> {
+        let p = &self.p;
+        if fields
+            .iter()
+            .any(|(f, _)| f.flatten || (!f.skip && matches!(f.kind, FeatureKind::Sparse { .. })))
+        {
+            return None;
+        }
+        let plain: Vec<(usize, &(&Field, &Binding))> =
+            fields.iter().filter(|(f, _)| !f.skip).enumerate().collect();
+        let local = |i: usize| format_ident!("__f{}", i);
+        let decls = plain.iter().map(|(i, _)| {
+            let l = local(*i);
+            quote!(let mut #l: #p::Option<&[u8]> = #p::None;)
+        });
+        let arms: Vec<(&str, TokenStream)> = plain
+            .iter()
+            .map(|(i, (f, _))| {
+                let l = local(*i);
+                (f.key.as_str(), quote!({ #l = #p::Some(__feature); true }))
+            })
+            .collect();
+        let unknown = if deny { quote!(false) } else { quote!(true) };
+        let dispatch = key_match(p, &quote!(__key), &arms, &unknown);
+        let mut next = 0usize;
+        let inits = fields.iter().map(|(f, b)| {
+            let m = &b.member;
+            if f.skip {
+                return quote!(#m: ::core::default::Default::default(),);
+            }
+            let l = local(next);
+            next += 1;
+            let value = self.decode_value(of, f, b, &quote!(#l.map(#p::Msg::new)));
+            quote!(#m: #value,)
+        });
+        Some(quote! {
+            '__usual: {
+                #(#decls)*
+                if !#p::walk_usual::<#container>(__bytes, |__key, __feature| #dispatch) {
+                    break '__usual;
+                }
+                return #p::Ok(Self { #(#inits)* });
+            }
+        })
+    }
+
     fn decode_value(&self, of: bool, f: &Field, b: &Binding, slot: &TokenStream) -> TokenStream {
         let p = &self.p;
         let ty = &b.ty;
@@ -411,6 +469,7 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
                 quote!(#p::put_example_header(__buf, __n);),
             )
         };
+        let one_pass = cx.one_pass(of, &fields, &container, record.deny_unknown_keys);
         out.extend(quote! {
             #[automatically_derived]
             impl #impl_generics #p::EncodeFields<#dial> for #name #ty_generics #where_clause {
@@ -448,6 +507,7 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
             impl #de_generics #p::Decode<#de, #container> for #name #ty_generics #where_clause {
                 #[inline]
                 fn decode(__bytes: &#de [u8]) -> #p::Result<Self> {
+                    #one_pass
                     #p::decode_record::<#container, Self>(__bytes, #deny)
                 }
             }
