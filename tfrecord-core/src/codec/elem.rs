@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use super::field::FieldError;
-use super::wire::{get_varint, put_varint, varint_len};
+use super::wire::{get_varint, put_varint, varint_in_word, varint_len};
 use super::{Dialect, ListKind, Of, Tf, TfLossy};
 
 /// One value as it appears on the wire, before conversion to a Rust type.
@@ -67,6 +67,21 @@ pub trait DecodeElem<'de, D: Dialect>: Sized {
         })
     }
 
+    /// [`extend_packed`](Self::extend_packed) of the run `buf[..len]`, where the bytes of
+    /// `buf` past `len` (the rest of the enclosing message) may be looked at but are not part
+    /// of the run: integers are then read a word at a time up to the run's last byte.
+    ///
+    /// # Errors
+    /// As [`extend_packed`](Self::extend_packed).
+    #[inline]
+    fn extend_packed_within(
+        buf: &'de [u8],
+        len: usize,
+        out: &mut Vec<Self>,
+    ) -> Result<(), FieldError> {
+        Self::extend_packed(buf.get(..len).ok_or_else(bad_varint)?, out)
+    }
+
     /// Decodes a packed run (`KIND` is packed) of exactly `N` values into an array without
     /// allocating. `None` when the run holds another number of values, or when the type has no
     /// such path: the caller then takes the general path, which reports the count.
@@ -118,16 +133,37 @@ macro_rules! int_elem {
                 }
             }
             #[inline]
-            fn extend_packed(mut run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
+            fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
+                <Self as DecodeElem<'de, $d>>::extend_packed_within(run, run.len(), out)
+            }
+            #[inline]
+            fn extend_packed_within(
+                buf: &'de [u8],
+                len: usize,
+                out: &mut Vec<Self>,
+            ) -> Result<(), FieldError> {
                 let conv: fn(u64) -> Result<$t, FieldError> = $conv;
+                let run = buf.get(..len).ok_or_else(bad_varint)?;
                 // Every varint ends in one byte below 0x80: unless there is room for one value
                 // per byte already, reserve the count exactly.
-                if out.capacity() - out.len() < run.len() {
+                if out.capacity() - out.len() < len {
                     out.reserve(run.iter().filter(|b| **b < 0x80).count());
                 }
-                while !run.is_empty() {
-                    let v = get_varint(&mut run).map_err(|_| bad_varint())?;
+                let mut pos = 0;
+                while pos < len {
+                    // Eight bytes at a time while the buffer has them; the run's end, and
+                    // varints longer than eight bytes, byte by byte.
+                    let word = buf.get(pos..).and_then(<[u8]>::first_chunk::<8>);
+                    let (v, n) = match word.and_then(|w| varint_in_word(u64::from_le_bytes(*w))) {
+                        Some((v, n)) if n <= len - pos => (v, n),
+                        _ => {
+                            let mut rest = run.get(pos..).unwrap_or_default();
+                            let v = get_varint(&mut rest).map_err(|_| bad_varint())?;
+                            (v, len - pos - rest.len())
+                        }
+                    };
                     out.push(conv(v)?);
+                    pos += n;
                 }
                 Ok(())
             }
@@ -344,3 +380,53 @@ macro_rules! bytes_elem {
 bytes_elem!(Tf);
 bytes_elem!(TfLossy);
 bytes_elem!(Of);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values of every varint width, negative ones (ten bytes) included.
+    fn values() -> Vec<i64> {
+        let mut v = vec![0, 1, -1, i64::MIN, i64::MAX];
+        for bits in 0..63 {
+            v.extend([1i64 << bits, (1i64 << bits) - 1, -(1i64 << bits)]);
+        }
+        v
+    }
+
+    #[test]
+    fn packed_ints_read_a_word_at_a_time_stop_at_the_run_end() {
+        let all = values();
+        // Runs of every length from every start, each followed by bytes that are not part
+        // of it (continuation bytes, which would lengthen a varint read past the end).
+        for start in 0..all.len() {
+            for n in 0..12.min(all.len() - start) {
+                let want = &all[start..start + n];
+                let mut buf = Vec::new();
+                for v in want {
+                    put_varint(&mut buf, v.cast_unsigned());
+                }
+                let len = buf.len();
+                for tail in [&[][..], &[0x80; 3], &[0xff; 12], &[0x01]] {
+                    let mut within = buf.clone();
+                    within.extend_from_slice(tail);
+                    let mut out = Vec::new();
+                    <i64 as DecodeElem<'_, Tf>>::extend_packed_within(&within, len, &mut out)
+                        .unwrap();
+                    assert_eq!(out, want, "tail {tail:?}");
+                    // A run cut inside its last varint is an error, whatever follows.
+                    if let Some(last) = want.last() {
+                        let cut = len - 1;
+                        if varint_len(last.cast_unsigned()) > 1 {
+                            let mut out = Vec::new();
+                            let r = <i64 as DecodeElem<'_, Tf>>::extend_packed_within(
+                                &within, cut, &mut out,
+                            );
+                            assert!(r.is_err(), "{want:?} cut to {cut} of {len}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -508,6 +508,21 @@ pub(crate) fn extend_usual<'de, D: Dialect, T: DecodeElem<'de, D>>(
     }
 }
 
+/// [`extend_usual`] of the value `within[..len]`, where `within` runs on past it to the end of
+/// the enclosing message (see [`DecodeElem::extend_packed_within`]).
+#[inline]
+pub(crate) fn extend_usual_within<'de, D: Dialect, T: DecodeElem<'de, D>>(
+    within: &'de [u8],
+    len: usize,
+    out: &mut Vec<T>,
+) -> Result<(), FieldError> {
+    if T::KIND.is_packed() {
+        T::extend_packed_within(within, len, out)
+    } else {
+        extend_usual::<D, T>(within.get(..len).unwrap_or_default(), out)
+    }
+}
+
 /// Checks that a usual-layout list of kind `found` suits a field of kind `expected`.
 #[inline]
 pub(crate) fn same_kind(expected: ListKind, found: ListKind) -> Result<(), FieldError> {

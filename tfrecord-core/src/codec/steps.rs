@@ -4,8 +4,8 @@
 use super::Dialect;
 use super::elem::{DecodeElem, EncodeElem};
 use super::field::{
-    DecodeField, EncodeField, FeatureView, extend_usual, list_body_len, put_list_body, same_kind,
-    usual_feature,
+    DecodeField, EncodeField, FeatureView, extend_usual, extend_usual_within, list_body_len,
+    put_list_body, same_kind, usual_feature,
 };
 use super::record::{FieldInfo, Msg, for_each_step, kind_tag};
 use super::wire::{len_field_len, put_len_prefix};
@@ -80,14 +80,15 @@ fn list_bytes(list: &Msg<'_>) -> usize {
 
 /// Calls `fast` with the value of each leading step of a one-slice `FeatureList` that is a
 /// feature in the usual layout with one-byte lengths, `0a L [t L' [0a L'' value]]`, its list
-/// of oneof member `tag` (so of the kind the field reads), until `fast` declines one. Returns
+/// of oneof member `tag` (so of the kind the field reads), until `fast` declines one; `fast`
+/// also gets the list's bytes from the value on (see [`DecodeElem::extend_packed_within`]). Returns
 /// the steps left, for the general walk: the same steps [`for_each_step`] and
 /// [`usual_feature`] would take, in one tight loop.
 #[inline]
 fn usual_steps<'de>(
     list: &Msg<'de>,
     tag: Option<u32>,
-    mut fast: impl FnMut(&'de [u8]) -> bool,
+    mut fast: impl FnMut(&'de [u8], &'de [u8]) -> bool,
 ) -> Msg<'de> {
     let (Some(bytes), Some(tag)) = (
         list.single(),
@@ -103,7 +104,7 @@ fn usual_steps<'de>(
         && usize::from(*l2) == usize::from(*l3) + 2
         && let Some((value, after)) = tail.split_at_checked(usize::from(*l3))
     {
-        if !fast(value) {
+        if !fast(value, tail) {
             break;
         }
         rest = after;
@@ -117,7 +118,7 @@ impl<'de, D: Dialect, S: DecodeField<'de, D>> DecodeSteps<'de, D> for Vec<S> {
         // type, the reservation takes no more memory than the list's own bytes.
         let steps = list_bytes(list) / std::mem::size_of::<S>().max(8);
         let mut out = Vec::with_capacity(steps);
-        let rest = usual_steps(list, D::tag(S::KIND), |value| {
+        let rest = usual_steps(list, D::tag(S::KIND), |value, _| {
             match S::decode_usual(S::KIND, value) {
                 Some(Ok(v)) => {
                     out.push(v);
@@ -311,9 +312,9 @@ impl<'de, D: Dialect, T: DecodeElem<'de, D>> DecodeSteps<'de, D> for Ragged<T> {
         if T::KIND.is_packed() {
             out.values.reserve(bytes / 4);
         }
-        let rest = usual_steps(list, D::tag(T::KIND), |value| {
+        let rest = usual_steps(list, D::tag(T::KIND), |value, within| {
             let before = out.values.len();
-            if extend_usual::<D, T>(value, &mut out.values).is_ok() {
+            if extend_usual_within::<D, T>(within, value.len(), &mut out.values).is_ok() {
                 out.row_splits.push(out.values.len());
                 true
             } else {

@@ -114,6 +114,28 @@ pub fn get_varint(buf: &mut &[u8]) -> Result<u64> {
     Ok(v)
 }
 
+/// Decodes the varint at the front of `w`, the next eight bytes of a buffer read as one
+/// little-endian word, without branching on the varint's length: `(value, length in bytes)`,
+/// or `None` when the varint is longer than eight bytes. Packed runs of mixed-length numbers
+/// decode faster this way than byte by byte, whose length branches the processor cannot
+/// predict.
+#[inline(always)]
+pub fn varint_in_word(w: u64) -> Option<(u64, usize)> {
+    // The last byte of a varint is the first without its high bit.
+    let stop = !w & 0x8080_8080_8080_8080;
+    if stop == 0 {
+        return None;
+    }
+    let end = stop.trailing_zeros(); // 7, 15, .., 63: the last byte's high bit
+    let x = w & (u64::MAX >> (63 - end));
+    // Drop the continuation bits and close the 7-bit groups up: bytes into 14-bit pairs,
+    // pairs into 28-bit quads, quads into the 56-bit value.
+    let x = ((x & 0x7f00_7f00_7f00_7f00) >> 1) | (x & 0x007f_007f_007f_007f);
+    let x = ((x & 0x3fff_0000_3fff_0000) >> 2) | (x & 0x0000_3fff_0000_3fff);
+    let x = ((x & 0x0fff_ffff_0000_0000) >> 4) | (x & 0x0000_0000_0fff_ffff);
+    Some((x, (end as usize + 1) / 8))
+}
+
 /// [`get_varint`] for varints of four bytes or more, and for errors.
 #[cold]
 fn get_varint_slow(buf: &mut &[u8]) -> Result<u64> {
@@ -276,5 +298,29 @@ mod tests {
         }
         let mut s: &[u8] = &[0xff; 11];
         assert!(get_varint(&mut s).is_err());
+    }
+
+    #[test]
+    fn varint_in_word_reads_what_get_varint_reads() {
+        // Every width, each followed by bytes that must not be read into the value.
+        for bits in 0..64u32 {
+            for v in [1u64 << bits, (1u64 << bits) - 1, (1u64 << bits) | 1] {
+                for pad in [0x00u8, 0x7f, 0x80, 0xff] {
+                    let mut buf = Vec::new();
+                    put_varint(&mut buf, v);
+                    let len = buf.len();
+                    buf.resize(len.max(8), pad);
+                    let w = u64::from_le_bytes(buf[..8].try_into().unwrap());
+                    if len <= 8 {
+                        assert_eq!(varint_in_word(w), Some((v, len)), "{v} pad {pad:#x}");
+                    } else {
+                        assert_eq!(varint_in_word(w), None, "{v}");
+                    }
+                }
+            }
+        }
+        // Eight continuation bytes: longer than the word.
+        assert_eq!(varint_in_word(u64::MAX), None);
+        assert_eq!(varint_in_word(0), Some((0, 1)));
     }
 }
