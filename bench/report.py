@@ -291,12 +291,12 @@ def main():
     if machine_txt:
         md.append("The harness's own record (`machine.txt`):\n\n```\n" + machine_txt + "\n```\n")
     md.append("## tfrecord-rs beside TensorFlow\n")
-    md.append("Variants: `st` one thread; `mt2` one reader thread cutting the stream into chunks "
-              "of whole frames (`ChunkReader`) + 2 threads checking and decoding the chunks "
-              "(columns of 1024 rows); `spec` the runtime spec parser (`tfrecord_core::parse`, spec "
-              "built from the sidecar at run time), batches of 1024 read and parsed in turn on one "
-              "thread; `spec_mt2` the same reader thread + 2 threads parsing batches of 1024 "
-              "gathered from the chunks. `parse_mem` is over records already in memory (`mt2`: "
+    md.append("Variants: `st` one thread; `mt2` 2 threads taking turns at one `ChunkReader`, "
+              "each reading (and inflating) the next chunk of whole frames, then checking it and "
+              "decoding its records in place (`Chunk::records`) into columns of 1024 rows; `spec` "
+              "the runtime spec parser (`tfrecord_core::parse`, spec built from the sidecar at run "
+              "time), batches of 1024 read and parsed in turn on one thread; `spec_mt2` the same "
+              "2 threads parsing batches of 1024 gathered from their chunks. `parse_mem` is over records already in memory (`mt2`: "
               "batches of 1024 taken by 2 threads in turn). Where TensorFlow has no such op, the "
               "TF column names the op used as reference.\n")
     md.append(side_by_side(res) + "\n")

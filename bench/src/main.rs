@@ -25,9 +25,9 @@
 //! | `read_raw_nocrc` | `st` | the same with `verify_data_crc(false)` (the 8-byte length CRC is always checked) |
 //! | `read_decode` | `st` | `read_raw` + prost decode into `proto::tensorflow::Example` / `SequenceExample` |
 //! | `read_parse` | `st` | `Reader::next_lent` (derived decode, strings borrowed from the read buffer) + typed columns, batches of 1024 |
-//! | `read_parse` | `mt2` | one reader thread cutting the (inflated) stream into chunks of whole frames (`ChunkReader`: frame boundaries and length CRCs) + 2 threads checking the chunks' framing and data CRCs (`Chunk::reader`) and decoding their records into columns consumed every 1024 rows |
+//! | `read_parse` | `mt2` | 2 threads taking turns at one `ChunkReader` (each reads and inflates the next chunk of whole frames: frame boundaries and length CRCs), then checking their chunk's framing and data CRCs and decoding its records in place (`Chunk::records`) into columns consumed every 1024 rows |
 //! | `read_parse` | `spec` | batches of 1024 read, then parsed by `parse::ExampleParser` / `SequenceExampleParser` (spec from the sidecar at run time), one thread |
-//! | `read_parse` | `spec_mt2` | the same reader thread + 2 threads checking the chunks and running the spec parser on batches of 1024 records gathered from them |
+//! | `read_parse` | `spec_mt2` | the same 2 threads taking turns at the reader, checking their chunks and running the spec parser on batches of 1024 records gathered from them |
 //! | `parse_mem` | `st`, `mt2`, `spec`, `spec_mt2` | the same decode + extract over records already in memory |
 //! | `write_prebuilt` | `st` | `RecordWriter::create` + `write(&[u8])` per record + `finish` (gzip level 6 for `mnist_gz`) |
 //! | `write_example` | `st` | `Writer::write(&T)` of pre-built derived values (encode + framing + CRC) + `finish` |
@@ -410,7 +410,7 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
             check,
         )?;
         let note = format!(
-            "1 reader thread (ChunkReader: chunks of whole frames{}) feeding {THREADS} threads: framing + CRCs + derived decode + typed columns, batches of 1024",
+            "{THREADS} threads taking turns at one ChunkReader (chunks of whole frames{}), each checking its chunk (framing + CRCs) and decoding its records in place: derived decode + typed columns, batches of 1024",
             if c.gz_note().is_empty() {
                 ""
             } else {
@@ -444,7 +444,7 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
             check,
         )?;
         let note = format!(
-            "runtime spec parser on batches of 1024: 1 reader thread (ChunkReader) + {THREADS} threads checking the chunks and parsing{}",
+            "runtime spec parser on batches of 1024: {THREADS} threads taking turns at one ChunkReader, each checking its chunk and parsing{}",
             c.gz_note()
         );
         c.emit("spec_mt2", "read_parse", &note, &t);

@@ -1,9 +1,9 @@
-//! Batch consumers, and the multi-threaded drivers: a reader thread feeding batches of
-//! [`BATCH`] records to worker threads, and in-memory batches split over threads.
+//! Batch consumers, and the multi-threaded drivers: threads taking turns at one chunk reader
+//! and parsing their chunks, and in-memory batches split over threads.
 
+use std::fs::File;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
 
 use tfrecord_core::{Chunk, ChunkReader, ReaderOptions, RecordReader};
 
@@ -69,18 +69,18 @@ impl Gather {
         chunk: &Chunk,
         mut parse: impl FnMut(&[Vec<u8>]) -> Result<(), String>,
     ) -> Result<u64, String> {
-        let mut reader = chunk.reader();
+        let mut reader = chunk.records();
         let mut records = 0;
         loop {
             if self.recs.len() == self.n {
                 self.recs.push(Vec::new());
             }
-            if !reader
-                .read_into(&mut self.recs[self.n])
-                .map_err(|e| e.to_string())?
-            {
+            let Some(r) = reader.next_record().map_err(|e| e.to_string())? else {
                 return Ok(records);
-            }
+            };
+            let rec = &mut self.recs[self.n];
+            rec.clear();
+            rec.extend_from_slice(r);
             records += 1;
             self.n += 1;
             if self.n == BATCH {
@@ -130,13 +130,12 @@ impl<S: Shape> BatchSink for Derived<S> {
         }
         Ok(())
     }
-    /// Records are decoded one by one, lent out of the chunk's reader, into columns consumed
+    /// Records are decoded one by one, lent out of the chunk in place, into columns consumed
     /// every [`BATCH`] rows.
     fn chunk(&mut self, chunk: &Chunk) -> Result<u64, String> {
-        let mut reader = chunk.reader();
-        let mut scratch = Vec::new();
+        let mut reader = chunk.records();
         let mut records = 0;
-        while let Some(r) = reader.read_lent(&mut scratch).map_err(|e| e.to_string())? {
+        while let Some(r) = reader.next_record().map_err(|e| e.to_string())? {
             let rec = decode::<S>(r).map_err(|e| e.to_string())?;
             S::push(&mut self.0.cols, &rec);
             self.0.end_row();
@@ -155,26 +154,6 @@ impl<S: Shape> BatchSink for Derived<S> {
             values: self.0.total_values,
         }
     }
-}
-
-fn worker<K: BatchSink>(
-    rx: &Arc<Mutex<Receiver<Chunk>>>,
-    back: &mpsc::Sender<Chunk>,
-    mut sink: K,
-) -> Result<Totals, String> {
-    let mut records = 0;
-    loop {
-        let next = rx.lock().map_err(|_| "poisoned")?.recv();
-        let Ok(chunk) = next else { break };
-        records += sink.chunk(&chunk)?;
-        // Back to the reader for reuse (freed here once the reader is gone).
-        let _ = back.send(chunk);
-    }
-    sink.finish()?;
-    Ok(Totals {
-        records,
-        ..sink.totals()
-    })
 }
 
 /// One thread reads batches of [`BATCH`] records and parses each batch before reading the
@@ -210,48 +189,23 @@ pub(crate) fn read_batches<K: BatchSink>(
 /// that reads it, large enough to hold hundreds of typical records.
 const CHUNK_BYTES: usize = 256 << 10;
 
-/// One thread reads the file (and inflates it) in chunks of whole frames
-/// ([`ChunkReader`]: it only finds the frame boundaries and checks each length's CRC);
-/// `workers` threads check the framing and data CRCs of the chunks and parse their records,
-/// each into its own columns.
+/// `workers` threads share one [`ChunkReader`]: each in turn takes the reader, reads (and
+/// inflates) the next chunk of whole frames, which only finds the frame boundaries and checks
+/// each length's CRC, then lets the reader go and checks the framing and data CRCs of its
+/// chunk and parses the records into its own columns while another thread reads. No thread
+/// only reads, so two threads use both cores.
 pub(crate) fn read_parallel<K: BatchSink>(
     sc: &Sidecar,
     opts: ReaderOptions,
     workers: usize,
     make: impl Fn() -> K + Sync,
 ) -> Result<Totals, String> {
-    // Two chunks in flight per worker: enough to keep them busy, and what bounds the memory.
-    let (tx, rx): (SyncSender<Chunk>, Receiver<Chunk>) = mpsc::sync_channel(2 * workers);
-    let (back_tx, back_rx) = mpsc::channel::<Chunk>();
-    let rx = Arc::new(Mutex::new(rx));
+    let chunks = ChunkReader::open(&sc.path, opts, CHUNK_BYTES).map_err(|e| e.to_string())?;
+    let chunks = Mutex::new(chunks);
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                let rx = Arc::clone(&rx);
-                let back = back_tx.clone();
-                let make = &make;
-                s.spawn(move || worker(&rx, &back, make()))
-            })
+            .map(|_| s.spawn(|| worker(&chunks, make())))
             .collect();
-        drop(rx);
-        drop(back_tx);
-        let read = (|| -> Result<(), String> {
-            let mut chunks =
-                ChunkReader::open(&sc.path, opts, CHUNK_BYTES).map_err(|e| e.to_string())?;
-            loop {
-                while let Ok(done) = back_rx.try_recv() {
-                    chunks.give_back(done);
-                }
-                let Some(chunk) = chunks.next_chunk().map_err(|e| e.to_string())? else {
-                    break;
-                };
-                if tx.send(chunk).is_err() {
-                    return Err("every worker stopped".into());
-                }
-            }
-            Ok(())
-        })();
-        drop(tx);
         let mut t = Totals::default();
         let mut first_err = None;
         for h in handles {
@@ -261,12 +215,31 @@ pub(crate) fn read_parallel<K: BatchSink>(
                 Err(_) => first_err = first_err.or(Some("a worker panicked".to_string())),
             }
         }
-        // A worker's decode error explains a reader's "every worker stopped".
-        if let Some(e) = first_err {
-            return Err(e);
-        }
-        read?;
-        Ok(t)
+        first_err.map_or(Ok(t), Err)
+    })
+}
+
+/// One thread of [`read_parallel`]: takes chunks until the stream ends, giving each chunk's
+/// buffer back to the reader with the next take.
+fn worker<K: BatchSink>(chunks: &Mutex<ChunkReader<File>>, mut sink: K) -> Result<Totals, String> {
+    let mut records = 0;
+    let mut done: Option<Chunk> = None;
+    loop {
+        let next = {
+            let mut reader = chunks.lock().map_err(|_| "another worker panicked")?;
+            if let Some(chunk) = done.take() {
+                reader.give_back(chunk);
+            }
+            reader.next_chunk().map_err(|e| e.to_string())?
+        };
+        let Some(chunk) = next else { break };
+        records += sink.chunk(&chunk)?;
+        done = Some(chunk);
+    }
+    sink.finish()?;
+    Ok(Totals {
+        records,
+        ..sink.totals()
     })
 }
 

@@ -112,7 +112,9 @@ pub mod writer;
 pub use compression::{Compression, Format};
 pub use error::{Error, ErrorKind, Result};
 pub use prost::Message;
-pub use reader::{Chunk, ChunkReader, ReaderOptions, RecordReader, Unverified, expand_path};
+pub use reader::{
+    Chunk, ChunkReader, ChunkRecords, ReaderOptions, RecordReader, Unverified, expand_path,
+};
 pub use writer::{RecordWriter, WriterOptions};
 pub mod codec;
 mod typed;

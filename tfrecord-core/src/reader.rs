@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod chunks;
-pub use chunks::{Chunk, ChunkReader};
+pub use chunks::{Chunk, ChunkReader, ChunkRecords};
 
 use flate2::bufread::{MultiGzDecoder, ZlibDecoder};
 

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use tfrecord_core::crc::masked_crc32c;
 use tfrecord_core::{
-    ChunkReader, Compression, Error, ErrorKind, Format, ReaderOptions, RecordReader, RecordWriter,
-    WriterOptions,
+    Chunk, ChunkReader, Compression, Error, ErrorKind, Format, ReaderOptions, RecordReader,
+    RecordWriter, WriterOptions,
 };
 
 use crate::support::{fixture, read_all};
@@ -343,6 +343,28 @@ fn lent_records_match_copied_ones_under_every_flip_and_cut() {
     }
 }
 
+/// Reads a chunk's records through its reader and through `Chunk::records` (lent in place),
+/// which must agree record for record and on the error.
+fn read_chunk(chunk: &Chunk) -> (Vec<Vec<u8>>, Option<Error>) {
+    let via_reader = read_all(chunk.reader());
+    let mut in_place = Vec::new();
+    let mut records = chunk.records();
+    let err = loop {
+        match records.next_record() {
+            Ok(Some(r)) => in_place.push(r.to_vec()),
+            Ok(None) => break None,
+            Err(e) => break Some(e),
+        }
+    };
+    assert_eq!(in_place, via_reader.0, "records lent in place");
+    assert_eq!(
+        err.as_ref().map(ToString::to_string),
+        via_reader.1.as_ref().map(ToString::to_string),
+        "records lent in place"
+    );
+    via_reader
+}
+
 /// Reads every record through a `ChunkReader` and each chunk's reader, in order.
 fn read_all_chunked(
     bytes: &[u8],
@@ -355,7 +377,7 @@ fn read_all_chunked(
         match chunks.next_chunk() {
             Ok(None) => return (got, None),
             Ok(Some(chunk)) => {
-                let (records, err) = read_all(chunk.reader());
+                let (records, err) = read_chunk(&chunk);
                 got.extend(records);
                 if err.is_some() {
                     return (got, err);
@@ -438,7 +460,7 @@ fn chunks_of_a_file_word_errors_as_reading_the_file_does() {
             loop {
                 match chunks.next_chunk() {
                     Ok(Some(chunk)) => {
-                        let (records, e) = read_all(chunk.reader());
+                        let (records, e) = read_chunk(&chunk);
                         got.extend(records);
                         if e.is_some() {
                             err = e;

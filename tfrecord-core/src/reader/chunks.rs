@@ -49,21 +49,129 @@ impl Chunk {
 
     /// A reader of the chunk's records.
     pub fn reader(&self) -> RecordReader<&[u8]> {
+        self.reader_from(0, 0)
+    }
+
+    /// The chunk's records, lent in place: the same records and errors as
+    /// [`reader`](Self::reader) gives, without copying the frames through a read buffer.
+    ///
+    /// ```
+    /// use tfrecord_core::{ChunkReader, RecordWriter, ReaderOptions, WriterOptions};
+    ///
+    /// let mut writer = RecordWriter::new(Vec::new(), WriterOptions::new());
+    /// writer.write(b"one")?;
+    /// writer.write(b"two")?;
+    /// let file = writer.finish()?;
+    /// let mut chunks = ChunkReader::new(&file[..], ReaderOptions::new(), 1 << 20);
+    /// let chunk = chunks.next_chunk()?.expect("a chunk");
+    /// let mut records = chunk.records();
+    /// assert_eq!(records.next_record()?, Some(&b"one"[..]));
+    /// assert_eq!(records.next_record()?, Some(&b"two"[..]));
+    /// assert_eq!(records.next_record()?, None);
+    /// # Ok::<(), tfrecord_core::Error>(())
+    /// ```
+    pub fn records(&self) -> ChunkRecords<'_> {
+        ChunkRecords {
+            chunk: self,
+            pos: 0,
+            index: 0,
+            rest: None,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// A reader of the chunk's frames from byte `pos`, the `index`-th record of the chunk.
+    fn reader_from(&self, pos: usize, index: u64) -> RecordReader<&[u8]> {
         let opts = self
             .opts
             .clone()
             .compression(Compression::None)
             .buffer_size(CHUNK_READER_BUFFER);
-        let mut r =
-            RecordReader::new(&self.bytes[..], opts).starting_at(self.offset, self.first_record);
+        let bytes = self.bytes.get(pos..).unwrap_or_default();
+        let mut r = RecordReader::new(bytes, opts)
+            .starting_at(self.offset + pos as u64, self.first_record + index);
         if self.bounded {
             // A chunk ends at a frame boundary or, for the last one, where the file ends.
-            r.remaining = Some(self.bytes.len() as u64);
+            r.remaining = Some(bytes.len() as u64);
         }
         match &self.path {
             Some(p) => r.with_path(p.to_path_buf()),
             None => r,
         }
+    }
+}
+
+/// The records of a [`Chunk`], lent out of it in place ([`Chunk::records`]).
+pub struct ChunkRecords<'a> {
+    chunk: &'a Chunk,
+    /// Where the next frame starts in the chunk.
+    pos: usize,
+    /// Records lent so far.
+    index: u64,
+    /// From the first frame that is not a sound TFRecord frame on: a reader, which reads what
+    /// follows (an OFRecord, a frame that fails a check) and words every error.
+    rest: Option<RecordReader<&'a [u8]>>,
+    scratch: Vec<u8>,
+}
+
+impl ChunkRecords<'_> {
+    /// The next record; `Ok(None)` after the last.
+    ///
+    /// # Errors
+    /// As [`RecordReader::read_lent`], located in the whole stream.
+    pub fn next_record(&mut self) -> Result<Option<&[u8]>> {
+        if self.rest.is_none() {
+            if let Some(len) = self.sound_frame() {
+                let start = self.pos + 12;
+                self.pos = start + len + 4;
+                self.index += 1;
+                return Ok(self.chunk.bytes.get(start..start + len));
+            }
+            self.rest = Some(self.chunk.reader_from(self.pos, self.index));
+        }
+        match self.rest.as_mut() {
+            Some(r) => r.read_lent(&mut self.scratch),
+            None => Ok(None),
+        }
+    }
+
+    /// The payload length of the TFRecord frame at `pos` when it passes every check a
+    /// [`RecordReader`] makes; `None` for anything else, left to the reader.
+    #[inline]
+    fn sound_frame(&self) -> Option<usize> {
+        let opts = &self.chunk.opts;
+        if opts.format != Format::TfRecord {
+            return None;
+        }
+        let (header, rest) = self
+            .chunk
+            .bytes
+            .get(self.pos..)?
+            .split_first_chunk::<12>()?;
+        let (len_bytes, len_crc) = header.split_first_chunk::<8>()?;
+        if u32::from_le_bytes(*len_crc.first_chunk::<4>()?) != masked_crc32c(len_bytes) {
+            return None;
+        }
+        let declared = u64::from_le_bytes(*len_bytes);
+        if declared > opts.max_record_len {
+            return None;
+        }
+        let len = usize::try_from(declared).ok()?;
+        let payload = rest.get(..len)?;
+        let stored = u32::from_le_bytes(*rest.get(len..)?.first_chunk::<4>()?);
+        if opts.verify_data_crc && stored != masked_crc32c(payload) {
+            return None;
+        }
+        Some(len)
+    }
+}
+
+impl std::fmt::Debug for ChunkRecords<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChunkRecords")
+            .field("offset", &(self.chunk.offset + self.pos as u64))
+            .field("record", &(self.chunk.first_record + self.index))
+            .finish_non_exhaustive()
     }
 }
 
