@@ -185,9 +185,10 @@ pub(crate) fn read_batches<K: BatchSink>(
     }
 }
 
-/// Bytes per chunk handed to a worker: small enough to be decoded from the cache of the core
-/// that reads it, large enough to hold hundreds of typical records.
-const CHUNK_BYTES: usize = 256 << 10;
+/// Bytes per chunk a worker takes: within the 2 MiB L2 of the core that reads and decodes it,
+/// and large enough that waking the other thread at each hand-over of the reader is rare
+/// (mnist `mt2` ran 13 % faster than with 256 KiB chunks, paired runs).
+const CHUNK_BYTES: usize = 1 << 20;
 
 /// `workers` threads share one [`ChunkReader`]: each in turn takes the reader, reads (and
 /// inflates) the next chunk of whole frames, which only finds the frame boundaries and checks
