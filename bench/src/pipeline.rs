@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use tfrecord_core::{Chunk, ChunkReader, ReaderOptions, RecordReader};
 
@@ -203,41 +203,62 @@ pub(crate) fn read_parallel<K: BatchSink>(
 ) -> Result<Totals, String> {
     let chunks = ChunkReader::open(&sc.path, opts, CHUNK_BYTES).map_err(|e| e.to_string())?;
     let chunks = Mutex::new(chunks);
+    let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
-            .map(|_| s.spawn(|| worker(&chunks, make())))
+            .map(|_| s.spawn(|| worker(&chunks, &stop, make())))
             .collect();
         let mut t = Totals::default();
-        let mut first_err = None;
+        // The error first in the stream, when several threads met one.
+        let mut first_err: Option<(u64, String)> = None;
         for h in handles {
-            match h.join() {
-                Ok(Ok(w)) => t.add(w),
-                Ok(Err(e)) => first_err = first_err.or(Some(e)),
-                Err(_) => first_err = first_err.or(Some("a worker panicked".to_string())),
+            let err = match h.join() {
+                Ok(Ok(w)) => {
+                    t.add(w);
+                    continue;
+                }
+                Ok(Err(e)) => e,
+                Err(_) => (0, "a worker panicked".to_string()),
+            };
+            if first_err.as_ref().is_none_or(|(at, _)| err.0 < *at) {
+                first_err = Some(err);
             }
         }
-        first_err.map_or(Ok(t), Err)
+        first_err.map_or(Ok(t), |(_, e)| Err(e))
     })
 }
 
-/// One thread of [`read_parallel`]: takes chunks until the stream ends, giving each chunk's
-/// buffer back to the reader with the next take.
-fn worker<K: BatchSink>(chunks: &Mutex<ChunkReader<File>>, mut sink: K) -> Result<Totals, String> {
+/// One thread of [`read_parallel`]: takes chunks until the stream ends or another thread
+/// fails, giving each chunk's buffer back to the reader with the next take. An error comes
+/// with where its chunk starts in the stream (a reader error: past every chunk taken).
+fn worker<K: BatchSink>(
+    chunks: &Mutex<ChunkReader<File>>,
+    stop: &AtomicBool,
+    mut sink: K,
+) -> Result<Totals, (u64, String)> {
+    let fail = |at: u64, e: String| {
+        stop.store(true, Ordering::Relaxed);
+        (at, e)
+    };
     let mut records = 0;
     let mut done: Option<Chunk> = None;
-    loop {
+    while !stop.load(Ordering::Relaxed) {
         let next = {
-            let mut reader = chunks.lock().map_err(|_| "another worker panicked")?;
+            let mut reader = chunks
+                .lock()
+                .map_err(|_| fail(0, "another worker panicked".into()))?;
             if let Some(chunk) = done.take() {
                 reader.give_back(chunk);
             }
-            reader.next_chunk().map_err(|e| e.to_string())?
+            reader
+                .next_chunk()
+                .map_err(|e| fail(u64::MAX, e.to_string()))?
         };
         let Some(chunk) = next else { break };
-        records += sink.chunk(&chunk)?;
+        records += sink.chunk(&chunk).map_err(|e| fail(chunk.offset(), e))?;
         done = Some(chunk);
     }
-    sink.finish()?;
+    sink.finish().map_err(|e| fail(u64::MAX, e))?;
     Ok(Totals {
         records,
         ..sink.totals()

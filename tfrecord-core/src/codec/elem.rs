@@ -56,7 +56,8 @@ pub trait DecodeElem<'de, D: Dialect>: Sized {
     fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError>;
 
     /// Appends every value of a packed run (`KIND` is packed). The default decodes one value
-    /// at a time; floats override it with a bulk conversion.
+    /// at a time; integers override it to read a word at a time, floats with a bulk
+    /// conversion.
     ///
     /// # Errors
     /// As [`from_raw`](Self::from_raw), and malformed packed runs.
@@ -79,7 +80,7 @@ pub trait DecodeElem<'de, D: Dialect>: Sized {
         len: usize,
         out: &mut Vec<Self>,
     ) -> Result<(), FieldError> {
-        Self::extend_packed(buf.get(..len).ok_or_else(bad_varint)?, out)
+        Self::extend_packed(buf.get(..len).ok_or_else(run_past_end)?, out)
     }
 
     /// Decodes a packed run (`KIND` is packed) of exactly `N` values into an array without
@@ -90,6 +91,12 @@ pub trait DecodeElem<'de, D: Dialect>: Sized {
         let _ = run;
         None
     }
+}
+
+/// A run said to be longer than the bytes that hold it (callers pass lengths they have checked).
+#[cold]
+pub(crate) fn run_past_end() -> FieldError {
+    FieldError::Malformed("a packed run longer than its message")
 }
 
 #[cold]
@@ -143,7 +150,7 @@ macro_rules! int_elem {
                 out: &mut Vec<Self>,
             ) -> Result<(), FieldError> {
                 let conv: fn(u64) -> Result<$t, FieldError> = $conv;
-                let run = buf.get(..len).ok_or_else(bad_varint)?;
+                let run = buf.get(..len).ok_or_else(run_past_end)?;
                 // Every varint ends in one byte below 0x80: unless there is room for one value
                 // per byte already, reserve the count exactly.
                 if out.capacity() - out.len() < len {

@@ -519,7 +519,10 @@ pub(crate) fn extend_usual_within<'de, D: Dialect, T: DecodeElem<'de, D>>(
     if T::KIND.is_packed() {
         T::extend_packed_within(within, len, out)
     } else {
-        extend_usual::<D, T>(within.get(..len).unwrap_or_default(), out)
+        extend_usual::<D, T>(
+            within.get(..len).ok_or_else(super::elem::run_past_end)?,
+            out,
+        )
     }
 }
 

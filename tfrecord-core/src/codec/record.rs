@@ -198,8 +198,11 @@ pub fn scan_features<'de, C: Container>(
 ///
 /// Returns `false` as soon as the bytes leave that layout or `f` returns `false`; the caller
 /// then decodes the record through [`scan_features`], which reads every layout protobuf allows
-/// and words any error. This is the derived decoders' one-pass path: each feature is decoded
-/// into its field as the walk meets it.
+/// and words any error. This is the derived decoders' one-pass walk: it only collects each
+/// feature's bytes (a repeated key: the last entry's), and the fields are decoded after it in
+/// their declaration order, as from the general path's slots, so that both paths give the same
+/// value or the same first error.
+#[doc(hidden)]
 #[inline(always)]
 pub fn walk_usual<'de, C: Container>(
     bytes: &'de [u8],

@@ -127,6 +127,10 @@ impl ChunkRecords<'_> {
                 self.index += 1;
                 return Ok(self.chunk.bytes.get(start..start + len));
             }
+            if self.pos == self.chunk.bytes.len() {
+                // The end of the chunk's frames: an uncompressed stream has nothing after them.
+                return Ok(None);
+            }
             self.rest = Some(self.chunk.reader_from(self.pos, self.index));
         }
         match self.rest.as_mut() {
@@ -168,9 +172,11 @@ impl ChunkRecords<'_> {
 
 impl std::fmt::Debug for ChunkRecords<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Once a reader reads the rest, it keeps the position.
         f.debug_struct("ChunkRecords")
-            .field("offset", &(self.chunk.offset + self.pos as u64))
-            .field("record", &(self.chunk.first_record + self.index))
+            .field("in_place_to_offset", &(self.chunk.offset + self.pos as u64))
+            .field("in_place_records", &self.index)
+            .field("reading_the_rest", &self.rest.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -138,11 +138,11 @@ impl Ctx<'_> {
         }
     }
 
-    /// The decode expression of a (non-sequence) field from an `Option<Msg>` expression.
     /// The one-pass decode of a struct whose features are all plain (no `flatten`, no sparse
     /// field): the entries are walked once in the usual layout, each feature's bytes kept in a
-    /// local as its key is met (a repeated key: the last entry wins), and the fields decoded
-    /// from them by the same expressions as [`decode_record`]'s slots. The walk `break`s out of
+    /// local as its key is met (a repeated key: the last entry wins), and after the walk the
+    /// fields are decoded from them by the same expressions as `decode_record`'s slots, in the
+    /// same order, so that values and errors are the general path's. The walk `break`s out of
     /// block `'__usual` to the general path for another layout or, under `deny_unknown_keys`,
     /// an unknown key. `None` when the struct has a field the walk cannot fill.
     fn one_pass(
@@ -197,6 +197,7 @@ impl Ctx<'_> {
         })
     }
 
+    /// The decode expression of a (non-sequence) field from an `Option<Msg>` expression.
     fn decode_value(&self, of: bool, f: &Field, b: &Binding, slot: &TokenStream) -> TokenStream {
         let p = &self.p;
         let ty = &b.ty;
