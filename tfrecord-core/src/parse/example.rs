@@ -8,7 +8,7 @@ use super::ragged::{PartT, Rag, compose};
 use super::read::{extend, feature_error, field_error, to_i64, view};
 use super::spec::{Held, OutputPlan, Plan, RawKey, RawKind, SplitsDType, shape_string};
 use super::tensor::{Tensor, Values};
-use crate::codec::{FeatureView, Msg, TfExample, scan_features};
+use crate::codec::{FeatureView, Msg, TfExample, scan_features, walk_usual};
 use crate::error::{Error, Result};
 
 /// What one key collected over a run of records: the values, and where each record's end.
@@ -119,8 +119,9 @@ impl<'a> FastRun<'a> {
     /// in the usual form, with `bufs` holding part of it.
     fn record(&mut self, plan: &Plan, record: &'a [u8], j: usize, bufs: &mut [KeyBuf]) -> bool {
         self.start(j);
-        scan_features::<TfExample>(record, |key, msg| self.entry(plan, key, &msg, bufs)).is_ok()
-            && self.finish(plan, bufs)
+        walk_usual::<TfExample>(record, |key, feature| {
+            self.entry(plan, key, feature, bufs).is_ok()
+        }) && self.finish(plan, bufs)
     }
 
     /// Starts record `j` of the run.
@@ -130,14 +131,14 @@ impl<'a> FastRun<'a> {
         self.fixed = 0;
     }
 
-    /// Reads one map entry of the current record. `Err` (a placeholder, not for the user) when
-    /// the record is not in the usual form.
+    /// Reads one map entry of the current record, its serialized `Feature` in one slice. `Err`
+    /// (a placeholder, not for the user) when the record is not in the usual form.
     #[inline]
     pub(crate) fn entry(
         &mut self,
         plan: &Plan,
         key: &'a [u8],
-        msg: &Msg<'_>,
+        feature: &[u8],
         bufs: &mut [KeyBuf],
     ) -> Result<()> {
         let found = self.predict.lookup(plan, self.pos, key);
@@ -153,8 +154,7 @@ impl<'a> FastRun<'a> {
         }
         *seen = self.mark;
         // An empty `Feature` of a dense key does not count as a value (general path).
-        let n = msg
-            .single()
+        let n = Some(feature)
             .filter(|b| k.kind == FastKind::List || !b.is_empty())
             .and_then(|b| extend_usual(&mut buf.values, k.tag, b));
         match n {

@@ -756,7 +756,10 @@ fn fast_batch<R: AsRef<[u8]>>(ctx: &Plan, seq: &Plan, records: &[R]) -> Option<R
         srun.start(e);
         scan_sequence(
             record.as_ref(),
-            |key, msg| crun.entry(ctx, key, &msg, &mut cbufs),
+            |key, msg| match msg.single() {
+                Some(feature) => crun.entry(ctx, key, feature, &mut cbufs),
+                None => Err(not_usual()),
+            },
             |key, msg| srun.entry(seq, key, &msg),
         )
         .ok()?;
