@@ -291,9 +291,10 @@ def main():
     if machine_txt:
         md.append("The harness's own record (`machine.txt`):\n\n```\n" + machine_txt + "\n```\n")
     md.append("## tfrecord-rs beside TensorFlow\n")
-    md.append("Variants: `st` one thread; `mt2` 2 threads taking turns at one `ChunkReader`, "
-              "each reading (and inflating) the next chunk of whole frames, then checking it and "
-              "decoding its records in place (`Chunk::records`) into columns of 1024 rows; `spec` "
+    md.append("Variants: `st` one thread; `mt2` 2 threads taking chunks of whole frames "
+              "(uncompressed: `SharedChunks`, each thread copying its own chunk out of the file; "
+              "gzip: turns at one `ChunkReader`, which inflates), checking them and decoding "
+              "their records in place (`Chunk::records`) into columns of 1024 rows; `spec` "
               "the runtime spec parser (`tfrecord_core::parse`, spec built from the sidecar at run "
               "time), batches of 1024 read and parsed in turn on one thread; `spec_mt2` the same "
               "2 threads parsing batches of 1024 gathered from their chunks. `parse_mem` is over records already in memory (`mt2`: "

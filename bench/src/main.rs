@@ -25,9 +25,9 @@
 //! | `read_raw_nocrc` | `st` | the same with `verify_data_crc(false)` (the 8-byte length CRC is always checked) |
 //! | `read_decode` | `st` | `read_raw` + prost decode into `proto::tensorflow::Example` / `SequenceExample` |
 //! | `read_parse` | `st` | `Reader::next_lent` (derived decode, strings borrowed from the read buffer) + typed columns, batches of 1024 |
-//! | `read_parse` | `mt2` | 2 threads taking turns at one `ChunkReader` (each reads and inflates the next chunk of whole frames: frame boundaries and length CRCs), then checking their chunk's framing and data CRCs and decoding its records in place (`Chunk::records`) into columns consumed every 1024 rows |
+//! | `read_parse` | `mt2` | 2 threads, each taking chunks of whole frames (uncompressed: `SharedChunks`, every thread copying its own chunk out of the file; gzip: turns at one `ChunkReader`, which inflates), checking their framing and data CRCs and decoding the records in place (`Chunk::records`) into columns consumed every 1024 rows |
 //! | `read_parse` | `spec` | batches of 1024 read, then parsed by `parse::ExampleParser` / `SequenceExampleParser` (spec from the sidecar at run time), one thread |
-//! | `read_parse` | `spec_mt2` | the same 2 threads taking turns at the reader, checking their chunks and running the spec parser on batches of 1024 records gathered from them |
+//! | `read_parse` | `spec_mt2` | the same 2 threads and chunks, running the spec parser on batches of 1024 records gathered from them |
 //! | `parse_mem` | `st`, `mt2`, `spec`, `spec_mt2` | the same decode + extract over records already in memory |
 //! | `write_prebuilt` | `st` | `RecordWriter::create` + `write(&[u8])` per record + `finish` (gzip level 6 for `mnist_gz`) |
 //! | `write_example` | `st` | `Writer::write(&T)` of pre-built derived values (encode + framing + CRC) + `finish` |
@@ -410,11 +410,11 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
             check,
         )?;
         let note = format!(
-            "{THREADS} threads taking turns at one ChunkReader (chunks of whole frames{}), each checking its chunk (framing + CRCs) and decoding its records in place: derived decode + typed columns, batches of 1024",
+            "{THREADS} threads taking chunks of whole frames ({}), each checking its chunk (framing + CRCs) and decoding its records in place: derived decode + typed columns, batches of 1024",
             if c.gz_note().is_empty() {
-                ""
+                "SharedChunks: each thread copies its own chunk out of the file"
             } else {
-                " + inflate"
+                "turns at one ChunkReader, which inflates"
             }
         );
         c.emit("mt2", "read_parse", &note, &t);
@@ -444,7 +444,7 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
             check,
         )?;
         let note = format!(
-            "runtime spec parser on batches of 1024: {THREADS} threads taking turns at one ChunkReader, each checking its chunk and parsing{}",
+            "runtime spec parser on batches of 1024: {THREADS} threads taking chunks of whole frames (SharedChunks, or turns at one ChunkReader for gzip), each checking its chunk and parsing{}",
             c.gz_note()
         );
         c.emit("spec_mt2", "read_parse", &note, &t);

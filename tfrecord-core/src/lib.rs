@@ -113,7 +113,8 @@ pub use compression::{Compression, Format};
 pub use error::{Error, ErrorKind, Result};
 pub use prost::Message;
 pub use reader::{
-    Chunk, ChunkReader, ChunkRecords, ReaderOptions, RecordReader, Unverified, expand_path,
+    Chunk, ChunkReader, ChunkRecords, ReaderOptions, RecordReader, SharedChunks, Unverified,
+    expand_path,
 };
 pub use writer::{RecordWriter, WriterOptions};
 pub mod codec;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod chunks;
-pub use chunks::{Chunk, ChunkReader, ChunkRecords};
+pub use chunks::{Chunk, ChunkReader, ChunkRecords, SharedChunks};
 
 use flate2::bufread::{MultiGzDecoder, ZlibDecoder};
 

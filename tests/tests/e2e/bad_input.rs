@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tfrecord_core::crc::masked_crc32c;
 use tfrecord_core::{
     Chunk, ChunkReader, Compression, Error, ErrorKind, Format, ReaderOptions, RecordReader,
-    RecordWriter, WriterOptions,
+    RecordWriter, SharedChunks, WriterOptions,
 };
 
 use crate::support::{fixture, read_all};
@@ -482,6 +482,92 @@ fn chunks_of_a_file_word_errors_as_reading_the_file_does() {
             );
         }
     });
+}
+
+/// Reads a file through `SharedChunks` on `threads` threads; the chunks, put in file order,
+/// must follow each other (offsets and record indices) and give the records and the first
+/// error.
+fn read_all_shared(
+    path: &Path,
+    opts: ReaderOptions,
+    size: usize,
+    threads: usize,
+) -> (Vec<Vec<u8>>, Option<Error>) {
+    let chunks = SharedChunks::open(path, opts, size).expect("opens");
+    // Each chunk: where it starts, its first record and bytes, its records and error.
+    type Got = (u64, u64, usize, Vec<Vec<u8>>, Option<Error>);
+    let got = std::sync::Mutex::new(Vec::<Got>::new());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    let next = chunks.next_chunk();
+                    let mut got = got.lock().expect("no panics");
+                    match next {
+                        Ok(Some(chunk)) => {
+                            let (records, e) = read_chunk(&chunk);
+                            let len = chunk.bytes().len();
+                            got.push((chunk.offset(), chunk.first_record(), len, records, e));
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            got.push((u64::MAX, 0, 0, Vec::new(), Some(e)));
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let mut got = got.into_inner().expect("no panics");
+    got.sort_by_key(|g| g.0);
+    let (mut records, mut offset) = (Vec::new(), 0u64);
+    for (at, first, len, chunk_records, err) in got {
+        if at != u64::MAX {
+            assert_eq!(
+                (at, first),
+                (offset, records.len() as u64),
+                "chunks in a row"
+            );
+            offset += len as u64;
+        }
+        records.extend(chunk_records);
+        if err.is_some() {
+            return (records, err);
+        }
+    }
+    (records, None)
+}
+
+#[test]
+fn shared_chunks_read_as_reading_the_file_does_on_one_thread_and_two() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("shared.tfrecord");
+    for format in [Format::TfRecord, Format::OfRecord] {
+        let s = Sample::new(format);
+        every_damage(&s.bytes, |bytes, what| {
+            std::fs::write(&path, bytes).expect("write");
+            let plain = read_all(RecordReader::open(&path, s.opts()).expect("opens"));
+            for (size, threads) in [(1, 1), (30, 1), (100, 2), (1 << 16, 2)] {
+                let got = read_all_shared(&path, s.opts(), size, threads);
+                let at = format!("{format:?} {what}, cells of {size}, {threads} threads");
+                assert_eq!(got.0, plain.0, "{at}");
+                assert_eq!(
+                    got.1.as_ref().map(ToString::to_string),
+                    plain.1.as_ref().map(ToString::to_string),
+                    "{at}"
+                );
+            }
+        });
+    }
+    // Compressed files inflate in order: an error naming the file, not a wrong read.
+    let err = SharedChunks::open(
+        &path,
+        ReaderOptions::new().compression(Compression::Gzip),
+        64,
+    )
+    .expect_err("gzip");
+    assert!(err.to_string().contains("shared.tfrecord"), "{err}");
 }
 
 #[test]

@@ -3,7 +3,8 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
 use super::{ReaderOptions, RecordReader, Source, io_error, locate};
 use crate::compression::{Compression, Format};
@@ -332,13 +333,9 @@ impl<R: Read> ChunkReader<R> {
             let want = self.chunk_size - data.len();
             at_end = !self.fill(&mut data, want);
         }
-        let (header, footer) = match self.opts.format {
-            Format::TfRecord => (12usize, 4usize),
-            Format::OfRecord => (8, 0),
-        };
         let (mut cut, mut frames) = (0usize, 0u64);
         loop {
-            match self.frame_at(&data[cut..], header, footer) {
+            match frame_at(&self.opts, &data[cut..]) {
                 Frame::Whole(len) => {
                     cut += len;
                     frames += 1;
@@ -391,33 +388,43 @@ impl<R: Read> ChunkReader<R> {
         self.records += frames;
         Ok(Some(chunk))
     }
+}
 
-    /// What starts at the front of `data`.
-    fn frame_at(&self, data: &[u8], header: usize, footer: usize) -> Frame {
-        let Some(head) = data.get(..header) else {
-            return Frame::Partial(header);
-        };
-        let mut len_bytes = [0u8; 8];
-        len_bytes.copy_from_slice(&head[..8]);
-        if self.opts.format == Format::TfRecord {
-            let stored = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
-            if stored != masked_crc32c(&len_bytes) {
-                return Frame::Bad;
-            }
-        }
-        let len = u64::from_le_bytes(len_bytes);
-        // An OFRecord length is signed: a negative one is above every limit here.
-        if len > self.opts.max_record_len {
+/// The framing of `opts`' format: header and footer bytes around each payload.
+fn framing(opts: &ReaderOptions) -> (usize, usize) {
+    match opts.format {
+        Format::TfRecord => (12, 4),
+        Format::OfRecord => (8, 0),
+    }
+}
+
+/// What starts at the front of `data`: a frame's length is trusted only once it passes its
+/// CRC (TFRecord) and the options' `max_record_len`.
+fn frame_at(opts: &ReaderOptions, data: &[u8]) -> Frame {
+    let (header, footer) = framing(opts);
+    let Some(head) = data.get(..header) else {
+        return Frame::Partial(header);
+    };
+    let mut len_bytes = [0u8; 8];
+    len_bytes.copy_from_slice(&head[..8]);
+    if opts.format == Format::TfRecord {
+        let stored = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
+        if stored != masked_crc32c(&len_bytes) {
             return Frame::Bad;
         }
-        match usize::try_from(len)
-            .ok()
-            .and_then(|l| l.checked_add(header + footer))
-        {
-            Some(total) if total <= data.len() => Frame::Whole(total),
-            Some(total) => Frame::Partial(total),
-            None => Frame::Bad,
-        }
+    }
+    let len = u64::from_le_bytes(len_bytes);
+    // An OFRecord length is signed: a negative one is above every limit here.
+    if len > opts.max_record_len {
+        return Frame::Bad;
+    }
+    match usize::try_from(len)
+        .ok()
+        .and_then(|l| l.checked_add(header + footer))
+    {
+        Some(total) if total <= data.len() => Frame::Whole(total),
+        Some(total) => Frame::Partial(total),
+        None => Frame::Bad,
     }
 }
 
@@ -429,4 +436,299 @@ enum Frame {
     Partial(usize),
     /// A length that fails its CRC or the limit.
     Bad,
+}
+
+/// An uncompressed record file cut into chunks of whole frames by several threads at once:
+/// the chunks [`ChunkReader::open`] gives, with their offsets and record indices, but each
+/// thread copies its own chunk out of the file ([`next_chunk`](Self::next_chunk) takes
+/// `&self`), so that reading the file is spread over the threads as well as checking and
+/// decoding it.
+///
+/// The file is divided into cells of `chunk_size` bytes, taken by the calling threads in turn;
+/// a chunk holds the frames that start in its cell. A thread reads its cell while others read
+/// theirs; then it waits only for the thread of the cell before it to say where the first
+/// frame of its cell starts (a walk over the frames' headers), walks its own, and passes on.
+///
+/// ```
+/// use std::sync::Mutex;
+/// use tfrecord_core::{RecordWriter, ReaderOptions, SharedChunks, WriterOptions};
+///
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("data.tfrecord");
+/// let mut writer = RecordWriter::create(&path, WriterOptions::new())?;
+/// for i in 0..1000u32 {
+///     writer.write(&i.to_le_bytes())?;
+/// }
+/// writer.finish()?;
+///
+/// let chunks = SharedChunks::open(&path, ReaderOptions::new(), 4096)?;
+/// let sums = Mutex::new(Vec::new());
+/// std::thread::scope(|s| {
+///     for _ in 0..2 {
+///         s.spawn(|| -> tfrecord_core::Result<()> {
+///             while let Some(chunk) = chunks.next_chunk()? {
+///                 let mut records = chunk.records();
+///                 let mut n = 0u64;
+///                 while let Some(r) = records.next_record()? {
+///                     n += u64::from(u32::from_le_bytes(r.try_into().unwrap()));
+///                 }
+///                 sums.lock().unwrap().push(n);
+///             }
+///             Ok(())
+///         });
+///     }
+/// });
+/// assert_eq!(sums.into_inner().unwrap().iter().sum::<u64>(), 999 * 1000 / 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct SharedChunks {
+    file: File,
+    path: Arc<Path>,
+    opts: ReaderOptions,
+    size: u64,
+    chunk_size: u64,
+    /// The next cell to hand out.
+    next_cell: AtomicU64,
+    /// Set once no chunk follows, so that threads stop reading cells nobody needs.
+    ended: AtomicBool,
+    /// Where the frames of the next cell to cut start.
+    link: Mutex<Link>,
+    turn: Condvar,
+    /// Buffers of chunks given back.
+    spare: Mutex<Vec<Vec<u8>>>,
+}
+
+/// What the thread of one cell passes to the thread of the next.
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    /// The cell whose chunk is cut next.
+    cell: u64,
+    /// Where its first frame starts: at or after the cell's start.
+    start: u64,
+    /// Records before that frame.
+    records: u64,
+    /// No chunk follows: the end of the file, an error, or a chunk that ends in one.
+    ended: bool,
+}
+
+/// Passes the link on when dropped: every cell taken passes it on exactly once, whatever
+/// happens to the thread that took it (an early return ends the chain).
+struct Turn<'a> {
+    chunks: &'a SharedChunks,
+    next: Link,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        if self.next.ended {
+            self.chunks.ended.store(true, Ordering::Relaxed);
+        }
+        // A poisoned lock means a thread panicked while passing the link on, which `pass`
+        // never does; the link is still the last one passed.
+        let mut link = match self.chunks.link.lock() {
+            Ok(l) => l,
+            Err(p) => p.into_inner(),
+        };
+        *link = self.next;
+        self.chunks.turn.notify_all();
+    }
+}
+
+impl SharedChunks {
+    /// Opens an uncompressed record file, to be cut into chunks of about `chunk_size` bytes.
+    ///
+    /// # Errors
+    /// When the file cannot be opened, and for compressed files (a compressed stream inflates
+    /// in order: cut it with [`ChunkReader`]).
+    pub fn open(path: impl AsRef<Path>, opts: ReaderOptions, chunk_size: usize) -> Result<Self> {
+        let path = path.as_ref();
+        let located = |e: Error| e.with_path(path.to_path_buf());
+        if opts.compression != Compression::None {
+            return Err(located(Error::from(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "SharedChunks reads uncompressed files; a compressed stream inflates in order \
+                 (cut it with ChunkReader)",
+            ))));
+        }
+        let file = File::open(path).map_err(|e| located(e.into()))?;
+        let size = file.metadata().map_err(|e| located(e.into()))?.len();
+        Ok(SharedChunks {
+            file,
+            path: Arc::from(path),
+            opts,
+            size,
+            chunk_size: u64::try_from(chunk_size.max(1)).unwrap_or(u64::MAX),
+            next_cell: AtomicU64::new(0),
+            ended: AtomicBool::new(false),
+            link: Mutex::new(Link {
+                cell: 0,
+                start: 0,
+                records: 0,
+                ended: false,
+            }),
+            turn: Condvar::new(),
+            spare: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Takes back a chunk that has been read, to reuse its buffer for a later chunk.
+    pub fn give_back(&self, chunk: Chunk) {
+        const MAX_SPARE: usize = 8;
+        if let Ok(mut spare) = self.spare.lock()
+            && spare.len() < MAX_SPARE
+        {
+            spare.push(chunk.bytes);
+        }
+    }
+
+    /// The next chunk of whole frames, from any thread; `Ok(None)` once the frames end. The
+    /// chunks come in file order to one thread; threads sharing the reader each get some of
+    /// them ([`Chunk::offset`] and [`Chunk::first_record`] say where each belongs).
+    ///
+    /// # Errors
+    /// I/O errors, located at the cell being read; framing errors are left to the chunk's
+    /// reader, as with [`ChunkReader`].
+    pub fn next_chunk(&self) -> Result<Option<Chunk>> {
+        loop {
+            if self.ended.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            let cell = self.next_cell.fetch_add(1, Ordering::Relaxed);
+            let cell_start = cell.saturating_mul(self.chunk_size);
+            let cell_end = cell_start.saturating_add(self.chunk_size).min(self.size);
+            // The cell's bytes, read before its turn: the copy needs nothing from other cells.
+            let mut data = self
+                .spare
+                .lock()
+                .ok()
+                .and_then(|mut s| s.pop())
+                .unwrap_or_default();
+            data.clear();
+            let read = self.read_to(&mut data, cell_start, cell_end);
+            let link = self.wait_turn(cell)?;
+            let mut turn = Turn {
+                chunks: self,
+                next: Link {
+                    cell: cell + 1,
+                    ended: true,
+                    ..link
+                },
+            };
+            if link.ended {
+                return Ok(None);
+            }
+            read.map_err(|e| self.fail(e, cell_start, link.records))?;
+            if link.start >= self.size {
+                return Ok(None); // the end of the file
+            }
+            if link.start >= cell_end {
+                // A frame from an earlier cell spans this one: no frame starts in it.
+                turn.next.ended = false;
+                drop(turn);
+                continue;
+            }
+            let first = usize::try_from(link.start - cell_start).unwrap_or(usize::MAX);
+            let (cut, frames, ended) = self.walk(&mut data, cell_start, cell_end, first)?;
+            let end = cell_start + cut as u64;
+            turn.next = Link {
+                cell: cell + 1,
+                start: end,
+                records: link.records + frames,
+                ended: ended || end >= self.size,
+            };
+            drop(turn);
+            data.truncate(cut);
+            data.drain(..first);
+            return Ok(Some(Chunk {
+                bytes: data,
+                offset: link.start,
+                first_record: link.records,
+                bounded: true,
+                path: Some(Arc::clone(&self.path)),
+                opts: self.opts.clone(),
+            }));
+        }
+    }
+
+    /// Walks the frames that start in the cell from `data[first..]` (`data` holds the file
+    /// from `cell_start`), reading on past the cell for the last one. Returns where the chunk
+    /// ends in `data`, its frames, and whether it is the last chunk: a frame that fails a
+    /// check, or a truncated last frame, ends the chunk and the file's chunks, as with
+    /// [`ChunkReader`], and the chunk's reader reports it.
+    fn walk(
+        &self,
+        data: &mut Vec<u8>,
+        cell_start: u64,
+        cell_end: u64,
+        first: usize,
+    ) -> Result<(usize, u64, bool)> {
+        let (mut cut, mut frames) = (first, 0u64);
+        while cell_start + (cut as u64) < cell_end {
+            match frame_at(&self.opts, data.get(cut..).unwrap_or_default()) {
+                Frame::Whole(len) => {
+                    cut += len;
+                    frames += 1;
+                }
+                Frame::Partial(need) => {
+                    let have = cell_start + data.len() as u64;
+                    let want = (cell_start + (cut + need) as u64).min(self.size);
+                    self.read_to(data, have, want)
+                        .map_err(|e| self.fail(e, have, frames))?;
+                    if want == self.size && data.len() < cut + need {
+                        return Ok((data.len(), frames, true)); // truncated at the end
+                    }
+                }
+                Frame::Bad => return Ok((data.len(), frames, true)),
+            }
+        }
+        Ok((cut, frames, false))
+    }
+
+    /// Appends the file's bytes `from..to` to `data`.
+    fn read_to(&self, data: &mut Vec<u8>, from: u64, to: u64) -> io::Result<()> {
+        if to <= from {
+            return Ok(());
+        }
+        let n =
+            usize::try_from(to - from).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        let at = data.len();
+        data.resize(at + n, 0);
+        read_exact_at(&self.file, &mut data[at..], from)
+    }
+
+    /// Waits until the link reaches `cell`.
+    fn wait_turn(&self, cell: u64) -> Result<Link> {
+        let poisoned = || Error::from(io::Error::other("a thread reading chunks panicked"));
+        let mut link = self.link.lock().map_err(|_| poisoned())?;
+        while link.cell < cell {
+            link = self.turn.wait(link).map_err(|_| poisoned())?;
+        }
+        Ok(*link)
+    }
+
+    fn fail(&self, e: io::Error, offset: u64, record: u64) -> Error {
+        locate(Error::from(e), Some(&self.path), offset, record)
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        match std::os::windows::fs::FileExt::seek_read(file, buf, offset) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
