@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use super::{ReaderOptions, RecordReader, Source, io_error, locate};
 use crate::compression::{Compression, Format};
@@ -524,12 +524,12 @@ impl Drop for Turn<'_> {
         if self.next.ended {
             self.chunks.ended.store(true, Ordering::Relaxed);
         }
-        // A poisoned lock means a thread panicked while passing the link on, which `pass`
-        // never does; the link is still the last one passed.
-        let mut link = match self.chunks.link.lock() {
-            Ok(l) => l,
-            Err(p) => p.into_inner(),
-        };
+        // Nothing panics while holding the lock: a poisoned one still holds the last link.
+        let mut link = self
+            .chunks
+            .link
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         *link = self.next;
         self.chunks.turn.notify_all();
     }
@@ -606,7 +606,7 @@ impl SharedChunks {
                 .unwrap_or_default();
             data.clear();
             let read = self.read_to(&mut data, cell_start, cell_end);
-            let link = self.wait_turn(cell)?;
+            let link = self.wait_turn(cell);
             let mut turn = Turn {
                 chunks: self,
                 next: Link {
@@ -697,14 +697,15 @@ impl SharedChunks {
         read_exact_at(&self.file, &mut data[at..], from)
     }
 
-    /// Waits until the link reaches `cell`.
-    fn wait_turn(&self, cell: u64) -> Result<Link> {
-        let poisoned = || Error::from(io::Error::other("a thread reading chunks panicked"));
-        let mut link = self.link.lock().map_err(|_| poisoned())?;
+    /// Waits until the link reaches `cell`. Nothing panics while holding the lock (see
+    /// [`Turn`]), so a poisoned lock still holds the last link passed on; the caller must pass
+    /// it on, or the threads of later cells would wait forever.
+    fn wait_turn(&self, cell: u64) -> Link {
+        let mut link = self.link.lock().unwrap_or_else(PoisonError::into_inner);
         while link.cell < cell {
-            link = self.turn.wait(link).map_err(|_| poisoned())?;
+            link = self.turn.wait(link).unwrap_or_else(PoisonError::into_inner);
         }
-        Ok(*link)
+        *link
     }
 
     fn fail(&self, e: io::Error, offset: u64, record: u64) -> Error {
