@@ -288,6 +288,20 @@ fn every_damage(bytes: &[u8], mut f: impl FnMut(&[u8], &str)) {
     }
 }
 
+/// Asserts that two reads of the same bytes gave the same records and the same error text.
+fn assert_same_read(
+    got: &(Vec<Vec<u8>>, Option<Error>),
+    want: &(Vec<Vec<u8>>, Option<Error>),
+    what: &str,
+) {
+    assert_eq!(got.0, want.0, "{what}");
+    assert_eq!(
+        got.1.as_ref().map(ToString::to_string),
+        want.1.as_ref().map(ToString::to_string),
+        "{what}"
+    );
+}
+
 /// Reads every record with `read_lent`, which lends whole buffered frames and copies the rest.
 fn read_all_lent<R: std::io::Read>(mut reader: RecordReader<R>) -> (Vec<Vec<u8>>, Option<Error>) {
     let mut got = Vec::new();
@@ -310,12 +324,7 @@ fn lent_records_match_copied_ones_under_every_flip_and_cut() {
     let same = |bytes: &[u8], opts: ReaderOptions, what: &str| {
         let lent = read_all_lent(RecordReader::new(bytes, opts.clone()).with_path(name));
         let copied = read_all(RecordReader::new(bytes, opts).with_path(name));
-        assert_eq!(lent.0, copied.0, "{what}");
-        assert_eq!(
-            lent.1.as_ref().map(ToString::to_string),
-            copied.1.as_ref().map(ToString::to_string),
-            "{what}"
-        );
+        assert_same_read(&lent, &copied, what);
     };
     for size in [1, 16, 40, 1 << 20] {
         for verify in [true, false] {
@@ -356,23 +365,13 @@ fn read_chunk(chunk: &Chunk) -> (Vec<Vec<u8>>, Option<Error>) {
             Err(e) => break Some(e),
         }
     };
-    assert_eq!(in_place, via_reader.0, "records lent in place");
-    assert_eq!(
-        err.as_ref().map(ToString::to_string),
-        via_reader.1.as_ref().map(ToString::to_string),
-        "records lent in place"
-    );
+    assert_same_read(&(in_place, err), &via_reader, "records lent in place");
     via_reader
 }
 
 /// Reads every record through a `ChunkReader` and each chunk's reader, in order.
-fn read_all_chunked(
-    bytes: &[u8],
-    opts: ReaderOptions,
-    size: usize,
-) -> (Vec<Vec<u8>>, Option<Error>) {
+fn read_all_chunked<R: std::io::Read>(mut chunks: ChunkReader<R>) -> (Vec<Vec<u8>>, Option<Error>) {
     let mut got = Vec::new();
-    let mut chunks = ChunkReader::new(bytes, opts, size).with_path("chunked.tfrecord");
     loop {
         match chunks.next_chunk() {
             Ok(None) => return (got, None),
@@ -392,14 +391,10 @@ fn read_all_chunked(
 fn chunked_reading_matches_reading_in_turn_under_every_flip_and_cut() {
     let name = Path::new("chunked.tfrecord");
     let same = |bytes: &[u8], opts: ReaderOptions, size: usize, what: &str| {
-        let chunked = read_all_chunked(bytes, opts.clone(), size);
+        let chunks = ChunkReader::new(bytes, opts.clone(), size).with_path(name);
+        let chunked = read_all_chunked(chunks);
         let plain = read_all(RecordReader::new(bytes, opts).with_path(name));
-        assert_eq!(chunked.0, plain.0, "{what}, chunks of {size}");
-        assert_eq!(
-            chunked.1.as_ref().map(ToString::to_string),
-            plain.1.as_ref().map(ToString::to_string),
-            "{what}, chunks of {size}"
-        );
+        assert_same_read(&chunked, &plain, &format!("{what}, chunks of {size}"));
     };
     for format in [Format::TfRecord, Format::OfRecord] {
         let s = Sample::new(format);
@@ -454,32 +449,9 @@ fn chunks_of_a_file_word_errors_as_reading_the_file_does() {
         std::fs::write(&path, bytes).expect("write");
         let plain = read_all(RecordReader::open(&path, s.opts()).expect("opens"));
         for size in [30, 1 << 16] {
-            let mut got = Vec::new();
-            let mut err = None;
-            let mut chunks = ChunkReader::open(&path, s.opts(), size).expect("opens");
-            loop {
-                match chunks.next_chunk() {
-                    Ok(Some(chunk)) => {
-                        let (records, e) = read_chunk(&chunk);
-                        got.extend(records);
-                        if e.is_some() {
-                            err = e;
-                            break;
-                        }
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        err = Some(e);
-                        break;
-                    }
-                }
-            }
-            assert_eq!(got, plain.0, "{what}, chunks of {size}");
-            assert_eq!(
-                err.as_ref().map(ToString::to_string),
-                plain.1.as_ref().map(ToString::to_string),
-                "{what}, chunks of {size}"
-            );
+            let chunks = ChunkReader::open(&path, s.opts(), size).expect("opens");
+            let got = read_all_chunked(chunks);
+            assert_same_read(&got, &plain, &format!("{what}, chunks of {size}"));
         }
     });
 }
@@ -551,12 +523,7 @@ fn shared_chunks_read_as_reading_the_file_does_on_one_thread_and_two() {
             for (size, threads) in [(1, 1), (30, 1), (100, 2), (1 << 16, 2)] {
                 let got = read_all_shared(&path, s.opts(), size, threads);
                 let at = format!("{format:?} {what}, cells of {size}, {threads} threads");
-                assert_eq!(got.0, plain.0, "{at}");
-                assert_eq!(
-                    got.1.as_ref().map(ToString::to_string),
-                    plain.1.as_ref().map(ToString::to_string),
-                    "{at}"
-                );
+                assert_same_read(&got, &plain, &at);
             }
         });
     }

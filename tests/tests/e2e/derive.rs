@@ -3424,6 +3424,19 @@ fn sparse_field_errors_and_absence() {
 // Damaged input: the derived decoders return an error or a value, never panic.
 // ---------------------------------------------------------------------------------------------
 
+/// Calls `f` with every strict prefix of `bytes`, and with `bytes` where the byte at `at` is
+/// overwritten with `byte`.
+fn cuts_and_overwrite(bytes: &[u8], at: prop::sample::Index, byte: u8, f: impl Fn(&[u8])) {
+    for cut in 0..bytes.len() {
+        f(&bytes[..cut]);
+    }
+    if !bytes.is_empty() {
+        let mut damaged = bytes.to_vec();
+        damaged[at.index(bytes.len())] = byte;
+        f(&damaged);
+    }
+}
+
 /// Decodes `bytes` with every derived type and container; only a panic fails.
 fn decode_everything(bytes: &[u8]) {
     let _ = <Texts as Decode<TfExample>>::decode(bytes);
@@ -3455,14 +3468,7 @@ proptest! {
             Encode::<TfExample>::encode_to_vec(&l),
             Encode::<TfSequenceExample>::encode_to_vec(&s),
         ] {
-            for cut in 0..bytes.len() {
-                decode_everything(&bytes[..cut]);
-            }
-            if !bytes.is_empty() {
-                let mut damaged = bytes.clone();
-                damaged[at.index(bytes.len())] = byte;
-                decode_everything(&damaged);
-            }
+            cuts_and_overwrite(&bytes, at, byte, decode_everything);
         }
     }
 
@@ -3591,14 +3597,7 @@ proptest! {
         records.push(tf_bytes(&merged));
         for bytes in &records {
             one_pass_agrees(bytes);
-            for cut in 0..bytes.len() {
-                one_pass_agrees(&bytes[..cut]);
-            }
-            if !bytes.is_empty() {
-                let mut damaged = bytes.clone();
-                damaged[at.index(bytes.len())] = byte;
-                one_pass_agrees(&damaged);
-            }
+            cuts_and_overwrite(bytes, at, byte, one_pass_agrees);
         }
     }
 }

@@ -93,10 +93,11 @@ pub trait DecodeElem<'de, D: Dialect>: Sized {
     }
 }
 
-/// A run said to be longer than the bytes that hold it (callers pass lengths they have checked).
+/// A list value said to be longer than the bytes that hold it (callers pass lengths they have
+/// checked).
 #[cold]
 pub(crate) fn run_past_end() -> FieldError {
-    FieldError::Malformed("a packed run longer than its message")
+    FieldError::Malformed("a list value longer than its message")
 }
 
 #[cold]

@@ -500,12 +500,7 @@ pub(crate) fn extend_usual<'de, D: Dialect, T: DecodeElem<'de, D>>(
     v: &'de [u8],
     out: &mut Vec<T>,
 ) -> Result<(), FieldError> {
-    if T::KIND.is_packed() {
-        T::extend_packed(v, out)
-    } else {
-        out.push(T::from_raw(Raw::Bytes(v))?);
-        Ok(())
-    }
+    extend_usual_within::<D, T>(v, v.len(), out)
 }
 
 /// [`extend_usual`] of the value `within[..len]`, where `within` runs on past it to the end of
@@ -519,10 +514,9 @@ pub(crate) fn extend_usual_within<'de, D: Dialect, T: DecodeElem<'de, D>>(
     if T::KIND.is_packed() {
         T::extend_packed_within(within, len, out)
     } else {
-        extend_usual::<D, T>(
-            within.get(..len).ok_or_else(super::elem::run_past_end)?,
-            out,
-        )
+        let v = within.get(..len).ok_or_else(super::elem::run_past_end)?;
+        out.push(T::from_raw(Raw::Bytes(v))?);
+        Ok(())
     }
 }
 

@@ -89,13 +89,7 @@ fn malformed(message: &'static str, e: &Error) -> Error {
 /// Reads a map entry (`key` = 1, `value` = 2): the last key wins; repeated values merge.
 #[inline]
 fn read_entry<'de>(entry: &'de [u8]) -> Result<(&'de [u8], Msg<'de>)> {
-    // The layout every writer produces: key (field 1), then value (field 2), nothing else.
-    if let [0x0a, rest @ ..] = entry
-        && let Some((key, rest)) = super::wire::split_len(rest)
-        && let [0x12, rest @ ..] = rest
-        && let Some((value, rest)) = super::wire::split_len(rest)
-        && rest.is_empty()
-    {
+    if let Some((key, value)) = usual_entry(entry) {
         return Ok((key, Msg::new(value)));
     }
     let mut key: &[u8] = &[];
@@ -123,6 +117,23 @@ fn read_entry<'de>(entry: &'de [u8]) -> Result<(&'de [u8], Msg<'de>)> {
         }
     }
     Ok((key, value))
+}
+
+/// A map entry in the layout every writer produces: key (field 1), then value (field 2),
+/// nothing else. `(key, value)`, or `None` for any other layout.
+#[inline(always)]
+fn usual_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
+    let [0x0a, rest @ ..] = entry else {
+        return None;
+    };
+    let (key, rest) = wire::split_len(rest)?;
+    let [0x12, rest @ ..] = rest else {
+        return None;
+    };
+    match wire::split_len(rest)? {
+        (value, []) => Some((key, value)),
+        _ => None,
+    }
 }
 
 /// Calls `f(key, value)` for each entry of a `map<string, _>` field `field` in `msg`.
@@ -225,10 +236,7 @@ pub fn walk_usual<'de, C: Container>(
         let Some((entry, after)) = wire::split_len(tail) else {
             return false;
         };
-        if let [0x0a, e @ ..] = entry
-            && let Some((key, e)) = wire::split_len(e)
-            && let [0x12, e @ ..] = e
-            && let Some((feature, [])) = wire::split_len(e)
+        if let Some((key, feature)) = usual_entry(entry)
             && f(key, feature)
         {
             rest = after;

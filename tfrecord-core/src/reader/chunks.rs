@@ -305,10 +305,7 @@ impl<R: Read> ChunkReader<R> {
     /// chunks to the reading thread allocates nothing per chunk, and no thread frees memory
     /// another allocated.
     pub fn give_back(&mut self, chunk: Chunk) {
-        const MAX_SPARE: usize = 8;
-        if self.spare.len() < MAX_SPARE {
-            self.spare.push(chunk.bytes);
-        }
+        keep_spare(&mut self.spare, chunk);
     }
 
     /// The next chunk; `Ok(None)` at the end of the stream.
@@ -387,6 +384,14 @@ impl<R: Read> ChunkReader<R> {
         self.offset += cut as u64;
         self.records += frames;
         Ok(Some(chunk))
+    }
+}
+
+/// Keeps a given-back chunk's buffer for a later chunk, up to a few.
+fn keep_spare(spare: &mut Vec<Vec<u8>>, chunk: Chunk) {
+    const MAX_SPARE: usize = 8;
+    if spare.len() < MAX_SPARE {
+        spare.push(chunk.bytes);
     }
 }
 
@@ -574,11 +579,8 @@ impl SharedChunks {
 
     /// Takes back a chunk that has been read, to reuse its buffer for a later chunk.
     pub fn give_back(&self, chunk: Chunk) {
-        const MAX_SPARE: usize = 8;
-        if let Ok(mut spare) = self.spare.lock()
-            && spare.len() < MAX_SPARE
-        {
-            spare.push(chunk.bytes);
+        if let Ok(mut spare) = self.spare.lock() {
+            keep_spare(&mut spare, chunk);
         }
     }
 
@@ -604,8 +606,7 @@ impl SharedChunks {
                 .ok()
                 .and_then(|mut s| s.pop())
                 .unwrap_or_default();
-            data.clear();
-            let read = self.read_to(&mut data, cell_start, cell_end);
+            let read = self.read_to(&mut data, 0, cell_start, cell_end);
             let link = self.wait_turn(cell);
             let mut turn = Turn {
                 chunks: self,
@@ -673,7 +674,7 @@ impl SharedChunks {
                 Frame::Partial(need) => {
                     let have = cell_start + data.len() as u64;
                     let want = (cell_start + (cut + need) as u64).min(self.size);
-                    self.read_to(data, have, want)
+                    self.read_to(data, data.len(), have, want)
                         .map_err(|e| self.fail(e, have, frames))?;
                     if want == self.size && data.len() < cut + need {
                         return Ok((data.len(), frames, true)); // truncated at the end
@@ -685,15 +686,17 @@ impl SharedChunks {
         Ok((cut, frames, false))
     }
 
-    /// Appends the file's bytes `from..to` to `data`.
-    fn read_to(&self, data: &mut Vec<u8>, from: u64, to: u64) -> io::Result<()> {
-        if to <= from {
-            return Ok(());
+    /// Makes `data[at..]` the file's bytes `from..to`. A reused buffer's old bytes are read
+    /// over in place; only bytes past its old length are zeroed before the read.
+    fn read_to(&self, data: &mut Vec<u8>, at: usize, from: u64, to: u64) -> io::Result<()> {
+        let n = usize::try_from(to.saturating_sub(from))
+            .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        let end = at.saturating_add(n);
+        if data.len() < end {
+            data.resize(end, 0);
+        } else {
+            data.truncate(end);
         }
-        let n =
-            usize::try_from(to - from).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
-        let at = data.len();
-        data.resize(at + n, 0);
         read_exact_at(&self.file, &mut data[at..], from)
     }
 
