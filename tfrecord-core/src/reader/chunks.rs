@@ -22,7 +22,9 @@ const CHUNK_READER_BUFFER: usize = 64 << 10;
 /// record index in the whole stream.
 #[derive(Clone, Debug)]
 pub struct Chunk {
-    bytes: Vec<u8>,
+    /// The buffer; the frames are `buf[start..]`.
+    buf: Vec<u8>,
+    start: usize,
     offset: u64,
     first_record: u64,
     /// Whether the chunk is cut from an uncompressed file, whose size bounds every length (as
@@ -35,7 +37,7 @@ pub struct Chunk {
 impl Chunk {
     /// The frames, as stored (after decompression).
     pub fn bytes(&self) -> &[u8] {
-        &self.bytes
+        self.buf.get(self.start..).unwrap_or_default()
     }
 
     /// The byte offset of the first frame in the (decompressed) stream.
@@ -88,7 +90,7 @@ impl Chunk {
             .clone()
             .compression(Compression::None)
             .buffer_size(CHUNK_READER_BUFFER);
-        let bytes = self.bytes.get(pos..).unwrap_or_default();
+        let bytes = self.bytes().get(pos..).unwrap_or_default();
         let mut r = RecordReader::new(bytes, opts)
             .starting_at(self.offset + pos as u64, self.first_record + index);
         if self.bounded {
@@ -126,9 +128,9 @@ impl ChunkRecords<'_> {
                 let start = self.pos + 12;
                 self.pos = start + len + 4;
                 self.index += 1;
-                return Ok(self.chunk.bytes.get(start..start + len));
+                return Ok(self.chunk.bytes().get(start..start + len));
             }
-            if self.pos == self.chunk.bytes.len() {
+            if self.pos == self.chunk.bytes().len() {
                 // The end of the chunk's frames: an uncompressed stream has nothing after them.
                 return Ok(None);
             }
@@ -150,7 +152,7 @@ impl ChunkRecords<'_> {
         }
         let (header, rest) = self
             .chunk
-            .bytes
+            .bytes()
             .get(self.pos..)?
             .split_first_chunk::<12>()?;
         let (len_bytes, len_crc) = header.split_first_chunk::<8>()?;
@@ -374,7 +376,8 @@ impl<R: Read> ChunkReader<R> {
             };
         }
         let chunk = Chunk {
-            bytes: data,
+            buf: data,
+            start: 0,
             offset: self.offset,
             first_record: self.records,
             bounded: self.bounded,
@@ -391,7 +394,7 @@ impl<R: Read> ChunkReader<R> {
 fn keep_spare(spare: &mut Vec<Vec<u8>>, chunk: Chunk) {
     const MAX_SPARE: usize = 8;
     if spare.len() < MAX_SPARE {
-        spare.push(chunk.bytes);
+        spare.push(chunk.buf);
     }
 }
 
@@ -639,10 +642,12 @@ impl SharedChunks {
                 ended: ended || end >= self.size,
             };
             drop(turn);
+            // The frames are `data[first..cut]`: the bytes before are the end of the frame
+            // that the previous cell's chunk holds, left in place rather than moved out.
             data.truncate(cut);
-            data.drain(..first);
             return Ok(Some(Chunk {
-                bytes: data,
+                buf: data,
+                start: first,
                 offset: link.start,
                 first_record: link.records,
                 bounded: true,
