@@ -22,6 +22,7 @@
 //! | op | variant | what is timed |
 //! | --- | --- | --- |
 //! | `read_raw` | `st` | `RecordReader::open` + `read_into` one reused buffer, both CRCs checked (gzip: inflate too) |
+//! | `read_raw` | `mt2` | 2 threads taking chunks of whole frames as `read_parse` `mt2` does, checking their framing and both CRCs, no decode: the two-thread read ceiling |
 //! | `read_raw_nocrc` | `st` | the same with `verify_data_crc(false)` (the 8-byte length CRC is always checked) |
 //! | `read_decode` | `st` | `read_raw` + prost decode into `proto::tensorflow::Example` / `SequenceExample` |
 //! | `read_parse` | `st` | `Reader::next_lent` (derived decode, strings borrowed from the read buffer) + typed columns, batches of 1024 |
@@ -32,6 +33,8 @@
 //! | `write_prebuilt` | `st` | `RecordWriter::create` + `write(&[u8])` per record + `finish` (gzip level 6 for `mnist_gz`) |
 //! | `write_example` | `st` | `Writer::write(&T)` of pre-built derived values (encode + framing + CRC) + `finish` |
 //! | `write_build` | `st` | build the derived value from owned typed values + `Writer::write` + `finish` |
+//! | `write_build_fresh` | `st` | `write_build` into a new file: the previous output removed before each repetition, untimed (no truncate, no writeback at `close`) |
+//! | `cores_probe` | `st`, `mt2` | not a library op: CRC32C over a cache-resident 1 MiB buffer per thread, on 1 and 2 threads; the machine's own two-thread scaling at that point of the run |
 //!
 //! `--peak-rss` instead runs the streaming ops once each in a fresh child process and prints
 //! `RSS {json}` lines with the child's peak resident set size (`VmHWM`). `--stream-only` skips
@@ -54,7 +57,9 @@ use tfrecord_core::{
     Compression, Message, Reader, ReaderOptions, RecordReader, RecordWriter, Writer, WriterOptions,
 };
 
-use crate::pipeline::{BatchSink, Derived, Totals, mem_parallel, read_batches, read_parallel};
+use crate::pipeline::{
+    BatchSink, Derived, RawSink, Totals, mem_parallel, read_batches, read_parallel,
+};
 use crate::records::{CtrShape, MnistShape, SeqShape, Shape, check_spec, decode};
 use crate::sidecar::Sidecar;
 use crate::spec::{SpecParser, SpecSink};
@@ -270,6 +275,15 @@ impl Ctx<'_> {
         self.loaded.map(|l| l.values)
     }
 
+    /// Where the `mt2` threads take their chunks.
+    fn mt2_source(&self) -> &'static str {
+        if self.opts.get_compression() == Compression::None {
+            "SharedChunks: each thread copies its own chunk out of the file"
+        } else {
+            "turns at one ChunkReader, which inflates"
+        }
+    }
+
     fn gz_note(&self) -> &'static str {
         if self.opts.get_compression() == Compression::None {
             ""
@@ -312,6 +326,68 @@ fn scan(path: &Path, opts: ReaderOptions, decode: DecodeFn) -> Result<(u64, u64)
     Ok((n, bytes))
 }
 
+/// Bytes of each thread's buffer in [`cores_probe`]: within a core's L2.
+const PROBE_BYTES: usize = 1 << 20;
+/// Passes over the buffer per thread and repetition (512 MiB of CRC32C, ~20 ms at 30 GB/s).
+const PROBE_PASSES: u64 = 512;
+
+/// `cores_probe`: the machine's own two-thread scaling at this point of the run, for reading
+/// the `mt2` rows beside it. Each thread computes CRC32C over its own cache-resident buffer
+/// (no memory traffic, no I/O, nothing shared): `st` one thread, `mt2` two threads each doing
+/// the one thread's work. With two idle cores `mt2` gives 2x the passes per second of `st`.
+fn cores_probe(c: &Ctx<'_>) -> Result<(), String> {
+    let passes = |threads: u64| {
+        move || -> u64 {
+            std::thread::scope(|s| {
+                let hs: Vec<_> = (0..threads)
+                    .map(|t| {
+                        s.spawn(move || {
+                            #[allow(clippy::cast_possible_truncation)] // bytes 0..=255
+                            let buf: Vec<u8> =
+                                (0..PROBE_BYTES).map(|i| (i as u64 ^ t) as u8).collect();
+                            let mut done = 0u64;
+                            for _ in 0..PROBE_PASSES {
+                                std::hint::black_box(tfrecord_core::crc::masked_crc32c(
+                                    std::hint::black_box(&buf),
+                                ));
+                                done += 1;
+                            }
+                            done
+                        })
+                    })
+                    .collect();
+                hs.into_iter().map(|h| h.join().unwrap_or(0)).sum()
+            })
+        }
+    };
+    for (variant, threads) in [("st", 1u64), ("mt2", THREADS as u64)] {
+        if !c.args.want("cores_probe", variant) {
+            continue;
+        }
+        let expect = PROBE_PASSES * threads;
+        let t = measure(c.args.reps, passes(threads), |&n| {
+            if n == expect {
+                Ok(())
+            } else {
+                Err(format!("cores_probe: {n} passes, expected {expect}"))
+            }
+        })?;
+        Emit {
+            peer: PEER,
+            variant,
+            workload: &c.sc.name,
+            op: "cores_probe",
+            records: expect,
+            bytes: expect * PROBE_BYTES as u64,
+            note: &format!(
+                "machine probe, not a library op: {threads} thread(s), each CRC32C over its own 1 MiB cache-resident buffer {PROBE_PASSES} times; records = passes"
+            ),
+        }
+        .print(&t);
+    }
+    Ok(())
+}
+
 /// `read_raw`, `read_raw_nocrc`, `read_decode`: record count and payload bytes checked.
 fn raw_reads(c: &Ctx<'_>) -> Result<(), String> {
     let sc = c.sc;
@@ -337,6 +413,21 @@ fn raw_reads(c: &Ctx<'_>) -> Result<(), String> {
             c.gz_note()
         );
         c.emit("st", "read_raw", &note, &t);
+    }
+    if c.args.want("read_raw", "mt2") {
+        let t = measure(
+            c.args.reps,
+            || read_parallel(sc, c.opts.clone(), THREADS, RawSink::default),
+            |r: &Result<Totals, String>| match r {
+                Ok(t) => check(&(t.records, t.values)),
+                Err(e) => Err(e.clone()),
+            },
+        )?;
+        let note = format!(
+            "{THREADS} threads taking chunks of whole frames ({}), each checking its chunk's framing and both CRCs; no decode",
+            c.mt2_source()
+        );
+        c.emit("mt2", "read_raw", &note, &t);
     }
     if c.args.want("read_raw_nocrc", "st") {
         let opts = c.opts.clone().verify_data_crc(false);
@@ -411,11 +502,7 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
         )?;
         let note = format!(
             "{THREADS} threads taking chunks of whole frames ({}), each checking its chunk (framing + CRCs) and decoding its records in place: derived decode + typed columns, batches of 1024",
-            if c.gz_note().is_empty() {
-                "SharedChunks: each thread copies its own chunk out of the file"
-            } else {
-                "turns at one ChunkReader, which inflates"
-            }
+            c.mt2_source()
         );
         c.emit("mt2", "read_parse", &note, &t);
     }
@@ -623,8 +710,9 @@ fn writes<S: Shape>(c: &Ctx<'_>, loaded: &Loaded) -> Result<(), String> {
         return Ok(());
     }
     let want_build = c.args.want("write_build", "st");
+    let want_fresh = c.args.want("write_build_fresh", "st");
     let want_example = c.args.want("write_example", "st");
-    if want_build || want_example {
+    if want_build || want_fresh || want_example {
         let values: Vec<S::Values> = recs
             .iter()
             .map(|r| decode::<S>(r).map(|rec| S::values(&rec)))
@@ -681,6 +769,26 @@ fn writes<S: Shape>(c: &Ctx<'_>, loaded: &Loaded) -> Result<(), String> {
                 &t,
             );
         }
+        if want_fresh {
+            // The same work into a new file: the previous output is removed before each rep,
+            // untimed, so the rep pays no truncation of it and no writeback at close.
+            let t = measure_setup(
+                reps,
+                || {
+                    let _ = std::fs::remove_file(&out);
+                    values.clone()
+                },
+                |vals| write_all(&out, &mut vals.into_iter().map(S::build)),
+                size_check,
+            )?;
+            verify_written(&out, compression, loaded, false, sc.is_sequence())?;
+            c.emit(
+                "st",
+                "write_build_fresh",
+                "write_build into a new file: the previous output removed before each rep (untimed), so no truncate of it and no writeback at close",
+                &t,
+            );
+        }
     }
     let _ = std::fs::remove_file(&out);
     Ok(())
@@ -699,6 +807,7 @@ fn run_workload<S: Shape>(args: &Args, sc: &Sidecar) -> Result<(), String> {
         loaded: loaded.as_ref(),
         opts: ReaderOptions::new().compression(sc.compression()?),
     };
+    cores_probe(&c)?;
     raw_reads(&c)?;
     parses::<S>(&c)?;
     if let Some(l) = &loaded {
@@ -717,6 +826,7 @@ fn peak_rss(args: &Args) -> Result<(), String> {
         }
         for (op, v) in [
             ("read_raw", "st"),
+            ("read_raw", "mt2"),
             ("read_decode", "st"),
             ("read_parse", "st"),
             ("read_parse", "mt2"),
@@ -846,6 +956,9 @@ mod tests {
         }
         let t = read_parallel(&sc, ReaderOptions::new(), 2, || SpecSink::new(&parser));
         check_totals(&sc, Some(expected), &t.expect("reads")).expect("all values");
+        let payload: u64 = recs.iter().map(|r| r.len() as u64).sum();
+        let t = read_parallel(&sc, ReaderOptions::new(), 2, RawSink::default).expect("reads");
+        assert_eq!((t.records, t.values), (n, payload), "read_raw mt2 counts");
         let t = read_batches(&sc, ReaderOptions::new(), SpecSink::new(&parser));
         check_totals(&sc, Some(expected), &t.expect("reads")).expect("all values");
     }
