@@ -754,40 +754,37 @@ fn writes<S: Shape>(c: &Ctx<'_>, loaded: &Loaded) -> Result<(), String> {
                 &t,
             );
         }
-        if want_build {
-            let t = measure_setup(
-                reps,
-                || values.clone(),
-                |vals| write_all(&out, &mut vals.into_iter().map(S::build)),
-                size_check,
-            )?;
-            verify_written(&out, compression, loaded, false, sc.is_sequence())?;
-            c.emit(
-                "st",
+        let builds = [
+            (
+                want_build,
+                false,
                 "write_build",
                 "build derived values from owned typed values (moved in) + Writer::write + finish (values cloned before each rep, untimed)",
-                &t,
-            );
-        }
-        if want_fresh {
-            // The same work into a new file: the previous output is removed before each rep,
-            // untimed, so the rep pays no truncation of it and no writeback at close.
+            ),
+            (
+                want_fresh,
+                true,
+                "write_build_fresh",
+                "write_build into a new file: the previous output removed before each rep (untimed), so no truncate of it and no writeback at close",
+            ),
+        ];
+        for (want, fresh, op, note) in builds {
+            if !want {
+                continue;
+            }
             let t = measure_setup(
                 reps,
                 || {
-                    let _ = std::fs::remove_file(&out);
+                    if fresh {
+                        let _ = std::fs::remove_file(&out);
+                    }
                     values.clone()
                 },
                 |vals| write_all(&out, &mut vals.into_iter().map(S::build)),
                 size_check,
             )?;
             verify_written(&out, compression, loaded, false, sc.is_sequence())?;
-            c.emit(
-                "st",
-                "write_build_fresh",
-                "write_build into a new file: the previous output removed before each rep (untimed), so no truncate of it and no writeback at close",
-                &t,
-            );
+            c.emit("st", op, note, &t);
         }
     }
     let _ = std::fs::remove_file(&out);
