@@ -336,42 +336,22 @@ const PROBE_PASSES: u64 = 512;
 /// (no memory traffic, no I/O, nothing shared): `st` one thread, `mt2` two threads each doing
 /// the one thread's work. With two idle cores `mt2` gives 2x the passes per second of `st`.
 fn cores_probe(c: &Ctx<'_>) -> Result<(), String> {
-    let passes = |threads: u64| {
-        move || -> u64 {
-            std::thread::scope(|s| {
-                let hs: Vec<_> = (0..threads)
-                    .map(|t| {
-                        s.spawn(move || {
-                            #[allow(clippy::cast_possible_truncation)] // bytes 0..=255
-                            let buf: Vec<u8> =
-                                (0..PROBE_BYTES).map(|i| (i as u64 ^ t) as u8).collect();
-                            let mut done = 0u64;
-                            for _ in 0..PROBE_PASSES {
-                                std::hint::black_box(tfrecord_core::crc::masked_crc32c(
-                                    std::hint::black_box(&buf),
-                                ));
-                                done += 1;
-                            }
-                            done
-                        })
-                    })
-                    .collect();
-                hs.into_iter().map(|h| h.join().unwrap_or(0)).sum()
-            })
-        }
-    };
     for (variant, threads) in [("st", 1u64), ("mt2", THREADS as u64)] {
         if !c.args.want("cores_probe", variant) {
             continue;
         }
         let expect = PROBE_PASSES * threads;
-        let t = measure(c.args.reps, passes(threads), |&n| {
-            if n == expect {
-                Ok(())
-            } else {
-                Err(format!("cores_probe: {n} passes, expected {expect}"))
-            }
-        })?;
+        let t = measure(
+            c.args.reps,
+            || probe_passes(threads),
+            |&n| {
+                if n == expect {
+                    Ok(())
+                } else {
+                    Err(format!("cores_probe: {n} passes, expected {expect}"))
+                }
+            },
+        )?;
         Emit {
             peer: PEER,
             variant,
@@ -386,6 +366,30 @@ fn cores_probe(c: &Ctx<'_>) -> Result<(), String> {
         .print(&t);
     }
     Ok(())
+}
+
+/// One `cores_probe` repetition: `threads` threads each make [`PROBE_PASSES`] passes of
+/// CRC32C over their own buffer; returns the passes made.
+fn probe_passes(threads: u64) -> u64 {
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    #[allow(clippy::cast_possible_truncation)] // bytes 0..=255
+                    let buf: Vec<u8> = (0..PROBE_BYTES).map(|i| (i as u64 ^ t) as u8).collect();
+                    let mut done = 0u64;
+                    for _ in 0..PROBE_PASSES {
+                        std::hint::black_box(tfrecord_core::crc::masked_crc32c(
+                            std::hint::black_box(&buf),
+                        ));
+                        done += 1;
+                    }
+                    done
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap_or(0)).sum()
+    })
 }
 
 /// `read_raw`, `read_raw_nocrc`, `read_decode`: record count and payload bytes checked.
