@@ -583,6 +583,7 @@ where
     let bytes = Encode::<TfExample>::encode_to_vec(v);
     assert_eq!(bytes.len(), Encode::<TfExample>::encoded_len(v), "{v:?}");
     let msg = tensorflow::Example::decode(&bytes[..]).expect("derived bytes are a valid Example");
+    assert_exact(&bytes, &tfrecord_core::proto::encode_example(&msg), &[&[1]]);
     assert_eq!(
         feats_of_tf(&msg),
         want,
@@ -599,6 +600,55 @@ where
     back
 }
 
+/// Byte-exact check of a derived encoding against protobuf's own: `derived` with the map
+/// entries of each of its maps sorted by key must be what the reference encoder (prost's
+/// messages, whose maps are sorted, with every entry's key and value written as TensorFlow
+/// does) writes for the message it decodes to. `maps` are the paths of field numbers from the
+/// top of the message to each map's enclosing message (`&[]`: the message itself is the map).
+fn assert_exact(derived: &[u8], reference: &[u8], maps: &[&[u32]]) {
+    assert_eq!(
+        sort_maps(derived, &[], maps),
+        reference,
+        "derived bytes, map entries sorted"
+    );
+}
+
+/// `msg` with the entries (field 1) of the maps at `maps` sorted by key; `at` is `msg`'s path.
+fn sort_maps(msg: &[u8], at: &[u32], maps: &[&[u32]]) -> Vec<u8> {
+    use tfrecord_core::codec::wire::{get_varint, put_len_prefix, split_len};
+    let mut fields: Vec<(u32, Vec<u8>)> = Vec::new();
+    let mut rest = msg;
+    while !rest.is_empty() {
+        let tag = get_varint(&mut rest).expect("tag");
+        assert_eq!(
+            tag & 7,
+            2,
+            "only length-delimited fields in a feature message"
+        );
+        let (body, tail) = split_len(rest).expect("length-delimited body");
+        rest = tail;
+        let field = u32::try_from(tag >> 3).unwrap();
+        let path: Vec<u32> = at.iter().copied().chain([field]).collect();
+        let inner = if maps.iter().any(|m| m.starts_with(&path)) {
+            sort_maps(body, &path, maps)
+        } else {
+            body.to_vec()
+        };
+        fields.push((field, inner));
+    }
+    if maps.contains(&at) {
+        // A map entry is (1: key, 2: value); the derive writes the key first.
+        let key = |e: &[u8]| split_len(&e[1..]).expect("entry key").0.to_vec();
+        fields.sort_by_key(|(_, e)| key(e));
+    }
+    let mut out = Vec::new();
+    for (field, body) in fields {
+        put_len_prefix(&mut out, field, body.len());
+        out.extend_from_slice(&body);
+    }
+    out
+}
+
 /// As [`check_tf`], for OFRecord.
 fn check_of<T>(v: &T) -> T
 where
@@ -608,6 +658,7 @@ where
     let bytes = Encode::<OfRecord>::encode_to_vec(v);
     assert_eq!(bytes.len(), Encode::<OfRecord>::encoded_len(v), "{v:?}");
     let msg = oneflow::OfRecord::decode(&bytes[..]).expect("derived bytes are a valid OFRecord");
+    assert_exact(&bytes, &tfrecord_core::proto::encode_ofrecord(&msg), &[&[]]);
     assert_eq!(
         feats_of_of(&msg),
         want,
@@ -666,6 +717,8 @@ where
     let bytes = Encode::<TfSequenceExample>::encode_to_vec(v);
     assert_eq!(bytes.len(), Encode::<TfSequenceExample>::encoded_len(v));
     let msg = tensorflow::SequenceExample::decode(&bytes[..]).expect("valid SequenceExample");
+    let reference = tfrecord_core::proto::encode_sequence_example(&msg);
+    assert_exact(&bytes, &reference, &[&[1], &[2]]);
     assert_eq!(
         seq_feats_of(&msg),
         want,
