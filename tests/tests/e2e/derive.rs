@@ -5,7 +5,8 @@
 //! dialect-neutral form ([`Feat`], floats as bits so that NaN payloads and `-0.0` compare
 //! exactly). For each value (hand-picked extremes and proptest-generated ones):
 //!
-//! - the derived encoding decodes through prost to exactly the model's features;
+//! - the derived encoding decodes through prost to exactly the model's features, and with
+//!   each map's entries put in key order it is byte for byte what protobuf writes for them;
 //! - the derived encoding decodes back through the derive to the same model;
 //! - a prost message built from the model decodes through the derive to the same model;
 //! - hand-built wire bytes in other valid encodings (unpacked lists, split runs, merged
