@@ -616,19 +616,13 @@ fn assert_exact(derived: &[u8], reference: &[u8], maps: &[&[u32]]) {
 
 /// `msg` with the entries (field 1) of the maps at `maps` sorted by key; `at` is `msg`'s path.
 fn sort_maps(msg: &[u8], at: &[u32], maps: &[&[u32]]) -> Vec<u8> {
-    use tfrecord_core::codec::wire::{get_varint, put_len_prefix, split_len};
+    use tfrecord_core::codec::wire::{Fields, Value, put_len_prefix};
     let mut fields: Vec<(u32, Vec<u8>)> = Vec::new();
-    let mut rest = msg;
-    while !rest.is_empty() {
-        let tag = get_varint(&mut rest).expect("tag");
-        assert_eq!(
-            tag & 7,
-            2,
-            "only length-delimited fields in a feature message"
-        );
-        let (body, tail) = split_len(rest).expect("length-delimited body");
-        rest = tail;
-        let field = u32::try_from(tag >> 3).unwrap();
+    let mut walk = Fields::new(msg);
+    while let Some((field, value)) = walk.next_field().expect("well-formed message") {
+        let Value::Len(body) = value else {
+            panic!("only length-delimited fields in a feature message, found {value:?}");
+        };
         let path: Vec<u32> = at.iter().copied().chain([field]).collect();
         let inner = if maps.iter().any(|m| m.starts_with(&path)) {
             sort_maps(body, &path, maps)
@@ -639,7 +633,10 @@ fn sort_maps(msg: &[u8], at: &[u32], maps: &[&[u32]]) -> Vec<u8> {
     }
     if maps.contains(&at) {
         // A map entry is (1: key, 2: value); the derive writes the key first.
-        let key = |e: &[u8]| split_len(&e[1..]).expect("entry key").0.to_vec();
+        let key = |e: &[u8]| match Fields::new(e).next_field() {
+            Ok(Some((1, Value::Len(k)))) => k.to_vec(),
+            other => panic!("a map entry starts with its key, found {other:?}"),
+        };
         fields.sort_by_key(|(_, e)| key(e));
     }
     let mut out = Vec::new();
