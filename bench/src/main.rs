@@ -34,6 +34,10 @@
 //! | `write_example` | `st` | `Writer::write(&T)` of pre-built derived values (encode + framing + CRC) + `finish` |
 //! | `write_build` | `st` | build the derived value from owned typed values + `Writer::write` + `finish` |
 //! | `write_build_fresh` | `st` | `write_build` into a new file: the previous output removed before each repetition, untimed (no truncate, no writeback at `close`) |
+//! | `encode_mem` | `st` | `encode_raw` of pre-built derived values into one reused buffer, as `Writer::write` does: the encoder alone, no framing, no I/O |
+//! | `encode_mem` | `prost` | prost's `Message::encode_raw` of the same records as `tensorflow.Example` / `SequenceExample` values (decoded beforehand, untimed): the reference encoder |
+//! | `write_limit` | `st` | not a library op: the source file's bytes, already framed, written with `write_all` of 1 MiB slices into the write ops' output path (truncated by `File::create`) + close; what any writer of these bytes is bound by |
+//! | `write_limit_fresh` | `st` | the same into a new file (the previous output removed, untimed) |
 //! | `cores_probe` | `st`, `mt2` | not a library op: CRC32C over a cache-resident 1 MiB buffer per thread, on 1 and 2 threads; the machine's own two-thread scaling at that point of the run |
 //!
 //! `--peak-rss` instead runs the streaming ops once each in a fresh child process and prints
@@ -54,7 +58,8 @@ use std::process::ExitCode;
 
 use tfrecord_core::proto::tensorflow;
 use tfrecord_core::{
-    Compression, Message, Reader, ReaderOptions, RecordReader, RecordWriter, Writer, WriterOptions,
+    Compression, Encode, Message, Reader, ReaderOptions, RecordReader, RecordWriter, Writer,
+    WriterOptions,
 };
 
 use crate::pipeline::{
@@ -713,10 +718,19 @@ fn writes<S: Shape>(c: &Ctx<'_>, loaded: &Loaded) -> Result<(), String> {
         let _ = std::fs::remove_file(&out);
         return Ok(());
     }
+    write_limits(c, &out)?;
     let want_build = c.args.want("write_build", "st");
     let want_fresh = c.args.want("write_build_fresh", "st");
     let want_example = c.args.want("write_example", "st");
-    if want_build || want_fresh || want_example {
+    let want_encode = c.args.want("encode_mem", "st");
+    if c.args.want("encode_mem", "prost") {
+        if sc.is_sequence() {
+            prost_encode::<tensorflow::SequenceExample>(c, &recs)?;
+        } else {
+            prost_encode::<tensorflow::Example>(c, &recs)?;
+        }
+    }
+    if want_build || want_fresh || want_example || want_encode {
         let values: Vec<S::Values> = recs
             .iter()
             .map(|r| decode::<S>(r).map(|rec| S::values(&rec)))
@@ -733,8 +747,34 @@ fn writes<S: Shape>(c: &Ctx<'_>, loaded: &Loaded) -> Result<(), String> {
             w.finish().map_err(|e| e.to_string())?;
             Ok(n)
         };
+        let built: Vec<S::Owned> = if want_example || want_encode {
+            values.iter().cloned().map(S::build).collect()
+        } else {
+            Vec::new()
+        };
+        if want_encode {
+            let t = measure(
+                reps,
+                || {
+                    let mut buf = Vec::new();
+                    built.iter().fold(0u64, |bytes, v| {
+                        // As `Writer::write` does: the reused buffer needs no sizing pass.
+                        buf.clear();
+                        Encode::<S::C>::encode_raw(v, &mut buf);
+                        std::hint::black_box(&buf);
+                        bytes + buf.len() as u64
+                    })
+                },
+                |&n| payload_check(sc, n),
+            )?;
+            c.emit(
+                "st",
+                "encode_mem",
+                "derived encode_raw of pre-built values into one reused Vec (as Writer::write), no framing, no I/O",
+                &t,
+            );
+        }
         if want_example {
-            let built: Vec<S::Owned> = values.iter().cloned().map(S::build).collect();
             let t = measure(
                 reps,
                 || -> Result<u64, String> {
@@ -792,6 +832,108 @@ fn writes<S: Shape>(c: &Ctx<'_>, loaded: &Loaded) -> Result<(), String> {
         }
     }
     let _ = std::fs::remove_file(&out);
+    Ok(())
+}
+
+/// Checks that one encode pass over every record produced the source's payload bytes.
+fn payload_check(sc: &Sidecar, bytes: u64) -> Result<(), String> {
+    if bytes == sc.payload_bytes {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: encoded {bytes} payload bytes, the source has {}",
+            sc.name, sc.payload_bytes
+        ))
+    }
+}
+
+/// `encode_mem` `prost`: prost's own encoder over the same records, decoded into prost's
+/// message types beforehand (untimed): the reference encoder for the derived one.
+fn prost_encode<M: Message + Default>(c: &Ctx<'_>, recs: &[&[u8]]) -> Result<(), String> {
+    let msgs: Vec<M> = recs
+        .iter()
+        .map(|r| M::decode(*r))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let t = measure(
+        c.args.reps,
+        || {
+            let mut buf = Vec::new();
+            msgs.iter().fold(0u64, |bytes, m| {
+                buf.clear();
+                // `encode_raw` (hidden in prost's docs, but public) has the same passes as the
+                // derived `encode_raw`; `encode` would add a top-level sizing pass.
+                m.encode_raw(&mut buf);
+                std::hint::black_box(&buf);
+                bytes + buf.len() as u64
+            })
+        },
+        |&n| payload_check(c.sc, n),
+    )?;
+    c.emit(
+        "prost",
+        "encode_mem",
+        "prost::Message::encode_raw of tensorflow.Example / SequenceExample values decoded beforehand, into one reused Vec; the reference encoder",
+        &t,
+    );
+    Ok(())
+}
+
+/// `write_limit` and `write_limit_fresh`: not library ops. The source file's bytes, already
+/// framed, written with `write_all` of 1 MiB slices: what any writer of these bytes is bound
+/// by, into the output path the write ops use (truncated) and into a new file.
+fn write_limits(c: &Ctx<'_>, out: &Path) -> Result<(), String> {
+    let want = [
+        (c.args.want("write_limit", "st"), false, "write_limit"),
+        (
+            c.args.want("write_limit_fresh", "st"),
+            true,
+            "write_limit_fresh",
+        ),
+    ];
+    if !want.iter().any(|w| w.0) {
+        return Ok(());
+    }
+    let sc = c.sc;
+    let file = std::fs::read(&sc.path).map_err(|e| format!("{}: {e}", sc.path.display()))?;
+    for (want, fresh, op) in want {
+        if !want {
+            continue;
+        }
+        let t = measure_setup(
+            c.args.reps,
+            || {
+                if fresh {
+                    let _ = std::fs::remove_file(out);
+                }
+            },
+            |()| -> Result<u64, String> {
+                let mut f = std::fs::File::create(out).map_err(|e| e.to_string())?;
+                for part in file.chunks(1 << 20) {
+                    f.write_all(part).map_err(|e| e.to_string())?;
+                }
+                drop(f);
+                std::fs::metadata(out)
+                    .map(|m| m.len())
+                    .map_err(|e| e.to_string())
+            },
+            |r| match r {
+                Ok(n) if *n == sc.file_bytes => Ok(()),
+                Ok(n) => Err(format!(
+                    "{}: wrote {n} bytes of {}",
+                    out.display(),
+                    sc.file_bytes
+                )),
+                Err(e) => Err(e.clone()),
+            },
+        )?;
+        let note = if fresh {
+            "machine limit, not a library op: the source file's bytes (already framed) written with write_all of 1 MiB slices into a new file (the previous output removed, untimed) + close"
+        } else {
+            "machine limit, not a library op: the source file's bytes (already framed) written with write_all of 1 MiB slices into the write ops' output path (File::create truncates it) + close"
+        };
+        c.emit("st", op, note, &t);
+    }
     Ok(())
 }
 
