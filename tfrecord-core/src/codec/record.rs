@@ -425,7 +425,22 @@ pub fn put_entry<D: Dialect, T: EncodeField<D>>(
     let key_len = prefix.len() + key.len();
     let body = value.body_len();
     let feature = len_field_len(body);
-    put_len_prefix(buf, 1, len_field_len(key_len) + len_field_len(feature));
+    let entry = len_field_len(key_len) + len_field_len(feature);
+    if let Ok(short) = u8::try_from(entry)
+        && short < 0x80
+    {
+        // The usual entry: it and every length inside it (each shorter than the entry) take
+        // one byte, so each header is one fixed-size copy instead of a store per byte.
+        let list_tag = (kind_tag::<D, T>() << 3) as u8 | wire::LEN;
+        buf.reserve(usize::from(short) + 2);
+        buf.extend_from_slice(&[1 << 3 | wire::LEN, short, 1 << 3 | wire::LEN, key_len as u8]);
+        buf.extend_from_slice(prefix);
+        buf.extend_from_slice(key);
+        buf.extend_from_slice(&[2 << 3 | wire::LEN, feature as u8, list_tag, body as u8]);
+        value.put_body(buf);
+        return;
+    }
+    put_len_prefix(buf, 1, entry);
     put_len_prefix(buf, 1, key_len);
     buf.extend_from_slice(prefix);
     buf.extend_from_slice(key);
@@ -627,7 +642,70 @@ pub fn missing(info: &FieldInfo) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use super::key_word;
+    use super::{key_word, put_entry};
+    use crate::codec::{EncodeField, Tf};
+    use crate::proto::{self, tensorflow};
+
+    /// `put_entry`'s bytes against protobuf's for the same one-feature map, the `Features`
+    /// header taken off.
+    fn check_entry<T: EncodeField<Tf>>(
+        prefix: &str,
+        key: &str,
+        value: &T,
+        kind: tensorflow::feature::Kind,
+    ) {
+        let mut ours = Vec::new();
+        put_entry::<Tf, T>(&mut ours, prefix.as_bytes(), key.as_bytes(), value);
+        let mut fs = tensorflow::Features::default();
+        fs.feature.insert(
+            format!("{prefix}{key}"),
+            tensorflow::Feature { kind: Some(kind) },
+        );
+        let want = proto::encode_example(&tensorflow::Example { features: Some(fs) });
+        let mut fields = crate::codec::wire::Fields::new(&want);
+        let Ok(Some((1, crate::codec::wire::Value::Len(entries)))) = fields.next_field() else {
+            panic!("no Features field");
+        };
+        assert_eq!(ours, entries, "{prefix}{key}: {} bytes", ours.len());
+    }
+
+    #[test]
+    fn entries_match_protobuf_on_both_sides_of_one_byte_lengths() {
+        use tensorflow::feature::Kind;
+        // Entries of 2 to about 330 bytes: below, at and above 127, where every length
+        // inside an entry stops fitting in one byte.
+        for (prefix, key) in [("", "k"), ("group/", "a_longer_key")] {
+            for n in 0..=300usize {
+                let v: Vec<u8> = (0..n).map(|i| i as u8).collect();
+                check_entry(
+                    prefix,
+                    key,
+                    &v,
+                    Kind::BytesList(tensorflow::BytesList {
+                        value: vec![v.clone()],
+                    }),
+                );
+            }
+            for n in 0..=40i64 {
+                let v: Vec<i64> = (0..n)
+                    .map(|i| i.wrapping_mul(0x0123_4567_89ab_cdef))
+                    .collect();
+                check_entry(
+                    prefix,
+                    key,
+                    &v,
+                    Kind::Int64List(tensorflow::Int64List { value: v.clone() }),
+                );
+                let f: Vec<f32> = v.iter().map(|&i| i as f32 / 3.0).collect();
+                check_entry(
+                    prefix,
+                    key,
+                    &f,
+                    Kind::FloatList(tensorflow::FloatList { value: f.clone() }),
+                );
+            }
+        }
+    }
 
     #[test]
     fn key_word_is_the_first_eight_bytes_zero_padded() {
