@@ -672,8 +672,8 @@ mod tests {
     #[test]
     fn entries_match_protobuf_on_both_sides_of_one_byte_lengths() {
         use tensorflow::feature::Kind;
-        // Entries of 2 to about 330 bytes: below, at and above 127, where every length
-        // inside an entry stops fitting in one byte.
+        // Entries from under ten bytes to over three hundred: below, at and above 127,
+        // where the entry's length, and then the lengths inside it, stop fitting in one byte.
         for (prefix, key) in [("", "k"), ("group/", "a_longer_key")] {
             for n in 0..=300usize {
                 let v: Vec<u8> = (0..n).map(|i| i as u8).collect();
