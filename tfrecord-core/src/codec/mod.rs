@@ -26,6 +26,7 @@ pub use field::{
 };
 pub use record::*;
 pub use sparse::{Sparse, put_sparse, sparse, sparse_entries_len};
+pub(crate) use steps::usual_step_values;
 pub use steps::{DecodeSteps, EncodeSteps, Ragged};
 
 use crate::compression::Format;

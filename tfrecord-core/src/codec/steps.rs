@@ -88,13 +88,23 @@ fn list_bytes(list: &Msg<'_>) -> usize {
 fn usual_steps<'de>(
     list: &Msg<'de>,
     tag: Option<u32>,
-    mut fast: impl FnMut(&'de [u8], &'de [u8]) -> bool,
+    fast: impl FnMut(&'de [u8], &'de [u8]) -> bool,
 ) -> Msg<'de> {
-    let (Some(bytes), Some(tag)) = (
-        list.single(),
-        tag.and_then(|t| u8::try_from((t << 3) | 2).ok()),
-    ) else {
-        return list.clone();
+    match (list.single(), tag) {
+        (Some(bytes), Some(tag)) => Msg::new(usual_step_values(bytes, tag, fast)),
+        _ => list.clone(),
+    }
+}
+
+/// [`usual_steps`] over the bytes of a `FeatureList`: returns the bytes of the steps left.
+#[inline]
+pub(crate) fn usual_step_values<'de>(
+    bytes: &'de [u8],
+    tag: u32,
+    mut fast: impl FnMut(&'de [u8], &'de [u8]) -> bool,
+) -> &'de [u8] {
+    let Ok(tag) = u8::try_from((tag << 3) | 2) else {
+        return bytes;
     };
     let mut rest = bytes;
     while let [0x0a, l1, t, l2, 0x0a, l3, tail @ ..] = rest
@@ -109,7 +119,7 @@ fn usual_steps<'de>(
         }
         rest = after;
     }
-    Msg::new(rest)
+    rest
 }
 
 impl<'de, D: Dialect, S: DecodeField<'de, D>> DecodeSteps<'de, D> for Vec<S> {

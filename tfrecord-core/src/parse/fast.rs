@@ -90,6 +90,14 @@ pub(crate) trait Sink {
     /// one string); `None` when the run is malformed.
     fn push_value(&mut self, value: &[u8]) -> Option<()>;
 
+    /// [`push_value`](Self::push_value) of `within[..len]`, where `within` runs on past the
+    /// value to the end of the enclosing message, so that a packed run can be read a word at
+    /// a time up to its last value (see [`DecodeElem::extend_packed_within`]).
+    #[inline]
+    fn push_within(&mut self, within: &[u8], len: usize) -> Option<()> {
+        self.push_value(within.get(..len)?)
+    }
+
     /// Appends the values of a serialized `Feature` (one slice) holding a list of oneof member
     /// `tag` whose values are packed (numbers) or length-delimited (strings), and returns how
     /// many there were. `None` for every other layout or kind, and for malformed values;
@@ -110,6 +118,11 @@ impl Sink for Vec<i64> {
     #[inline]
     fn push_value(&mut self, run: &[u8]) -> Option<()> {
         <i64 as DecodeElem<'_, Tf>>::extend_packed(run, self).ok()
+    }
+
+    #[inline]
+    fn push_within(&mut self, within: &[u8], len: usize) -> Option<()> {
+        <i64 as DecodeElem<'_, Tf>>::extend_packed_within(within, len, self).ok()
     }
 }
 

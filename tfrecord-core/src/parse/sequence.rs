@@ -14,7 +14,7 @@ use super::read::{
 };
 use super::spec::{Held, Plan, RawKey, RawKind, SplitsDType, shape_string};
 use super::tensor::{Tensor, Values};
-use crate::codec::{FeatureView, FieldError, Msg, scan_sequence};
+use crate::codec::{FeatureView, FieldError, Msg, scan_sequence, usual_step_values};
 use crate::error::{Error, Result};
 
 /// The parsed batch: context tensors, feature-list tensors, feature-list lengths.
@@ -503,32 +503,53 @@ struct Steps {
 impl Steps {
     /// Reads the steps of a serialized `FeatureList` (one slice) of record `e`, their values
     /// into `out`; the number of steps, `None` when the list is not in the usual form.
+    ///
+    /// The leading steps with one-byte lengths take one tight loop over the list's bytes
+    /// ([`usual_step_values`]), the others a walk of its fields.
     #[inline]
     fn read<S: Sink>(&mut self, out: &mut S, list: &[u8], e: usize) -> Option<usize> {
         let mut steps = 0usize;
-        let usual = for_each_field_1(list, |step| {
+        let mut usual = true;
+        let rest = usual_step_values(list, self.tag, |value, within| {
+            let before = out.count();
+            usual = out.push_within(within, value.len()).is_some()
+                && self.step(out.count() - before, out.count(), e, steps);
+            steps += 1;
+            usual
+        });
+        if !usual {
+            return None;
+        }
+        let usual = for_each_field_1(rest, |step| {
             let Some(n) = out.extend_usual(self.tag, step) else {
                 return false;
             };
-            let ok = match self.kind {
-                StepKind::Rows { stride, .. } => n == stride,
-                StepKind::Sparse => {
-                    self.max_values = self.max_values.max(n);
-                    let (e, step) = (to_i64(e), to_i64(steps));
-                    for i in 0..n {
-                        self.indices.extend_from_slice(&[e, step, to_i64(i)]);
-                    }
-                    true
-                }
-                StepKind::Ragged(dt) => {
-                    self.splits.push(dt.fit(to_i64(out.count())));
-                    true
-                }
-            };
+            let ok = self.step(n, out.count(), e, steps);
             steps += 1;
             ok
         });
         usual.then_some(steps)
+    }
+
+    /// Records step `step` of record `e`, which held `n` values, `count` values in all so far;
+    /// `false` when a `FixedLenSequence` step holds another number of values.
+    #[inline]
+    fn step(&mut self, n: usize, count: usize, e: usize, step: usize) -> bool {
+        match self.kind {
+            StepKind::Rows { stride, .. } => n == stride,
+            StepKind::Sparse => {
+                self.max_values = self.max_values.max(n);
+                let (e, step) = (to_i64(e), to_i64(step));
+                for i in 0..n {
+                    self.indices.extend_from_slice(&[e, step, to_i64(i)]);
+                }
+                true
+            }
+            StepKind::Ragged(dt) => {
+                self.splits.push(dt.fit(to_i64(count)));
+                true
+            }
+        }
     }
 }
 
