@@ -753,20 +753,8 @@ fn writes<S: Shape>(c: &Ctx<'_>, loaded: &Loaded) -> Result<(), String> {
             Vec::new()
         };
         if want_encode {
-            let t = measure(
-                reps,
-                || {
-                    let mut buf = Vec::new();
-                    built.iter().fold(0u64, |bytes, v| {
-                        // As `Writer::write` does: the reused buffer needs no sizing pass.
-                        buf.clear();
-                        Encode::<S::C>::encode_raw(v, &mut buf);
-                        std::hint::black_box(&buf);
-                        bytes + buf.len() as u64
-                    })
-                },
-                |&n| payload_check(sc, n),
-            )?;
+            // As `Writer::write` does: the reused buffer needs no sizing pass.
+            let t = encode_loop(c, &built, Encode::<S::C>::encode_raw)?;
             c.emit(
                 "st",
                 "encode_mem",
@@ -847,6 +835,28 @@ fn payload_check(sc: &Sidecar, bytes: u64) -> Result<(), String> {
     }
 }
 
+/// `encode_mem`: `encode` of every item into one reused buffer, cleared before each, timed;
+/// the bytes written checked against the source's payload.
+fn encode_loop<T>(
+    c: &Ctx<'_>,
+    items: &[T],
+    encode: impl Fn(&T, &mut Vec<u8>),
+) -> Result<Times, String> {
+    measure(
+        c.args.reps,
+        || {
+            let mut buf = Vec::new();
+            items.iter().fold(0u64, |bytes, v| {
+                buf.clear();
+                encode(v, &mut buf);
+                std::hint::black_box(&buf);
+                bytes + buf.len() as u64
+            })
+        },
+        |&n| payload_check(c.sc, n),
+    )
+}
+
 /// `encode_mem` `prost`: prost's own encoder over the same records, decoded into prost's
 /// message types beforehand (untimed): the reference encoder for the derived one.
 fn prost_encode<M: Message + Default>(c: &Ctx<'_>, recs: &[&[u8]]) -> Result<(), String> {
@@ -855,21 +865,9 @@ fn prost_encode<M: Message + Default>(c: &Ctx<'_>, recs: &[&[u8]]) -> Result<(),
         .map(|r| M::decode(*r))
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
-    let t = measure(
-        c.args.reps,
-        || {
-            let mut buf = Vec::new();
-            msgs.iter().fold(0u64, |bytes, m| {
-                buf.clear();
-                // `encode_raw` (hidden in prost's docs, but public) has the same passes as the
-                // derived `encode_raw`; `encode` would add a top-level sizing pass.
-                m.encode_raw(&mut buf);
-                std::hint::black_box(&buf);
-                bytes + buf.len() as u64
-            })
-        },
-        |&n| payload_check(c.sc, n),
-    )?;
+    // `encode_raw` (hidden in prost's docs, but public) has the same passes as the derived
+    // `encode_raw`; `encode` would add a top-level sizing pass.
+    let t = encode_loop(c, &msgs, |m, buf| m.encode_raw(buf))?;
     c.emit(
         "prost",
         "encode_mem",
