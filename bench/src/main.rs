@@ -68,7 +68,7 @@ use crate::pipeline::{
 use crate::records::{CtrShape, MnistShape, SeqShape, Shape, check_spec, decode};
 use crate::sidecar::Sidecar;
 use crate::spec::{SpecParser, SpecSink};
-use crate::timing::{Emit, Times, measure, measure_setup, peak_rss_kib};
+use crate::timing::{Emit, Times, measure, measure_pair, measure_setup, peak_rss_kib};
 
 const PEER: &str = "tfrecord-rs";
 const WORKLOADS: [&str; 4] = ["mnist", "ctr", "seq", "mnist_gz"];
@@ -263,6 +263,34 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Measures `op` done two ways, `a` and `b` (variant, work, note), each when the
+    /// arguments want it, and prints their results. When both are wanted their repetitions
+    /// alternate ([`measure_pair`]), so that the ratio of the two (two threads against one)
+    /// is taken at the same moments of the host.
+    fn measure_two<T>(
+        &self,
+        op: &str,
+        a: (&str, impl FnMut() -> T, &str),
+        b: (&str, impl FnMut() -> T, &str),
+        check: impl FnMut(&T) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let reps = self.args.reps;
+        match (self.args.want(op, a.0), self.args.want(op, b.0)) {
+            (true, true) => {
+                let (ta, tb) = measure_pair(reps, a.1, b.1, check)?;
+                let paired = |note: &str, other: &str| {
+                    format!("{note}; repetitions alternated with {other}'s")
+                };
+                self.emit(a.0, op, &paired(a.2, b.0), &ta);
+                self.emit(b.0, op, &paired(b.2, a.0), &tb);
+            }
+            (true, false) => self.emit(a.0, op, a.2, &measure(reps, a.1, check)?),
+            (false, true) => self.emit(b.0, op, b.2, &measure(reps, b.1, check)?),
+            (false, false) => {}
+        }
+        Ok(())
+    }
+
     fn emit(&self, variant: &str, op: &str, note: &str, t: &Times) {
         Emit {
             peer: PEER,
@@ -471,80 +499,72 @@ fn raw_reads(c: &Ctx<'_>) -> Result<(), String> {
 /// `read_parse` and `parse_mem` with the derived type `S`, and with the spec parser.
 fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
     let sc = c.sc;
-    let reps = c.args.reps;
     let check = |r: &Result<Totals, String>| match r {
         Ok(t) => check_totals(sc, c.expect_values(), t),
         Err(e) => Err(e.clone()),
     };
-    if c.args.want("read_parse", "st") {
-        let t = measure(
-            reps,
-            || -> Result<Totals, String> {
-                let mut reader = Reader::<(), S::C>::open_with(&sc.path, c.opts.clone())
-                    .map_err(|e| e.to_string())?;
-                let mut sink = Derived::<S>::new();
-                let mut records = 0u64;
-                while let Some(rec) = reader.next_lent::<S::Rec<'_>>() {
-                    let rec = rec.map_err(|e| e.to_string())?;
-                    sink.push(&rec);
-                    records += 1;
-                }
-                sink.finish()?;
-                Ok(Totals {
-                    records,
-                    ..sink.totals()
-                })
-            },
-            check,
-        )?;
-        let note = format!(
-            "Reader::next_lent (derived decode, strings borrowed from the read buffer, CRCs checked) + typed columns, batches of 1024{}",
-            c.gz_note()
-        );
-        c.emit("st", "read_parse", &note, &t);
-    }
-    if c.args.want("read_parse", "mt2") {
-        let t = measure(
-            reps,
+    let read_st = || -> Result<Totals, String> {
+        let mut reader =
+            Reader::<(), S::C>::open_with(&sc.path, c.opts.clone()).map_err(|e| e.to_string())?;
+        let mut sink = Derived::<S>::new();
+        let mut records = 0u64;
+        while let Some(rec) = reader.next_lent::<S::Rec<'_>>() {
+            let rec = rec.map_err(|e| e.to_string())?;
+            sink.push(&rec);
+            records += 1;
+        }
+        sink.finish()?;
+        Ok(Totals {
+            records,
+            ..sink.totals()
+        })
+    };
+    c.measure_two(
+        "read_parse",
+        (
+            "st",
+            read_st,
+            &format!(
+                "Reader::next_lent (derived decode, strings borrowed from the read buffer, CRCs checked) + typed columns, batches of 1024{}",
+                c.gz_note()
+            ),
+        ),
+        (
+            "mt2",
             || read_parallel(sc, c.opts.clone(), THREADS, Derived::<S>::new),
-            check,
-        )?;
-        let note = format!(
-            "{THREADS} threads taking chunks of whole frames ({}), each checking its chunk (framing + CRCs) and decoding its records in place: derived decode + typed columns, batches of 1024",
-            c.mt2_source()
-        );
-        c.emit("mt2", "read_parse", &note, &t);
-    }
+            &format!(
+                "{THREADS} threads taking chunks of whole frames ({}), each checking its chunk (framing + CRCs) and decoding its records in place: derived decode + typed columns, batches of 1024",
+                c.mt2_source()
+            ),
+        ),
+        check,
+    )?;
     let parser = SpecParser::new(sc)?;
     let spec_name = if sc.is_sequence() {
         "SequenceExampleParser"
     } else {
         "ExampleParser"
     };
-    if c.args.want("read_parse", "spec") {
-        let t = measure(
-            reps,
+    c.measure_two(
+        "read_parse",
+        (
+            "spec",
             || read_batches(sc, c.opts.clone(), SpecSink::new(&parser)),
-            check,
-        )?;
-        let note = format!(
-            "runtime spec parser: parse::{spec_name} (spec from the sidecar) on batches of 1024 read and parsed in turn on one thread{}",
-            c.gz_note()
-        );
-        c.emit("spec", "read_parse", &note, &t);
-    }
-    if c.args.want("read_parse", "spec_mt2") {
-        let t = measure(
-            reps,
+            &format!(
+                "runtime spec parser: parse::{spec_name} (spec from the sidecar) on batches of 1024 read and parsed in turn on one thread{}",
+                c.gz_note()
+            ),
+        ),
+        (
+            "spec_mt2",
             || read_parallel(sc, c.opts.clone(), THREADS, || SpecSink::new(&parser)),
-            check,
-        )?;
-        let note = format!(
-            "runtime spec parser on batches of 1024: {THREADS} threads taking chunks of whole frames (SharedChunks, or turns at one ChunkReader for gzip), each checking its chunk and parsing{}",
-            c.gz_note()
-        );
-        c.emit("spec_mt2", "read_parse", &note, &t);
-    }
+            &format!(
+                "runtime spec parser on batches of 1024: {THREADS} threads taking chunks of whole frames (SharedChunks, or turns at one ChunkReader for gzip), each checking its chunk and parsing{}",
+                c.gz_note()
+            ),
+        ),
+        check,
+    )?;
     let Some(loaded) = c.loaded else {
         return Ok(());
     };
@@ -552,73 +572,49 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
         return Ok(()); // as the harness's TF peer: parse_mem only for uncompressed workloads
     }
     let recs = loaded.records();
-    if c.args.want("parse_mem", "st") {
-        let t = measure(
-            reps,
-            || -> Result<Totals, String> {
-                let mut sink = Derived::<S>::new();
-                for b in recs.chunks(records::BATCH) {
-                    sink.batch(b)?;
-                }
-                sink.finish()?;
-                Ok(Totals {
-                    records: recs.len() as u64,
-                    ..sink.totals()
-                })
-            },
-            check,
-        )?;
-        c.emit(
+    let mem_st = || -> Result<Totals, String> {
+        let mut sink = Derived::<S>::new();
+        for b in recs.chunks(records::BATCH) {
+            sink.batch(b)?;
+        }
+        sink.finish()?;
+        Ok(Totals {
+            records: recs.len() as u64,
+            ..sink.totals()
+        })
+    };
+    c.measure_two(
+        "parse_mem",
+        (
             "st",
-            "parse_mem",
+            mem_st,
             "derived decode + typed columns over in-memory records, batches of 1024 (no I/O, no CRC)",
-            &t,
-        );
-    }
-    if c.args.want("parse_mem", "mt2") {
-        let t = measure(
-            reps,
-            || mem_parallel(&recs, THREADS, Derived::<S>::new),
-            check,
-        )?;
-        c.emit(
+        ),
+        (
             "mt2",
-            "parse_mem",
+            || mem_parallel(&recs, THREADS, Derived::<S>::new),
             &format!(
                 "as parse_mem st, batches of 1024 taken in turn by {THREADS} threads (scoped)"
             ),
-            &t,
-        );
-    }
-    if c.args.want("parse_mem", "spec") {
-        let t = measure(
-            reps,
-            || mem_parallel(&recs, 1, || SpecSink::new(&parser)),
-            check,
-        )?;
-        c.emit(
+        ),
+        check,
+    )?;
+    c.measure_two(
+        "parse_mem",
+        (
             "spec",
-            "parse_mem",
+            || mem_parallel(&recs, 1, || SpecSink::new(&parser)),
             &format!("parse::{spec_name}::parse over in-memory batches of 1024 (1 thread)"),
-            &t,
-        );
-    }
-    if c.args.want("parse_mem", "spec_mt2") {
-        let t = measure(
-            reps,
-            || mem_parallel(&recs, THREADS, || SpecSink::new(&parser)),
-            check,
-        )?;
-        c.emit(
+        ),
+        (
             "spec_mt2",
-            "parse_mem",
+            || mem_parallel(&recs, THREADS, || SpecSink::new(&parser)),
             &format!(
                 "parse::{spec_name}::parse over in-memory batches of 1024 on {THREADS} threads"
             ),
-            &t,
-        );
-    }
-    Ok(())
+        ),
+        check,
+    )
 }
 
 /// Reads a written file back and compares it with the source records.

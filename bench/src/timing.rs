@@ -67,6 +67,32 @@ pub(crate) fn measure<T>(
     Ok(t)
 }
 
+/// [`measure`] for two ways of doing the same work whose ratio is a figure of interest (one
+/// thread against two): their repetitions alternate A B B A A B ..., so that both sample the
+/// host at the same moments and a drift of its speed between two separate measurements does
+/// not enter the ratio. Each is warmed up once first.
+pub(crate) fn measure_pair<T>(
+    reps: usize,
+    mut a: impl FnMut() -> T,
+    mut b: impl FnMut() -> T,
+    mut check: impl FnMut(&T) -> Result<(), String>,
+) -> Result<(Times, Times), String> {
+    check(&a())?;
+    check(&b())?;
+    let (mut ta, mut tb) = (Times::new(), Times::new());
+    for i in 0..reps {
+        let (first, second) = if i % 2 == 0 {
+            (ta.time(&mut a), tb.time(&mut b))
+        } else {
+            let second = tb.time(&mut b);
+            (ta.time(&mut a), second)
+        };
+        check(&first)?;
+        check(&second)?;
+    }
+    Ok((ta, tb))
+}
+
 /// As [`measure`], with `setup()` run before every repetition outside the timed region (e.g.
 /// cloning the owned values a measured writer consumes).
 pub(crate) fn measure_setup<S, T>(
