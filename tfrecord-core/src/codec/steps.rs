@@ -8,7 +8,7 @@ use super::field::{
     put_list_body, same_kind, usual_feature,
 };
 use super::record::{FieldInfo, Msg, for_each_step, kind_tag};
-use super::wire::{len_field_len, put_len_prefix};
+use super::wire::{self, len_field_len, put_len_prefix};
 use crate::error::Result;
 
 /// A field type that encodes as a `tensorflow.FeatureList` of dialect `D`: `Vec<S>` of a
@@ -58,18 +58,34 @@ impl<D: Dialect, S: EncodeField<D>> EncodeSteps<D> for Vec<S> {
 
     #[inline]
     fn put_list(&self, buf: &mut Vec<u8>) {
+        let list_tag = list_tag_byte(kind_tag::<D, S>());
         for s in self {
             if s.present() {
                 // Each step's body length once: the feature's length follows from it.
                 let body = s.body_len();
-                put_len_prefix(buf, 1, len_field_len(body));
-                put_len_prefix(buf, kind_tag::<D, S>(), body);
+                if let (Ok(short), Some(list_tag)) = (u8::try_from(body), list_tag)
+                    && short < 0x7e
+                {
+                    // The usual step: the feature's length (`body + 2`) and the list's take
+                    // one byte each, so both headers are one fixed-size copy.
+                    buf.extend_from_slice(&[1 << 3 | wire::LEN, short + 2, list_tag, short]);
+                } else {
+                    put_len_prefix(buf, 1, len_field_len(body));
+                    put_len_prefix(buf, kind_tag::<D, S>(), body);
+                }
                 s.put_body(buf);
             } else {
                 put_len_prefix(buf, 1, 0);
             }
         }
     }
+}
+
+/// The one-byte tag of a `Feature`'s list field `tag`, length-delimited; `None` past 15,
+/// whose tags take two bytes.
+#[inline]
+fn list_tag_byte(tag: u32) -> Option<u8> {
+    u8::try_from(tag).ok().filter(|&t| t < 16).map(|t| t << 3 | wire::LEN)
 }
 
 /// The bytes of a serialized `FeatureList`: a bound on what it holds, to size buffers once
@@ -285,22 +301,39 @@ impl<D: Dialect, T: EncodeElem<D>> EncodeSteps<D> for Ragged<T> {
     #[inline]
     fn put_list(&self, buf: &mut Vec<u8>) {
         let tag = D::tag(T::KIND).unwrap_or(1);
+        let list_tag = list_tag_byte(tag);
         for s in self.iter() {
             if T::KIND.is_packed() {
                 // One pass for the packed payload's length, which gives every prefix.
                 let payload: usize = s.iter().map(EncodeElem::wire_len).sum();
-                let body = if s.is_empty() {
-                    0
+                if let (Ok(short), Some(list_tag)) = (u8::try_from(payload), list_tag)
+                    && short < 0x7c
+                    && !s.is_empty()
+                {
+                    // The usual step: the feature's length (`payload + 4`) and every length
+                    // inside it take one byte, so the three headers are one fixed-size copy.
+                    buf.extend_from_slice(&[
+                        1 << 3 | wire::LEN,
+                        short + 4,
+                        list_tag,
+                        short + 2,
+                        1 << 3 | wire::LEN,
+                        short,
+                    ]);
                 } else {
-                    len_field_len(payload)
-                };
-                put_len_prefix(buf, 1, len_field_len(body));
-                put_len_prefix(buf, tag, body);
-                if !s.is_empty() {
-                    put_len_prefix(buf, 1, payload);
-                    for e in s {
-                        e.put(buf);
+                    let body = if s.is_empty() {
+                        0
+                    } else {
+                        len_field_len(payload)
+                    };
+                    put_len_prefix(buf, 1, len_field_len(body));
+                    put_len_prefix(buf, tag, body);
+                    if !s.is_empty() {
+                        put_len_prefix(buf, 1, payload);
                     }
+                }
+                for e in s {
+                    e.put(buf);
                 }
             } else {
                 let body = list_body_len::<D, T>(s);
