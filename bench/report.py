@@ -346,7 +346,10 @@ def main():
               "no such op, the TF column names the op used as reference. Before each workload the bench "
               "runs `cores_probe` (not in this table): CRC32C over a cache-resident buffer per thread on 1 "
               "and 2 threads, the machine's own two-thread scaling at that point of the run; the `mt2` "
-              "target rows quote it.\n")
+              "target rows quote it. In `read_parse` and `parse_mem` the one-thread and two-thread "
+              "variants alternate their repetitions (`st`, `mt2`, `mt2`, `st`, ...; `spec` with "
+              "`spec_mt2` likewise), so that the two-thread ratio compares the same moments of the "
+              "host.\n")
     md.append(side_by_side(res) + "\n")
     md.append("## Targets of issue 6\n")
     md.append(targets(res, rss) + "\n")
