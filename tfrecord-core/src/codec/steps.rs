@@ -85,7 +85,10 @@ impl<D: Dialect, S: EncodeField<D>> EncodeSteps<D> for Vec<S> {
 /// whose tags take two bytes.
 #[inline]
 fn list_tag_byte(tag: u32) -> Option<u8> {
-    u8::try_from(tag).ok().filter(|&t| t < 16).map(|t| t << 3 | wire::LEN)
+    u8::try_from(tag)
+        .ok()
+        .filter(|&t| t < 16)
+        .map(|t| t << 3 | wire::LEN)
 }
 
 /// The bytes of a serialized `FeatureList`: a bound on what it holds, to size buffers once
