@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use super::field::{DecodeField, EncodeField, FieldError};
 use super::steps::{DecodeSteps, EncodeSteps};
 use super::wire::Fields as WireFields;
-use super::wire::{self, Value, len_field_len, put_len_prefix};
+use super::wire::{self, Value, len_field_len, len_tag_byte, put_len_prefix};
 use super::{Container, Dialect};
 use crate::error::{Error, Result};
 
@@ -426,12 +426,11 @@ pub fn put_entry<D: Dialect, T: EncodeField<D>>(
     let body = value.body_len();
     let feature = len_field_len(body);
     let entry = len_field_len(key_len) + len_field_len(feature);
-    if let Ok(short) = u8::try_from(entry)
+    if let (Ok(short), Some(list_tag)) = (u8::try_from(entry), len_tag_byte(kind_tag::<D, T>()))
         && short < 0x80
     {
         // The usual entry: it and every length inside it (each shorter than the entry) take
         // one byte, so each header is one fixed-size copy instead of a store per byte.
-        let list_tag = (kind_tag::<D, T>() << 3) as u8 | wire::LEN;
         buf.reserve(usize::from(short) + 2);
         buf.extend_from_slice(&[1 << 3 | wire::LEN, short, 1 << 3 | wire::LEN, key_len as u8]);
         buf.extend_from_slice(prefix);

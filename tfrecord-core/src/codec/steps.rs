@@ -58,7 +58,7 @@ impl<D: Dialect, S: EncodeField<D>> EncodeSteps<D> for Vec<S> {
 
     #[inline]
     fn put_list(&self, buf: &mut Vec<u8>) {
-        let list_tag = list_tag_byte(kind_tag::<D, S>());
+        let list_tag = wire::len_tag_byte(kind_tag::<D, S>());
         for s in self {
             if s.present() {
                 // Each step's body length once: the feature's length follows from it.
@@ -79,16 +79,6 @@ impl<D: Dialect, S: EncodeField<D>> EncodeSteps<D> for Vec<S> {
             }
         }
     }
-}
-
-/// The one-byte tag of a `Feature`'s list field `tag`, length-delimited; `None` past 15,
-/// whose tags take two bytes.
-#[inline]
-fn list_tag_byte(tag: u32) -> Option<u8> {
-    u8::try_from(tag)
-        .ok()
-        .filter(|&t| t < 16)
-        .map(|t| t << 3 | wire::LEN)
 }
 
 /// The bytes of a serialized `FeatureList`: a bound on what it holds, to size buffers once
@@ -304,7 +294,7 @@ impl<D: Dialect, T: EncodeElem<D>> EncodeSteps<D> for Ragged<T> {
     #[inline]
     fn put_list(&self, buf: &mut Vec<u8>) {
         let tag = D::tag(T::KIND).unwrap_or(1);
-        let list_tag = list_tag_byte(tag);
+        let list_tag = wire::len_tag_byte(tag);
         for s in self.iter() {
             if T::KIND.is_packed() {
                 // One pass for the packed payload's length, which gives every prefix.

@@ -57,6 +57,16 @@ pub fn put_tag(buf: &mut Vec<u8>, field: u32, wire: u8) {
     put_varint(buf, (u64::from(field) << 3) | u64::from(wire));
 }
 
+/// The tag of length-delimited field `field` as one byte; `None` past field 15, whose tags
+/// take two bytes.
+#[inline]
+pub fn len_tag_byte(field: u32) -> Option<u8> {
+    u8::try_from(field)
+        .ok()
+        .filter(|&f| f < 16)
+        .map(|f| f << 3 | LEN)
+}
+
 /// Appends the tag and length prefix of a length-delimited field.
 #[inline]
 pub fn put_len_prefix(buf: &mut Vec<u8>, field: u32, body: usize) {
