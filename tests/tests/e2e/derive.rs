@@ -2956,6 +2956,55 @@ proptest! {
 }
 
 #[test]
+fn ragged_steps_either_side_of_one_byte_lengths() {
+    // A packed step of up to 12 values has one-byte lengths in its headers whatever the
+    // values; -1 takes 10 bytes as a varint, so 12 of them are 120 payload bytes and 13 are
+    // 130, past the one-byte range of the headers around them. Floats take 4 bytes: 31 and 32
+    // of them straddle it too. Short and long steps in one list, and lists of only short ones.
+    let ints = |n: usize, v: i64| vec![v; n];
+    let floats = |n: u16| (0..n).map(|i| f32::from(i) * 0.5).collect::<Vec<f32>>();
+    let cases = [
+        NestedSeq {
+            tokens: vec![
+                ints(12, -1),
+                ints(13, -1),
+                vec![],
+                ints(1, 5),
+                ints(40, 300),
+            ],
+            words: vec![],
+            pairs: vec![vec![-1, -1]],
+            maybe: Some(vec![floats(12), floats(13), floats(31), floats(32), vec![]]),
+        },
+        NestedSeq {
+            tokens: vec![
+                ints(12, -1),
+                ints(11, i64::MIN),
+                ints(1, 0),
+                ints(12, 1 << 40),
+            ],
+            words: vec![vec!["a".into()]],
+            pairs: vec![vec![i32::MIN, 7]; 3],
+            maybe: Some(vec![floats(1), vec![], floats(12)]),
+        },
+    ];
+    for n in &cases {
+        // Against protobuf's own encoding of the same message.
+        check_seq(n);
+        let nested_bytes = Encode::<TfSequenceExample>::encode_to_vec(n);
+        let flat = FlatSeq::from(n);
+        let flat_bytes = Encode::<TfSequenceExample>::encode_to_vec(&flat);
+        assert_eq!(flat_bytes, nested_bytes);
+        assert_eq!(
+            Encode::<TfSequenceExample>::encoded_len(&flat),
+            flat_bytes.len()
+        );
+        let read: FlatSeq = Decode::<TfSequenceExample>::decode(&flat_bytes).unwrap();
+        assert_eq!(read, flat);
+    }
+}
+
+#[test]
 fn a_bad_step_after_usual_ones_is_worded_by_the_general_path() {
     // Two steps in the usual layout, then one whose packed run ends mid-varint.
     let plain = Style::PLAIN;

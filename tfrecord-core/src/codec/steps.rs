@@ -285,9 +285,30 @@ impl<T> From<Vec<Vec<T>>> for Ragged<T> {
     }
 }
 
+/// A packed step of 1 to `SHORT_STEP` values takes under 0x7c bytes (a packed value takes at
+/// most 10), so each length in its headers, `0a L t L' 0a L''`, takes one byte.
+const SHORT_STEP: usize = 12;
+
+impl<T> Ragged<T> {
+    /// Whether every step holds 1 to [`SHORT_STEP`] values.
+    #[inline]
+    fn all_steps_short(&self) -> bool {
+        self.row_splits
+            .windows(2)
+            .all(|w| w[1].wrapping_sub(w[0]).wrapping_sub(1) < SHORT_STEP)
+    }
+}
+
 impl<D: Dialect, T: EncodeElem<D>> EncodeSteps<D> for Ragged<T> {
     #[inline]
     fn list_len(&self) -> usize {
+        let tag = D::tag(T::KIND).unwrap_or(1);
+        if T::KIND.is_packed() && wire::len_tag_byte(tag).is_some() && self.all_steps_short() {
+            // Six header bytes per step, then its values: the values' lengths summed in one
+            // run over all of them.
+            let payload: usize = self.values.iter().map(EncodeElem::wire_len).sum();
+            return 6 * self.len() + payload;
+        }
         list_len_of(self.iter().map(|s| Some(list_body_len::<D, T>(s))))
     }
 
@@ -296,44 +317,35 @@ impl<D: Dialect, T: EncodeElem<D>> EncodeSteps<D> for Ragged<T> {
         let tag = D::tag(T::KIND).unwrap_or(1);
         let list_tag = wire::len_tag_byte(tag);
         for s in self.iter() {
-            if T::KIND.is_packed() {
-                // One pass for the packed payload's length, which gives every prefix.
-                let payload: usize = s.iter().map(EncodeElem::wire_len).sum();
-                if let (Ok(short), Some(list_tag)) = (u8::try_from(payload), list_tag)
-                    && short < 0x7c
-                    && !s.is_empty()
-                {
-                    // The usual step: the feature's length (`payload + 4`) and every length
-                    // inside it take one byte, so the three headers are one fixed-size copy.
-                    buf.extend_from_slice(&[
-                        1 << 3 | wire::LEN,
-                        short + 4,
-                        list_tag,
-                        short + 2,
-                        1 << 3 | wire::LEN,
-                        short,
-                    ]);
-                } else {
-                    let body = if s.is_empty() {
-                        0
-                    } else {
-                        len_field_len(payload)
-                    };
-                    put_len_prefix(buf, 1, len_field_len(body));
-                    put_len_prefix(buf, tag, body);
-                    if !s.is_empty() {
-                        put_len_prefix(buf, 1, payload);
-                    }
-                }
+            if T::KIND.is_packed()
+                && let Some(list_tag) = list_tag
+                && (1..=SHORT_STEP).contains(&s.len())
+            {
+                // The usual step. Its headers go in with the lengths of an empty payload, and
+                // the payload's length is added once its values are in: no pass over the
+                // values only to measure them.
+                let at = buf.len();
+                buf.extend_from_slice(&[1 << 3 | wire::LEN, 4, list_tag, 2, 1 << 3 | wire::LEN, 0]);
                 for e in s {
                     e.put(buf);
                 }
-            } else {
-                let body = list_body_len::<D, T>(s);
-                put_len_prefix(buf, 1, len_field_len(body));
-                put_len_prefix(buf, tag, body);
-                put_list_body::<D, T>(s, buf);
+                if let Ok(payload) = u8::try_from(buf.len() - at - 6)
+                    && payload < 0x7c
+                    && let [_, l1, _, l2, _, l3, ..] = &mut buf[at..]
+                {
+                    *l1 += payload;
+                    *l2 += payload;
+                    *l3 = payload;
+                    continue;
+                }
+                // Not reached with this crate's value types (a packed value takes at most 10
+                // bytes); if a value ran longer, the step is written again the general way.
+                buf.truncate(at);
             }
+            let body = list_body_len::<D, T>(s);
+            put_len_prefix(buf, 1, len_field_len(body));
+            put_len_prefix(buf, tag, body);
+            put_list_body::<D, T>(s, buf);
         }
     }
 }
