@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::buffers::Buffers;
 use super::fast::{KeyPredictor, extend_usual, list_tag};
 use super::ragged::{PartT, Rag, compose};
 use super::read::{extend, feature_error, field_error, to_i64, view};
@@ -211,22 +212,25 @@ fn rollback(plan: &Plan, bufs: &mut [KeyBuf], j: usize) {
 }
 
 /// Empty buffers for the raw keys of `plan`, for a run of `n` records of `bytes` bytes in all,
-/// with room for what they will likely hold (see [`SizeHint`](super::spec::SizeHint)).
-pub(crate) fn key_bufs(plan: &Plan, n: usize, bytes: usize) -> Vec<KeyBuf> {
+/// with room for what they will likely hold (see [`SizeHint`](super::spec::SizeHint)), taken
+/// from `spare` where it has them.
+pub(crate) fn key_bufs(plan: &Plan, n: usize, bytes: usize, spare: &mut Buffers) -> Vec<KeyBuf> {
     plan.raw
         .iter()
         .zip(&plan.hints)
         .map(|(r, hint)| {
             let guess = hint.guess(n, bytes);
-            let mut values = Values::empty(r.dtype);
             let (count, ends) = match r.kind {
                 RawKind::Dense { stride, .. } => (stride.saturating_mul(n), 0),
                 _ => (guess.values, n),
             };
-            values.reserve_hint(count, guess.bytes);
             KeyBuf {
-                values,
-                ends: Vec::with_capacity(ends),
+                values: spare.values(r.dtype, count, guess.bytes),
+                ends: if ends == 0 {
+                    Vec::new()
+                } else {
+                    spare.usizes(ends)
+                },
             }
         })
         .collect()
@@ -252,9 +256,10 @@ pub(crate) fn parse_run<R: AsRef<[u8]>>(
     records: &[R],
     base: usize,
     fast: bool,
+    spare: &mut Buffers,
 ) -> Result<Vec<KeyBuf>> {
     let bytes = super::total_bytes(records);
-    let mut bufs = key_bufs(plan, records.len(), bytes);
+    let mut bufs = key_bufs(plan, records.len(), bytes, spare);
     let mut run = FastRun::new(plan);
     let mut slots: Vec<Option<Msg<'_>>> = vec![None; plan.raw.len()];
     // Records the fast path declined in a row: past a few, it only tries now and then, so that
@@ -398,8 +403,14 @@ pub(crate) fn merge_runs(mut runs: Vec<Vec<KeyBuf>>) -> Vec<KeyBuf> {
     acc
 }
 
-/// Turns the merged buffers into the raw tensors of each key.
-pub(crate) fn finish_keys(plan: &Plan, bufs: Vec<KeyBuf>, batch: usize) -> Result<Vec<RawOut>> {
+/// Turns the merged buffers into the raw tensors of each key; the buffers they leave go to
+/// `spare`.
+pub(crate) fn finish_keys(
+    plan: &Plan,
+    bufs: Vec<KeyBuf>,
+    batch: usize,
+    spare: &mut Buffers,
+) -> Result<Vec<RawOut>> {
     plan.raw
         .iter()
         .zip(bufs)
@@ -419,31 +430,37 @@ pub(crate) fn finish_keys(plan: &Plan, bufs: Vec<KeyBuf>, batch: usize) -> Resul
                     stride,
                     pad,
                     ..
-                } => RawOut::Tensor(pad_rows(&raw.key, buf, batch, row_shape, *stride, pad)?),
+                } => RawOut::Tensor(pad_rows(
+                    &raw.key, buf, batch, row_shape, *stride, pad, spare,
+                )?),
                 RawKind::Sparse => RawOut::Var {
                     values: buf.values,
                     ends: buf.ends,
                 },
-                RawKind::Ragged { splits } => RawOut::Rag(Rag {
-                    values: buf.values,
-                    splits: vec![row_splits(&buf.ends, *splits)],
-                    dense_inner: 0,
-                }),
+                RawKind::Ragged { splits } => {
+                    let splits = row_splits(&buf.ends, *splits, spare);
+                    spare.keep_usizes(buf.ends);
+                    RawOut::Rag(Rag {
+                        values: buf.values,
+                        splits: vec![splits],
+                        dense_inner: 0,
+                    })
+                }
             })
         })
         .collect()
 }
 
 /// `[0] + ends`, in the splits type.
-fn row_splits(ends: &[usize], dt: SplitsDType) -> Vec<i64> {
-    let mut s = Vec::with_capacity(ends.len() + 1);
+fn row_splits(ends: &[usize], dt: SplitsDType, spare: &mut Buffers) -> Vec<i64> {
+    let mut s = spare.i64s(ends.len() + 1);
     s.push(0);
     s.extend(ends.iter().map(|&e| dt.fit(to_i64(e))));
     s
 }
 
 /// The rows of a `FixedLenSequenceFeature`, padded to the longest record:
-/// `[batch, max_rows] + row_shape`.
+/// `[batch, max_rows] + row_shape`. The buffers of `buf` it does not use go to `spare`.
 pub(crate) fn pad_rows(
     key: &str,
     buf: KeyBuf,
@@ -451,6 +468,7 @@ pub(crate) fn pad_rows(
     row_shape: &[usize],
     stride: usize,
     pad: &Values,
+    spare: &mut Buffers,
 ) -> Result<Tensor> {
     let mut start = 0usize;
     let mut max = 0usize;
@@ -466,7 +484,7 @@ pub(crate) fn pad_rows(
         // Every record has the most rows: nothing to pad.
         buf.values
     } else {
-        let mut out = Values::empty(buf.values.dtype());
+        let mut out = spare.values(buf.values.dtype(), total, 0);
         out.try_reserve(total).map_err(|e| {
             Error::feature(format!("padded output of {total} values: {e}")).with_key(key)
         })?;
@@ -476,8 +494,10 @@ pub(crate) fn pad_rows(
             out.push_repeat(pad, 0, max.saturating_sub(end.saturating_sub(start)));
             start = end;
         }
+        spare.keep_values(buf.values);
         out
     };
+    spare.keep_usizes(buf.ends);
     let mut shape = Vec::with_capacity(row_shape.len() + 2);
     shape.push(batch);
     shape.push(rows);
@@ -486,8 +506,8 @@ pub(crate) fn pad_rows(
 }
 
 /// The sparse tensor of a `VarLenFeature`: `[batch, index]` indices in record order.
-pub(crate) fn var_to_sparse(values: Values, ends: &[usize]) -> Tensor {
-    let mut indices = Vec::with_capacity(values.len() * 2);
+pub(crate) fn var_to_sparse(values: Values, ends: &[usize], spare: &mut Buffers) -> Tensor {
+    let mut indices = spare.i64s(values.len().saturating_mul(2));
     let mut start = 0usize;
     let mut max = 0usize;
     for (b, &end) in ends.iter().enumerate() {
@@ -576,6 +596,7 @@ pub(crate) fn build_outputs(
     plan: &Plan,
     raws: Vec<RawOut>,
     row_budget: usize,
+    spare: &mut Buffers,
 ) -> Result<BTreeMap<String, Tensor>> {
     let mut pool = Pool::new(raws, plan);
     let mut out = BTreeMap::new();
@@ -584,7 +605,11 @@ pub(crate) fn build_outputs(
         let tensor = match p {
             OutputPlan::Raw(i) => match pool.take(*i).ok_or_else(missing)? {
                 RawOut::Tensor(t) => t,
-                RawOut::Var { values, ends } => var_to_sparse(values, &ends),
+                RawOut::Var { values, ends } => {
+                    let t = var_to_sparse(values, &ends, spare);
+                    spare.keep_usizes(ends);
+                    t
+                }
                 RawOut::Rag(r) => r.into_tensor(),
             },
             OutputPlan::Sparse {

@@ -82,9 +82,12 @@
 //! anything else, and every error, is read by the general path, so results and errors are the
 //! same either way. String tensors hold their values in one buffer ([`ByteStrings`]), and each
 //! parser remembers how much the last batch held per record to size the next batch's buffers
-//! at once. [`ExampleParser::parse_parallel`] splits large batches over threads with the same
-//! results.
+//! at once; `parse_reusing` builds them in the buffers of earlier batches' tensors given back
+//! to a [`Buffers`], so that a pipeline parsing batch after batch stops allocating (and
+//! faulting in) megabytes per batch. [`ExampleParser::parse_parallel`] splits large batches over
+//! threads with the same results.
 
+mod buffers;
 mod example;
 mod fast;
 mod ragged;
@@ -101,6 +104,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 
+pub use buffers::Buffers;
 #[cfg(feature = "schema")]
 pub use schema::RecordSpec;
 pub use spec::{DType, FeatureSpec, Partition, Spec, SplitsDType};
@@ -157,8 +161,21 @@ impl ExampleParser {
     /// Malformed records, and every case where TensorFlow fails (see the [module](self) docs);
     /// the error names the record index and the feature key.
     pub fn parse<R: AsRef<[u8]>>(&self, records: &[R]) -> Result<Tensors> {
-        let bufs = example::parse_run(&self.plan, records, 0, true)?;
-        self.finish(bufs, records.len(), total_bytes(records))
+        self.parse_reusing(records, &mut Buffers::new())
+    }
+
+    /// As [`parse`](Self::parse), building the tensors in the buffers of earlier batches'
+    /// tensors, given back to `buffers` (see [`Buffers`]), where it has them.
+    ///
+    /// # Errors
+    /// As [`parse`](Self::parse).
+    pub fn parse_reusing<R: AsRef<[u8]>>(
+        &self,
+        records: &[R],
+        buffers: &mut Buffers,
+    ) -> Result<Tensors> {
+        let bufs = example::parse_run(&self.plan, records, 0, true, buffers)?;
+        self.finish(bufs, records.len(), total_bytes(records), buffers)
     }
 
     /// As [`parse`](Self::parse), with the records split over `threads` threads (`0`: as many as
@@ -188,7 +205,11 @@ impl ExampleParser {
             let handles: Vec<_> = records
                 .chunks(per)
                 .enumerate()
-                .map(|(i, chunk)| s.spawn(move || example::parse_run(plan, chunk, i * per, true)))
+                .map(|(i, chunk)| {
+                    s.spawn(move || {
+                        example::parse_run(plan, chunk, i * per, true, &mut Buffers::new())
+                    })
+                })
                 .collect();
             handles
                 .into_iter()
@@ -205,12 +226,19 @@ impl ExampleParser {
             example::merge_runs(runs),
             records.len(),
             total_bytes(records),
+            &mut Buffers::new(),
         )
     }
 
-    fn finish(&self, bufs: Vec<example::KeyBuf>, batch: usize, bytes: usize) -> Result<Tensors> {
-        let raws = example::finish_keys(&self.plan, bufs, batch)?;
-        example::build_outputs(&self.plan, raws, row_budget(bytes))
+    fn finish(
+        &self,
+        bufs: Vec<example::KeyBuf>,
+        batch: usize,
+        bytes: usize,
+        spare: &mut Buffers,
+    ) -> Result<Tensors> {
+        let raws = example::finish_keys(&self.plan, bufs, batch, spare)?;
+        example::build_outputs(&self.plan, raws, row_budget(bytes), spare)
     }
 }
 
@@ -253,12 +281,27 @@ impl SequenceExampleParser {
     /// Malformed records, and every case where TensorFlow fails; the error names the record
     /// index and the feature key.
     pub fn parse<R: AsRef<[u8]>>(&self, records: &[R]) -> Result<(Tensors, Tensors, Tensors)> {
+        self.parse_reusing(records, &mut Buffers::new())
+    }
+
+    /// As [`parse`](Self::parse), building the tensors in the buffers of earlier batches'
+    /// tensors, given back to `buffers` (all three maps of a batch: see [`Buffers`]), where it
+    /// has them.
+    ///
+    /// # Errors
+    /// As [`parse`](Self::parse).
+    pub fn parse_reusing<R: AsRef<[u8]>>(
+        &self,
+        records: &[R],
+        buffers: &mut Buffers,
+    ) -> Result<(Tensors, Tensors, Tensors)> {
         sequence::parse_batch(
             &self.context,
             &self.lists,
             records,
             row_budget(total_bytes(records)),
             true,
+            buffers,
         )
     }
 }

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::buffers::Buffers;
 use super::example::{
     FastRun, KeyBuf, RawOut, build_outputs, finish_keys, key_bufs, learn_sizes, not_usual, pad_rows,
 };
@@ -37,16 +38,18 @@ fn pass(kind: &RawKind) -> u8 {
 type RawBatch = (Vec<RawOut>, Vec<RawOut>, BTreeMap<String, Tensor>);
 
 /// Parses a batch of `SequenceExample`s: by the fast path, or when that declines the batch (or
-/// `fast` is false, as tests ask) by the general path.
+/// `fast` is false, as tests ask) by the general path. The fast path builds its outputs in
+/// buffers from `spare`.
 pub(crate) fn parse_batch<R: AsRef<[u8]>>(
     ctx: &Plan,
     seq: &Plan,
     records: &[R],
     row_budget: usize,
     fast: bool,
+    spare: &mut Buffers,
 ) -> Result<SequenceOutput> {
     let raws = if fast {
-        fast_batch(ctx, seq, records)
+        fast_batch(ctx, seq, records, spare)
     } else {
         None
     };
@@ -54,8 +57,8 @@ pub(crate) fn parse_batch<R: AsRef<[u8]>>(
         Some(raws) => raws,
         None => general_batch(ctx, seq, records)?,
     };
-    let context = build_outputs(ctx, craws, row_budget)?;
-    let lists = build_outputs(seq, sraws, row_budget)?;
+    let context = build_outputs(ctx, craws, row_budget, spare)?;
+    let lists = build_outputs(seq, sraws, row_budget, spare)?;
     Ok((context, lists, lengths))
 }
 
@@ -580,7 +583,7 @@ struct StepRun<'a> {
 }
 
 impl<'a> StepRun<'a> {
-    fn new(plan: &Plan, batch: usize, bytes: usize) -> Option<Self> {
+    fn new(plan: &Plan, batch: usize, bytes: usize, spare: &mut Buffers) -> Option<Self> {
         let bufs = plan
             .raw
             .iter()
@@ -600,19 +603,18 @@ impl<'a> StepRun<'a> {
                     RawKind::Ragged { splits } => StepKind::Ragged(*splits),
                     RawKind::Dense { .. } => return None,
                 };
-                let mut values = Values::empty(raw.dtype);
-                values.reserve_hint(guess.values, guess.bytes);
-                let mut indices = Vec::new();
-                let mut splits = vec![0];
+                let values = spare.values(raw.dtype, guess.values, guess.bytes);
+                let (mut indices, mut splits) = (Vec::new(), Vec::new());
                 match kind {
-                    StepKind::Sparse => indices.reserve(guess.values.saturating_mul(3)),
-                    StepKind::Ragged(_) => splits.reserve(guess.steps),
+                    StepKind::Sparse => indices = spare.i64s(guess.values.saturating_mul(3)),
+                    StepKind::Ragged(_) => splits = spare.i64s(guess.steps.saturating_add(1)),
                     StepKind::Rows { .. } => {}
                 }
+                splits.push(0);
                 Some(StepBuf {
                     values,
-                    ends: Vec::with_capacity(batch),
-                    record_steps: Vec::with_capacity(batch),
+                    ends: spare.usizes(batch),
+                    record_steps: spare.usizes(batch),
                     steps: Steps {
                         kind,
                         tag: list_tag(raw.dtype),
@@ -689,18 +691,24 @@ impl<'a> StepRun<'a> {
         self,
         plan: &Plan,
         batch: usize,
+        spare: &mut Buffers,
     ) -> Option<(Vec<RawOut>, BTreeMap<String, Tensor>)> {
         let mut raws = Vec::with_capacity(self.bufs.len());
         let mut lengths = BTreeMap::new();
         for ((raw, hint), buf) in plan.raw.iter().zip(&plan.hints).zip(self.bufs) {
+            let StepBuf {
+                values,
+                ends,
+                record_steps,
+                steps: st,
+            } = buf;
             let held = Held {
-                values: buf.values.len(),
-                bytes: buf.values.string_bytes(),
-                steps: buf.record_steps.last().copied().unwrap_or(0),
+                values: values.len(),
+                bytes: values.string_bytes(),
+                steps: record_steps.last().copied().unwrap_or(0),
             };
             hint.learn(batch, held);
-            let steps = per_record(&buf.record_steps);
-            raws.push(match (&raw.kind, buf.steps.kind) {
+            let out = match (&raw.kind, st.kind) {
                 (
                     RawKind::DenseVar {
                         row_shape,
@@ -710,42 +718,41 @@ impl<'a> StepRun<'a> {
                     },
                     StepKind::Rows { .. },
                 ) => {
-                    let rows = KeyBuf {
-                        values: buf.values,
-                        ends: buf.ends,
-                    };
-                    let t = pad_rows(&raw.key, rows, batch, row_shape, *stride, pad).ok()?;
+                    let mut len = spare.i64s(batch);
+                    len.extend(per_record(&record_steps).map(to_i64));
+                    let rows = KeyBuf { values, ends };
+                    let t = pad_rows(&raw.key, rows, batch, row_shape, *stride, pad, spare).ok()?;
                     let len = Tensor::Dense {
                         shape: vec![batch],
-                        values: Values::Int64(steps.map(to_i64).collect()),
+                        values: Values::Int64(len),
                     };
                     lengths.insert(raw.key.clone(), len);
                     RawOut::Tensor(t)
                 }
                 (RawKind::Sparse, StepKind::Sparse) => {
-                    let max_steps = steps.max().unwrap_or(0);
+                    let max_steps = per_record(&record_steps).max().unwrap_or(0);
+                    spare.keep_usizes(ends);
                     RawOut::Tensor(Tensor::Sparse {
-                        indices: buf.steps.indices,
-                        values: buf.values,
-                        dense_shape: vec![
-                            to_i64(batch),
-                            to_i64(max_steps),
-                            to_i64(buf.steps.max_values),
-                        ],
+                        indices: st.indices,
+                        values,
+                        dense_shape: vec![to_i64(batch), to_i64(max_steps), to_i64(st.max_values)],
                     })
                 }
                 (RawKind::Ragged { .. }, StepKind::Ragged(dt)) => {
-                    let record_splits = std::iter::once(0)
-                        .chain(buf.record_steps.iter().map(|&x| dt.fit(to_i64(x))))
-                        .collect();
+                    let mut record_splits = spare.i64s(record_steps.len() + 1);
+                    record_splits.push(0);
+                    record_splits.extend(record_steps.iter().map(|&x| dt.fit(to_i64(x))));
+                    spare.keep_usizes(ends);
                     RawOut::Rag(Rag {
-                        splits: vec![record_splits, buf.steps.splits],
-                        values: buf.values,
+                        splits: vec![record_splits, st.splits],
+                        values,
                         dense_inner: 0,
                     })
                 }
                 _ => return None,
-            });
+            };
+            spare.keep_usizes(record_steps);
+            raws.push(out);
         }
         Some((raws, lengths))
     }
@@ -763,15 +770,20 @@ fn per_record(ends: &[usize]) -> impl Iterator<Item = usize> + '_ {
 
 /// Parses a batch by the fast path: `None` unless every record is in the usual form, in
 /// which case the general path takes the whole batch. The outputs are the general path's.
-fn fast_batch<R: AsRef<[u8]>>(ctx: &Plan, seq: &Plan, records: &[R]) -> Option<RawBatch> {
+fn fast_batch<R: AsRef<[u8]>>(
+    ctx: &Plan,
+    seq: &Plan,
+    records: &[R],
+    spare: &mut Buffers,
+) -> Option<RawBatch> {
     let batch = records.len();
     if batch == 0 {
         return None; // TensorFlow's checks of an empty batch have their quirks
     }
     let bytes = super::total_bytes(records);
-    let mut cbufs = key_bufs(ctx, batch, bytes);
+    let mut cbufs = key_bufs(ctx, batch, bytes, spare);
     let mut crun = FastRun::new(ctx);
-    let mut srun = StepRun::new(seq, batch, bytes)?;
+    let mut srun = StepRun::new(seq, batch, bytes, spare)?;
     for (e, record) in records.iter().enumerate() {
         crun.start(e);
         srun.start(e);
@@ -789,7 +801,7 @@ fn fast_batch<R: AsRef<[u8]>>(ctx: &Plan, seq: &Plan, records: &[R]) -> Option<R
         }
     }
     learn_sizes(ctx, &cbufs, batch);
-    let craws = finish_keys(ctx, cbufs, batch).ok()?;
-    let (sraws, lengths) = srun.into_raws(seq, batch)?;
+    let craws = finish_keys(ctx, cbufs, batch, spare).ok()?;
+    let (sraws, lengths) = srun.into_raws(seq, batch, spare)?;
     Some((craws, sraws, lengths))
 }

@@ -112,6 +112,16 @@ impl ByteStrings {
         self.ends.clear();
     }
 
+    /// How many strings it has room for without growing.
+    pub(crate) fn capacity(&self) -> usize {
+        self.ends.capacity()
+    }
+
+    /// How many bytes of strings it has room for without growing.
+    pub(crate) fn data_capacity(&self) -> usize {
+        self.data.capacity()
+    }
+
     /// The bytes of every string, one after the other.
     pub fn data(&self) -> &[u8] {
         &self.data

@@ -694,6 +694,45 @@ fn sequence_example_features() {
 }
 
 #[test]
+fn parse_reusing_builds_in_the_given_back_buffers() {
+    let batch = |n: i64| -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|r| {
+                let steps: Vec<Feature> = (0..r % 5).map(|s| i(&vec![s; 40])).collect();
+                let scores: Vec<Feature> = (0..r % 3).map(|s| f(&[s as f32])).collect();
+                seq(
+                    &[("lang", b(&["en"]))],
+                    &[("tok", steps), ("score", scores)],
+                )
+            })
+            .collect()
+    };
+    let ctx = spec(&[("lang", FeatureSpec::fixed_len(DType::String, []))]);
+    let lists = spec(&[
+        ("tok", FeatureSpec::var_len(DType::Int64)),
+        (
+            "score",
+            FeatureSpec::fixed_len_sequence(DType::Float32, [], true),
+        ),
+    ]);
+    let parser = SequenceExampleParser::new(&ctx, &lists).unwrap();
+    let mut buffers = Buffers::new();
+    let (big, small) = (batch(200), batch(150));
+    let first = parser.parse_reusing(&big, &mut buffers).unwrap();
+    assert_eq!(first, parser.parse(&big).unwrap());
+    let tokens = |t: &(Tensors, Tensors, Tensors)| t.1["tok"].values().as_i64().unwrap().as_ptr();
+    let (was, (c, l, n)) = (tokens(&first), first);
+    buffers.give_back(c);
+    buffers.give_back(l);
+    buffers.give_back(n);
+    // A smaller batch fits in the same buffers: the tokens land where the last batch's were,
+    // and the tensors are those of a parse with new buffers.
+    let second = parser.parse_reusing(&small, &mut buffers).unwrap();
+    assert_eq!(tokens(&second), was);
+    assert_eq!(second, parser.parse(&small).unwrap());
+}
+
+#[test]
 fn sequence_context_quirks() {
     // An empty Feature in the context counts as present with no values (unlike parse_example).
     let ctx = spec(&[(
@@ -884,15 +923,37 @@ fn same_result<T: std::fmt::Debug>(what: &str, a: &crate::Result<T>, b: &crate::
     }
 }
 
+thread_local! {
+    /// The buffers of every batch the tests below parsed before on this thread, whatever its
+    /// spec: `parse_reusing` must give the same tensors with them as without.
+    static SPENT: std::cell::RefCell<Buffers> = std::cell::RefCell::new(Buffers::new());
+}
+
+/// Parses `batch` with [`SPENT`]'s buffers, and gives the tensors back to it.
+fn parse_with_spent<T: Clone>(
+    parse: impl FnOnce(&mut Buffers) -> Result<T>,
+    give_back: impl FnOnce(&mut Buffers, T),
+) -> Result<T> {
+    SPENT.with_borrow_mut(|spent| {
+        let out = parse(spent);
+        if let Ok(t) = &out {
+            give_back(spent, t.clone());
+        }
+        out
+    })
+}
+
 /// Parses `batch` with the fast path and with the general path alone; they must agree. Whether
 /// the batch parsed.
 fn example_paths_agree(parser: &ExampleParser, batch: &[Vec<u8>]) -> bool {
     let fast = parser.parse(batch);
-    let general = example::parse_run(&parser.plan, batch, 0, false)
-        .and_then(|bufs| parser.finish(bufs, batch.len(), total_bytes(batch)));
+    let general = example::parse_run(&parser.plan, batch, 0, false, &mut Buffers::new())
+        .and_then(|bufs| parser.finish(bufs, batch.len(), total_bytes(batch), &mut Buffers::new()));
     same_result(&format!("{batch:x?}"), &fast, &general);
     let parallel = parser.parse_parallel(batch, 2);
     same_result("parse_parallel", &parallel, &general);
+    let reusing = parse_with_spent(|b| parser.parse_reusing(batch, b), Buffers::give_back);
+    same_result("parse_reusing", &reusing, &general);
     fast.is_ok()
 }
 
@@ -900,8 +961,24 @@ fn example_paths_agree(parser: &ExampleParser, batch: &[Vec<u8>]) -> bool {
 fn sequence_paths_agree(parser: &SequenceExampleParser, batch: &[Vec<u8>]) -> bool {
     let fast = parser.parse(batch);
     let budget = row_budget(total_bytes(batch));
-    let general = sequence::parse_batch(&parser.context, &parser.lists, batch, budget, false);
+    let general = sequence::parse_batch(
+        &parser.context,
+        &parser.lists,
+        batch,
+        budget,
+        false,
+        &mut Buffers::new(),
+    );
     same_result(&format!("{batch:x?}"), &fast, &general);
+    let reusing = parse_with_spent(
+        |b| parser.parse_reusing(batch, b),
+        |b, (ctx, lists, lengths)| {
+            b.give_back(ctx);
+            b.give_back(lists);
+            b.give_back(lengths);
+        },
+    );
+    same_result("parse_reusing", &reusing, &general);
     fast.is_ok()
 }
 

@@ -1,0 +1,167 @@
+//! Buffers of tensors a caller is done with, filled again by the next batch.
+
+use super::Tensors;
+use super::spec::DType;
+use super::strings::ByteStrings;
+use super::tensor::{Tensor, Values};
+
+/// The most buffers of one element type kept; past it the smallest is dropped.
+const KEEP: usize = 64;
+
+/// The buffers of tensors a caller has finished with, for the parser to build the next
+/// batch's tensors in instead of allocating new ones.
+///
+/// A batch's output buffers are large (a batch of 1024 `SequenceExample`s with a few hundred
+/// values each parses into megabytes). Allocated afresh for every batch and freed after it,
+/// they go back to the operating system and come back as new pages, which the CPU then has
+/// to fault in and zero, on every batch: give them back here and they are reused.
+///
+/// ```
+/// use tfrecord_core::parse::{Buffers, DType, ExampleParser, FeatureSpec, Spec};
+/// # fn batches() -> Vec<Vec<Vec<u8>>> { vec![] }
+///
+/// let mut spec = Spec::new();
+/// spec.insert("ids".into(), FeatureSpec::var_len(DType::Int64));
+/// let parser = ExampleParser::new(&spec)?;
+/// let mut buffers = Buffers::new();
+/// for batch in batches() {
+///     let tensors = parser.parse_reusing(&batch, &mut buffers)?;
+///     // ... use the tensors ...
+///     buffers.give_back(tensors);
+/// }
+/// # Ok::<(), tfrecord_core::Error>(())
+/// ```
+///
+/// It holds at most 64 buffers of each element type (the largest ones), so giving back more
+/// batches than are parsed does not grow it without bound.
+#[derive(Debug, Default)]
+pub struct Buffers {
+    i64s: Vec<Vec<i64>>,
+    f32s: Vec<Vec<f32>>,
+    strings: Vec<ByteStrings>,
+    usizes: Vec<Vec<usize>>,
+}
+
+/// Keeps `v`, emptied, unless it holds nothing; past [`KEEP`] the smallest goes.
+fn keep<T>(pool: &mut Vec<T>, v: T, cap: impl Fn(&T) -> usize) {
+    if cap(&v) == 0 {
+        return;
+    }
+    pool.push(v);
+    if pool.len() > KEEP
+        && let Some(i) = (0..pool.len()).min_by_key(|&i| pool.get(i).map_or(0, &cap))
+    {
+        pool.swap_remove(i);
+    }
+}
+
+/// A kept buffer that `fits`: the smallest by `size` that does, else the largest (to be grown),
+/// else a new one.
+fn take<T: Default>(pool: &mut Vec<T>, fits: impl Fn(&T) -> bool, size: impl Fn(&T) -> usize) -> T {
+    let fitting = (0..pool.len())
+        .filter(|&i| pool.get(i).is_some_and(&fits))
+        .min_by_key(|&i| pool.get(i).map_or(0, &size));
+    let pick = fitting.or_else(|| (0..pool.len()).max_by_key(|&i| pool.get(i).map_or(0, &size)));
+    pick.map_or_else(T::default, |i| pool.swap_remove(i))
+}
+
+/// [`take`] of a `Vec` with room for `n` elements.
+fn take_vec<T>(pool: &mut Vec<Vec<T>>, n: usize) -> Vec<T> {
+    take(pool, |v| v.capacity() >= n, Vec::capacity)
+}
+
+impl Buffers {
+    /// No buffers: the first batch parsed with it allocates as [`parse`] does.
+    ///
+    /// [`parse`]: super::ExampleParser::parse
+    pub fn new() -> Self {
+        Buffers::default()
+    }
+
+    /// Takes the buffers of a batch's tensors, for the next batch parsed with `self`.
+    pub fn give_back(&mut self, tensors: Tensors) {
+        for t in tensors.into_values() {
+            self.give_back_tensor(t);
+        }
+    }
+
+    /// Takes the buffers of one tensor.
+    pub fn give_back_tensor(&mut self, tensor: Tensor) {
+        match tensor {
+            Tensor::Dense { values, .. } => self.keep_values(values),
+            Tensor::Sparse {
+                indices, values, ..
+            } => {
+                self.keep_i64s(indices);
+                self.keep_values(values);
+            }
+            Tensor::Ragged {
+                flat_values,
+                nested_row_splits,
+            } => {
+                self.keep_values(flat_values);
+                for s in nested_row_splits {
+                    self.keep_i64s(s);
+                }
+            }
+        }
+    }
+
+    /// Keeps the buffer of `values` (only the element types a parser outputs).
+    pub(crate) fn keep_values(&mut self, values: Values) {
+        match values {
+            Values::Int64(v) => self.keep_i64s(v),
+            Values::Float32(mut v) => {
+                v.clear();
+                keep(&mut self.f32s, v, Vec::capacity);
+            }
+            Values::Bytes(mut v) => {
+                v.clear();
+                keep(&mut self.strings, v, ByteStrings::capacity);
+            }
+            Values::Bool(_) | Values::Int32(_) | Values::Float64(_) => {}
+        }
+    }
+
+    pub(crate) fn keep_i64s(&mut self, mut v: Vec<i64>) {
+        v.clear();
+        keep(&mut self.i64s, v, Vec::capacity);
+    }
+
+    pub(crate) fn keep_usizes(&mut self, mut v: Vec<usize>) {
+        v.clear();
+        keep(&mut self.usizes, v, Vec::capacity);
+    }
+
+    /// An empty buffer of `dtype` with room for `n` values and, for strings, `bytes` bytes, as
+    /// far as it can be had (a reservation that fails is skipped: the buffer grows as it
+    /// fills).
+    pub(crate) fn values(&mut self, dtype: DType, n: usize, bytes: usize) -> Values {
+        let mut v = match dtype {
+            DType::Int64 => Values::Int64(take_vec(&mut self.i64s, n)),
+            DType::Float32 => Values::Float32(take_vec(&mut self.f32s, n)),
+            DType::String => Values::Bytes(take(
+                &mut self.strings,
+                |s| s.capacity() >= n && s.data_capacity() >= bytes,
+                ByteStrings::data_capacity,
+            )),
+            _ => Values::empty(dtype),
+        };
+        v.reserve_hint(n, bytes);
+        v
+    }
+
+    /// An empty `Vec<i64>` with room for `n`, as far as it can be had.
+    pub(crate) fn i64s(&mut self, n: usize) -> Vec<i64> {
+        let mut v = take_vec(&mut self.i64s, n);
+        let _ = v.try_reserve(n);
+        v
+    }
+
+    /// An empty `Vec<usize>` with room for `n`, as far as it can be had.
+    pub(crate) fn usizes(&mut self, n: usize) -> Vec<usize> {
+        let mut v = take_vec(&mut self.usizes, n);
+        let _ = v.try_reserve(n);
+        v
+    }
+}
