@@ -3,9 +3,10 @@
 //! spec)` and `tf.io.parse_sequence_example`.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use tfrecord_core::parse::{
-    DType, ExampleParser, FeatureSpec, SequenceExampleParser, Spec, Tensor, Tensors,
+    Buffers, DType, ExampleParser, FeatureSpec, SequenceExampleParser, Spec, Tensor, Tensors,
 };
 
 use tfrecord_core::Chunk;
@@ -38,27 +39,35 @@ fn to_spec(feats: &BTreeMap<String, Feat>) -> Result<Spec, String> {
 
 /// A compiled parser for the sidecar's spec.
 #[derive(Clone)]
-pub(crate) enum SpecParser {
+enum Compiled {
     /// `tf.train.Example` records.
     Example(ExampleParser),
     /// `tf.train.SequenceExample` records.
     Sequence(SequenceExampleParser),
 }
 
+/// The sidecar's spec compiled, and the tensor buffers of the sinks that have finished with
+/// it, for the next sinks to take: as a pipeline's workers keep theirs from one batch to the
+/// next and from one file to the next.
+pub(crate) struct SpecParser {
+    compiled: Compiled,
+    spare: Arc<Mutex<Vec<Buffers>>>,
+}
+
 impl SpecParser {
     /// Compiles the sidecar's spec.
     pub(crate) fn new(sc: &Sidecar) -> Result<Self, String> {
-        if sc.is_sequence() {
+        let compiled = if sc.is_sequence() {
             let ctx = to_spec(&sc.context_features)?;
             let lists = to_spec(&sc.sequence_features)?;
-            SequenceExampleParser::new(&ctx, &lists)
-                .map(SpecParser::Sequence)
-                .map_err(|e| e.to_string())
+            SequenceExampleParser::new(&ctx, &lists).map(Compiled::Sequence)
         } else {
-            ExampleParser::new(&to_spec(&sc.features)?)
-                .map(SpecParser::Example)
-                .map_err(|e| e.to_string())
-        }
+            ExampleParser::new(&to_spec(&sc.features)?).map(Compiled::Example)
+        };
+        Ok(SpecParser {
+            compiled: compiled.map_err(|e| e.to_string())?,
+            spare: Arc::default(),
+        })
     }
 }
 
@@ -76,19 +85,30 @@ fn count(t: &Tensors, padded: &BTreeMap<String, Tensor>) -> u64 {
         .sum()
 }
 
-/// Parses each batch with the spec parser; counts rows and values.
+/// Parses each batch with the spec parser; counts rows and values, and gives the tensors'
+/// buffers back for the next batch, as a pipeline that has consumed a batch would.
 pub(crate) struct SpecSink {
-    parser: SpecParser,
+    parser: Compiled,
+    buffers: Buffers,
+    /// Where the buffers go when the sink is dropped.
+    spare: Arc<Mutex<Vec<Buffers>>>,
     totals: Totals,
     /// Records of chunks gathered into batches.
     gather: Gather,
 }
 
 impl SpecSink {
-    /// A sink with its own copy of the compiled parser.
+    /// A sink with its own copy of the compiled parser, and the buffers of a finished sink.
     pub(crate) fn new(parser: &SpecParser) -> Self {
+        let spare = parser
+            .spare
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
         SpecSink {
-            parser: parser.clone(),
+            parser: parser.compiled.clone(),
+            buffers: spare.unwrap_or_default(),
+            spare: Arc::clone(&parser.spare),
             totals: Totals::default(),
             gather: Gather::default(),
         }
@@ -97,21 +117,26 @@ impl SpecSink {
 
 impl SpecSink {
     fn parse<R: AsRef<[u8]>>(
-        parser: &SpecParser,
+        parser: &Compiled,
+        buffers: &mut Buffers,
         totals: &mut Totals,
         recs: &[R],
     ) -> Result<(), String> {
         let values = match parser {
-            SpecParser::Example(p) => {
-                let t = p.parse(recs).map_err(|e| e.to_string())?;
+            Compiled::Example(p) => {
+                let t = p.parse_reusing(recs, buffers).map_err(|e| e.to_string())?;
                 let v = count(&t, &BTreeMap::new());
-                std::hint::black_box(t);
+                buffers.give_back(std::hint::black_box(t));
                 v
             }
-            SpecParser::Sequence(p) => {
-                let (ctx, lists, lengths) = p.parse(recs).map_err(|e| e.to_string())?;
+            Compiled::Sequence(p) => {
+                let (ctx, lists, lengths) =
+                    p.parse_reusing(recs, buffers).map_err(|e| e.to_string())?;
                 let v = count(&ctx, &BTreeMap::new()) + count(&lists, &lengths);
-                std::hint::black_box((ctx, lists, lengths));
+                let (ctx, lists, lengths) = std::hint::black_box((ctx, lists, lengths));
+                buffers.give_back(ctx);
+                buffers.give_back(lists);
+                buffers.give_back(lengths);
                 v
             }
         };
@@ -123,18 +148,29 @@ impl SpecSink {
 
 impl BatchSink for SpecSink {
     fn batch<R: AsRef<[u8]>>(&mut self, recs: &[R]) -> Result<(), String> {
-        Self::parse(&self.parser, &mut self.totals, recs)
+        Self::parse(&self.parser, &mut self.buffers, &mut self.totals, recs)
     }
     fn chunk(&mut self, chunk: &Chunk) -> Result<u64, String> {
-        let (parser, totals) = (&self.parser, &mut self.totals);
+        let (parser, buffers, totals) = (&self.parser, &mut self.buffers, &mut self.totals);
         self.gather
-            .chunk(chunk, |recs| Self::parse(parser, totals, recs))
+            .chunk(chunk, |recs| Self::parse(parser, buffers, totals, recs))
     }
     fn finish(&mut self) -> Result<(), String> {
-        let (parser, totals) = (&self.parser, &mut self.totals);
-        self.gather.finish(|recs| Self::parse(parser, totals, recs))
+        let (parser, buffers, totals) = (&self.parser, &mut self.buffers, &mut self.totals);
+        self.gather
+            .finish(|recs| Self::parse(parser, buffers, totals, recs))
     }
     fn totals(&self) -> Totals {
         self.totals
+    }
+}
+
+impl Drop for SpecSink {
+    fn drop(&mut self) {
+        let buffers = std::mem::take(&mut self.buffers);
+        self.spare
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(buffers);
     }
 }
