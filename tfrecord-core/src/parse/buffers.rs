@@ -32,17 +32,50 @@ const KEEP: usize = 64;
 /// # Ok::<(), tfrecord_core::Error>(())
 /// ```
 ///
-/// It holds at most 64 buffers of each element type (the largest ones), so giving back more
-/// batches than are parsed does not grow it without bound.
+/// Each buffer the parser asks for is, where it can be, the one it was handed at the same point
+/// of the batch before (the same key and role), so that a batch of another size, such as a
+/// file's last, shorter one, does not shuffle the buffers between keys and leave some of them
+/// to grow. It holds at most 64 buffers of each element type (the largest ones), so giving back
+/// more batches than are parsed does not grow it without bound.
 #[derive(Debug, Default)]
 pub struct Buffers {
     i64s: Vec<Vec<i64>>,
     f32s: Vec<Vec<f32>>,
     strings: Vec<ByteStrings>,
     usizes: Vec<Vec<usize>>,
+    /// The address of the buffer handed out at each request of the last batch, in order (0
+    /// for none).
+    last: Vec<usize>,
+    /// The same for the batch being parsed.
+    now: Vec<usize>,
 }
 
-/// Keeps `v`, emptied, unless it holds nothing; past [`KEEP`] the smallest goes.
+/// Where a buffer's allocation is: what identifies it from one batch to the next.
+trait Addr {
+    fn addr(&self) -> usize;
+}
+
+impl<T> Addr for Vec<T> {
+    fn addr(&self) -> usize {
+        if self.capacity() == 0 {
+            0
+        } else {
+            self.as_ptr().addr()
+        }
+    }
+}
+
+impl Addr for ByteStrings {
+    fn addr(&self) -> usize {
+        if self.capacity() == 0 {
+            0
+        } else {
+            self.ends().as_ptr().addr()
+        }
+    }
+}
+
+/// Keeps `v`, emptied, unless it has no room at all; past [`KEEP`] the smallest goes.
 fn keep<T>(pool: &mut Vec<T>, v: T, cap: impl Fn(&T) -> usize) {
     if cap(&v) == 0 {
         return;
@@ -55,19 +88,29 @@ fn keep<T>(pool: &mut Vec<T>, v: T, cap: impl Fn(&T) -> usize) {
     }
 }
 
-/// A kept buffer that `fits`: the smallest by `size` that does, else the largest (to be grown),
-/// else a new one.
-fn take<T: Default>(pool: &mut Vec<T>, fits: impl Fn(&T) -> bool, size: impl Fn(&T) -> usize) -> T {
-    let fitting = (0..pool.len())
-        .filter(|&i| pool.get(i).is_some_and(&fits))
-        .min_by_key(|&i| pool.get(i).map_or(0, &size));
-    let pick = fitting.or_else(|| (0..pool.len()).max_by_key(|&i| pool.get(i).map_or(0, &size)));
+/// A kept buffer: the one at address `was` if it is kept, else the smallest by `size` that
+/// `fits`, else the largest (to be grown), else a new one.
+fn take<T: Default + Addr>(
+    pool: &mut Vec<T>,
+    was: usize,
+    fits: impl Fn(&T) -> bool,
+    size: impl Fn(&T) -> usize,
+) -> T {
+    let same = (was != 0)
+        .then(|| pool.iter().position(|v| v.addr() == was))
+        .flatten();
+    let pick = same.or_else(|| {
+        let fitting = (0..pool.len())
+            .filter(|&i| pool.get(i).is_some_and(&fits))
+            .min_by_key(|&i| pool.get(i).map_or(0, &size));
+        fitting.or_else(|| (0..pool.len()).max_by_key(|&i| pool.get(i).map_or(0, &size)))
+    });
     pick.map_or_else(T::default, |i| pool.swap_remove(i))
 }
 
 /// [`take`] of a `Vec` with room for `n` elements.
-fn take_vec<T>(pool: &mut Vec<Vec<T>>, n: usize) -> Vec<T> {
-    take(pool, |v| v.capacity() >= n, Vec::capacity)
+fn take_vec<T>(pool: &mut Vec<Vec<T>>, was: usize, n: usize) -> Vec<T> {
+    take(pool, was, |v| v.capacity() >= n, Vec::capacity)
 }
 
 impl Buffers {
@@ -76,6 +119,17 @@ impl Buffers {
     /// [`parse`]: super::ExampleParser::parse
     pub fn new() -> Self {
         Buffers::default()
+    }
+
+    /// Starts a batch: its requests are matched with the last batch's.
+    pub(crate) fn begin(&mut self) {
+        std::mem::swap(&mut self.last, &mut self.now);
+        self.now.clear();
+    }
+
+    /// The address handed out at this request of the last batch.
+    fn was(&self) -> usize {
+        self.last.get(self.now.len()).copied().unwrap_or(0)
     }
 
     /// Takes the buffers of a batch's tensors, for the next batch parsed with `self`.
@@ -137,31 +191,43 @@ impl Buffers {
     /// far as it can be had (a reservation that fails is skipped: the buffer grows as it
     /// fills).
     pub(crate) fn values(&mut self, dtype: DType, n: usize, bytes: usize) -> Values {
+        let was = self.was();
         let mut v = match dtype {
-            DType::Int64 => Values::Int64(take_vec(&mut self.i64s, n)),
-            DType::Float32 => Values::Float32(take_vec(&mut self.f32s, n)),
+            DType::Int64 => Values::Int64(take_vec(&mut self.i64s, was, n)),
+            DType::Float32 => Values::Float32(take_vec(&mut self.f32s, was, n)),
             DType::String => Values::Bytes(take(
                 &mut self.strings,
+                was,
                 |s| s.capacity() >= n && s.data_capacity() >= bytes,
                 ByteStrings::data_capacity,
             )),
             _ => Values::empty(dtype),
         };
         v.reserve_hint(n, bytes);
+        self.now.push(match &v {
+            Values::Int64(v) => v.addr(),
+            Values::Float32(v) => v.addr(),
+            Values::Bytes(v) => v.addr(),
+            _ => 0,
+        });
         v
     }
 
     /// An empty `Vec<i64>` with room for `n`, as far as it can be had.
     pub(crate) fn i64s(&mut self, n: usize) -> Vec<i64> {
-        let mut v = take_vec(&mut self.i64s, n);
+        let was = self.was();
+        let mut v = take_vec(&mut self.i64s, was, n);
         let _ = v.try_reserve(n);
+        self.now.push(v.addr());
         v
     }
 
     /// An empty `Vec<usize>` with room for `n`, as far as it can be had.
     pub(crate) fn usizes(&mut self, n: usize) -> Vec<usize> {
-        let mut v = take_vec(&mut self.usizes, n);
+        let was = self.was();
+        let mut v = take_vec(&mut self.usizes, was, n);
         let _ = v.try_reserve(n);
+        self.now.push(v.addr());
         v
     }
 }

@@ -174,6 +174,7 @@ impl ExampleParser {
         records: &[R],
         buffers: &mut Buffers,
     ) -> Result<Tensors> {
+        buffers.begin();
         let bufs = example::parse_run(&self.plan, records, 0, true, buffers)?;
         self.finish(bufs, records.len(), total_bytes(records), buffers)
     }
@@ -295,6 +296,7 @@ impl SequenceExampleParser {
         records: &[R],
         buffers: &mut Buffers,
     ) -> Result<(Tensors, Tensors, Tensors)> {
+        buffers.begin();
         sequence::parse_batch(
             &self.context,
             &self.lists,

@@ -730,6 +730,14 @@ fn parse_reusing_builds_in_the_given_back_buffers() {
     let second = parser.parse_reusing(&small, &mut buffers).unwrap();
     assert_eq!(tokens(&second), was);
     assert_eq!(second, parser.parse(&small).unwrap());
+    // And the next large batch too: the smaller one did not hand its buffers to other keys.
+    let (c, l, n) = second;
+    buffers.give_back(c);
+    buffers.give_back(l);
+    buffers.give_back(n);
+    let third = parser.parse_reusing(&big, &mut buffers).unwrap();
+    assert_eq!(tokens(&third), was);
+    assert_eq!(third, parser.parse(&big).unwrap());
 }
 
 #[test]
