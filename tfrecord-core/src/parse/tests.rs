@@ -718,26 +718,25 @@ fn parse_reusing_builds_in_the_given_back_buffers() {
     let parser = SequenceExampleParser::new(&ctx, &lists).unwrap();
     let mut buffers = Buffers::new();
     let (big, small) = (batch(200), batch(150));
-    let first = parser.parse_reusing(&big, &mut buffers).unwrap();
-    assert_eq!(first, parser.parse(&big).unwrap());
-    let tokens = |t: &(Tensors, Tensors, Tensors)| t.1["tok"].values().as_i64().unwrap().as_ptr();
-    let (was, (c, l, n)) = (tokens(&first), first);
-    buffers.give_back(c);
-    buffers.give_back(l);
-    buffers.give_back(n);
-    // A smaller batch fits in the same buffers: the tokens land where the last batch's were,
-    // and the tensors are those of a parse with new buffers.
-    let second = parser.parse_reusing(&small, &mut buffers).unwrap();
-    assert_eq!(tokens(&second), was);
-    assert_eq!(second, parser.parse(&small).unwrap());
+    // Parses `records` with `buffers`, checks the tensors against a parse with new buffers,
+    // gives them back, and says where the tokens were.
+    let mut parse = |records: &[Vec<u8>]| {
+        let (c, l, n) = parser.parse_reusing(records, &mut buffers).unwrap();
+        assert_eq!(
+            (c.clone(), l.clone(), n.clone()),
+            parser.parse(records).unwrap()
+        );
+        let tokens = l["tok"].values().as_i64().unwrap().as_ptr();
+        for t in [c, l, n] {
+            buffers.give_back(t);
+        }
+        tokens
+    };
+    let was = parse(&big);
+    // A smaller batch fits in the same buffers: the tokens land where the last batch's were.
+    assert_eq!(parse(&small), was);
     // And the next large batch too: the smaller one did not hand its buffers to other keys.
-    let (c, l, n) = second;
-    buffers.give_back(c);
-    buffers.give_back(l);
-    buffers.give_back(n);
-    let third = parser.parse_reusing(&big, &mut buffers).unwrap();
-    assert_eq!(tokens(&third), was);
-    assert_eq!(third, parser.parse(&big).unwrap());
+    assert_eq!(parse(&big), was);
 }
 
 #[test]
