@@ -50,12 +50,20 @@ pub struct Buffers {
     now: Vec<usize>,
 }
 
-/// Where a buffer's allocation is: what identifies it from one batch to the next.
-trait Addr {
+/// A buffer the pool keeps.
+trait Pooled: Default {
+    /// How much it holds without growing (its bytes, for strings).
+    fn room(&self) -> usize;
+    /// Where its allocation is, 0 for none: what identifies it from one batch to the next.
     fn addr(&self) -> usize;
+    /// Drops its contents, keeping the allocation.
+    fn empty(&mut self);
 }
 
-impl<T> Addr for Vec<T> {
+impl<T> Pooled for Vec<T> {
+    fn room(&self) -> usize {
+        self.capacity()
+    }
     fn addr(&self) -> usize {
         if self.capacity() == 0 {
             0
@@ -63,9 +71,15 @@ impl<T> Addr for Vec<T> {
             self.as_ptr().addr()
         }
     }
+    fn empty(&mut self) {
+        self.clear();
+    }
 }
 
-impl Addr for ByteStrings {
+impl Pooled for ByteStrings {
+    fn room(&self) -> usize {
+        self.data_capacity()
+    }
     fn addr(&self) -> usize {
         if self.capacity() == 0 {
             0
@@ -73,44 +87,43 @@ impl Addr for ByteStrings {
             self.ends().as_ptr().addr()
         }
     }
+    fn empty(&mut self) {
+        self.clear();
+    }
 }
 
-/// Keeps `v`, emptied, unless it has no room at all; past [`KEEP`] the smallest goes.
-fn keep<T>(pool: &mut Vec<T>, v: T, cap: impl Fn(&T) -> usize) {
-    if cap(&v) == 0 {
+/// Keeps `v`, emptied, unless it has no allocation; past [`KEEP`] the smallest goes.
+fn keep<T: Pooled>(pool: &mut Vec<T>, mut v: T) {
+    if v.addr() == 0 {
         return;
     }
+    v.empty();
     pool.push(v);
     if pool.len() > KEEP
-        && let Some(i) = (0..pool.len()).min_by_key(|&i| pool.get(i).map_or(0, &cap))
+        && let Some(i) = (0..pool.len()).min_by_key(|&i| pool.get(i).map_or(0, T::room))
     {
         pool.swap_remove(i);
     }
 }
 
-/// A kept buffer: the one at address `was` if it is kept, else the smallest by `size` that
-/// `fits`, else the largest (to be grown), else a new one.
-fn take<T: Default + Addr>(
-    pool: &mut Vec<T>,
-    was: usize,
-    fits: impl Fn(&T) -> bool,
-    size: impl Fn(&T) -> usize,
-) -> T {
+/// A kept buffer: the one at address `was` if it is kept, else the smallest that `fits`, else
+/// the largest (to be grown), else a new one.
+fn take<T: Pooled>(pool: &mut Vec<T>, was: usize, fits: impl Fn(&T) -> bool) -> T {
     let same = (was != 0)
         .then(|| pool.iter().position(|v| v.addr() == was))
         .flatten();
     let pick = same.or_else(|| {
         let fitting = (0..pool.len())
             .filter(|&i| pool.get(i).is_some_and(&fits))
-            .min_by_key(|&i| pool.get(i).map_or(0, &size));
-        fitting.or_else(|| (0..pool.len()).max_by_key(|&i| pool.get(i).map_or(0, &size)))
+            .min_by_key(|&i| pool.get(i).map_or(0, T::room));
+        fitting.or_else(|| (0..pool.len()).max_by_key(|&i| pool.get(i).map_or(0, T::room)))
     });
     pick.map_or_else(T::default, |i| pool.swap_remove(i))
 }
 
 /// [`take`] of a `Vec` with room for `n` elements.
 fn take_vec<T>(pool: &mut Vec<Vec<T>>, was: usize, n: usize) -> Vec<T> {
-    take(pool, was, |v| v.capacity() >= n, Vec::capacity)
+    take(pool, was, |v| v.capacity() >= n)
 }
 
 impl Buffers {
@@ -164,27 +177,19 @@ impl Buffers {
     /// Keeps the buffer of `values` (only the element types a parser outputs).
     pub(crate) fn keep_values(&mut self, values: Values) {
         match values {
-            Values::Int64(v) => self.keep_i64s(v),
-            Values::Float32(mut v) => {
-                v.clear();
-                keep(&mut self.f32s, v, Vec::capacity);
-            }
-            Values::Bytes(mut v) => {
-                v.clear();
-                keep(&mut self.strings, v, ByteStrings::capacity);
-            }
+            Values::Int64(v) => keep(&mut self.i64s, v),
+            Values::Float32(v) => keep(&mut self.f32s, v),
+            Values::Bytes(v) => keep(&mut self.strings, v),
             Values::Bool(_) | Values::Int32(_) | Values::Float64(_) => {}
         }
     }
 
-    pub(crate) fn keep_i64s(&mut self, mut v: Vec<i64>) {
-        v.clear();
-        keep(&mut self.i64s, v, Vec::capacity);
+    pub(crate) fn keep_i64s(&mut self, v: Vec<i64>) {
+        keep(&mut self.i64s, v);
     }
 
-    pub(crate) fn keep_usizes(&mut self, mut v: Vec<usize>) {
-        v.clear();
-        keep(&mut self.usizes, v, Vec::capacity);
+    pub(crate) fn keep_usizes(&mut self, v: Vec<usize>) {
+        keep(&mut self.usizes, v);
     }
 
     /// An empty buffer of `dtype` with room for `n` values and, for strings, `bytes` bytes, as
@@ -195,12 +200,9 @@ impl Buffers {
         let mut v = match dtype {
             DType::Int64 => Values::Int64(take_vec(&mut self.i64s, was, n)),
             DType::Float32 => Values::Float32(take_vec(&mut self.f32s, was, n)),
-            DType::String => Values::Bytes(take(
-                &mut self.strings,
-                was,
-                |s| s.capacity() >= n && s.data_capacity() >= bytes,
-                ByteStrings::data_capacity,
-            )),
+            DType::String => Values::Bytes(take(&mut self.strings, was, |s| {
+                s.capacity() >= n && s.data_capacity() >= bytes
+            })),
             _ => Values::empty(dtype),
         };
         v.reserve_hint(n, bytes);
