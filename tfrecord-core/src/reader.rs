@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod chunks;
+mod parallel;
 pub use chunks::{Chunk, ChunkReader, ChunkRecords, SharedChunks};
+pub use parallel::for_each_chunk;
 
 use flate2::bufread::{MultiGzDecoder, ZlibDecoder};
 

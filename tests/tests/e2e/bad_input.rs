@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tfrecord_core::crc::masked_crc32c;
 use tfrecord_core::{
     Chunk, ChunkReader, Compression, Error, ErrorKind, Format, ReaderOptions, RecordReader,
-    RecordWriter, SharedChunks, WriterOptions,
+    RecordWriter, SharedChunks, WriterOptions, reader,
 };
 
 use crate::support::{fixture, read_all};
@@ -523,6 +523,214 @@ fn shared_chunks_read_as_reading_the_file_does_on_one_thread_and_two() {
     )
     .expect_err("gzip");
     assert!(err.to_string().contains("shared.tfrecord"), "{err}");
+}
+
+/// Records with where each starts (byte offset, record index), and the error that ended the
+/// read.
+type Located = (Vec<(u64, u64, Vec<u8>)>, Option<Error>);
+
+/// Reads a file with `reader::for_each_chunk`: the records of each chunk with where
+/// `ChunkRecords` says each starts (byte offset, record index), put in stream order.
+fn read_all_parallel(path: &Path, opts: ReaderOptions, threads: usize) -> Located {
+    type Chunks = Vec<(u64, Vec<(u64, u64, Vec<u8>)>)>;
+    let each = |got: &mut Chunks, chunk: &Chunk| {
+        let mut records = chunk.records();
+        let mut lent = Vec::new();
+        loop {
+            let at = (records.offset(), records.records_read());
+            let Some(r) = records.next_record()? else {
+                break;
+            };
+            lent.push((at.0, at.1, r.to_vec()));
+        }
+        got.push((chunk.offset(), lent));
+        Ok::<_, Error>(())
+    };
+    let res = reader::for_each_chunk(path, opts, threads, Chunks::new, each, Ok);
+    match res {
+        Ok(states) => {
+            let mut chunks: Chunks = states.into_iter().flatten().collect();
+            chunks.sort_by_key(|c| c.0);
+            (chunks.into_iter().flat_map(|c| c.1).collect(), None)
+        }
+        Err(e) => (Vec::new(), Some(e)),
+    }
+}
+
+/// Each record of a plain read, with the offset and record count the reader gave before it.
+fn read_all_located<R: std::io::Read>(mut reader: RecordReader<R>) -> Located {
+    let mut got = Vec::new();
+    loop {
+        let at = (reader.offset(), reader.records_read());
+        let mut buf = Vec::new();
+        match reader.read_into(&mut buf) {
+            Ok(true) => got.push((at.0, at.1, buf)),
+            Ok(false) => return (got, None),
+            Err(e) => return (got, Some(e)),
+        }
+    }
+}
+
+#[test]
+fn reading_a_file_on_several_threads_gives_what_one_reader_gives() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("parallel.tfrecord");
+    let same = |bytes: &[u8], opts: ReaderOptions, what: &str| {
+        std::fs::write(&path, bytes).expect("write");
+        for (size, threads) in [(64, 1), (64, 2), (100, 3), (1 << 16, 2)] {
+            let at = format!("{what}, chunks of {size}, {threads} threads");
+            // The same buffer for both: how far a damaged compressed stream inflates before
+            // its error depends on it.
+            let opts = opts.clone().buffer_size(size);
+            let plain = read_all_located(RecordReader::open(&path, opts.clone()).expect("opens"));
+            let got = read_all_parallel(&path, opts, threads);
+            // On an error, the one the plain read meets first, and no records.
+            let err = |r: &(_, Option<Error>)| r.1.as_ref().map(ToString::to_string);
+            assert_eq!(err(&got), err(&plain), "{at}");
+            if got.1.is_none() {
+                assert_eq!(got.0, plain.0, "{at}");
+            }
+        }
+    };
+    for format in [Format::TfRecord, Format::OfRecord] {
+        let s = Sample::new(format);
+        every_damage(&s.bytes, |bytes, what| {
+            same(bytes, s.opts(), &format!("{format:?} {what}"));
+        });
+        for compression in [Compression::Gzip, Compression::Zlib] {
+            let opts = s.opts().compression(compression);
+            damage(&s.compressed(compression), &[0x10], |bytes, what| {
+                same(
+                    bytes,
+                    opts.clone(),
+                    &format!("{format:?} {compression:?} {what}"),
+                );
+            });
+        }
+    }
+}
+
+#[test]
+fn of_several_failing_chunks_the_first_in_the_file_is_reported() {
+    // 400 records of 50 bytes in 66-byte frames; the data CRC of records 30 and 45 broken, in
+    // chunks of about ten frames one after the other, which the two threads check at once, so
+    // that either may fail first.
+    let records: Vec<Vec<u8>> = (0..400u32).map(|i| vec![i as u8; 50]).collect();
+    let mut writer = RecordWriter::new(Vec::new(), WriterOptions::new());
+    for r in &records {
+        writer.write(r).expect("write");
+    }
+    let mut bytes = writer.finish().expect("finish");
+    for bad in [30, 45] {
+        bytes[bad * 66 + 12] ^= 1;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("two_bad.tfrecord");
+    std::fs::write(&path, &bytes).expect("write");
+    let want = read_all(RecordReader::open(&path, ReaderOptions::new()).expect("opens"));
+    let want = want.1.expect("an error").to_string();
+    assert!(want.contains("record 30"), "{want}");
+    for compression in [Compression::None, Compression::Gzip] {
+        let file = dir.path().join("two_bad.tfrecord.gz");
+        let (path, opts) = if compression == Compression::None {
+            (path.clone(), ReaderOptions::new())
+        } else {
+            let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut z, &bytes).expect("gzip");
+            std::fs::write(&file, z.finish().expect("gzip")).expect("write");
+            (file, ReaderOptions::new().compression(compression))
+        };
+        for _ in 0..20 {
+            let got = read_all_parallel(&path, opts.clone().buffer_size(640), 2);
+            let got = got.1.expect("an error").to_string();
+            assert_eq!(got.replace(".gz", ""), want, "{compression:?}");
+        }
+    }
+}
+
+#[test]
+fn a_chunk_error_of_the_callers_type_stops_the_read() {
+    #[derive(Debug)]
+    enum Mine {
+        Read(Error),
+        TooLong(u64),
+    }
+    impl From<Error> for Mine {
+        fn from(e: Error) -> Self {
+            Mine::Read(e)
+        }
+    }
+    let s = Sample::new(Format::TfRecord);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("mine.tfrecord");
+    std::fs::write(&path, &s.bytes).expect("write");
+    let each = |(): &mut (), chunk: &Chunk| {
+        let mut records = chunk.records();
+        loop {
+            let index = records.records_read();
+            match records.next_record()? {
+                Some(r) if r.len() > 100 => return Err(Mine::TooLong(index)),
+                Some(_) => {}
+                None => return Ok(()),
+            }
+        }
+    };
+    let opts = s.opts().buffer_size(64);
+    let res = reader::for_each_chunk(&path, opts.clone(), 2, || (), each, Ok);
+    assert!(matches!(res, Err(Mine::TooLong(2))), "{res:?}");
+    // An error of `finish` on every thread.
+    let res = reader::for_each_chunk(
+        &path,
+        opts,
+        2,
+        || (),
+        |(), _| Ok(()),
+        |()| Err::<(), _>(Mine::TooLong(7)),
+    );
+    assert!(matches!(res, Err(Mine::TooLong(7))), "{res:?}");
+    let missing = dir.path().join("missing.tfrecord");
+    let res = reader::for_each_chunk(&missing, s.opts(), 2, || (), |(), _| Ok(()), Ok);
+    assert!(
+        matches!(&res, Err(Mine::Read(e)) if e.to_string().contains("missing.tfrecord")),
+        "{res:?}"
+    );
+}
+
+#[test]
+fn a_pipe_read_on_several_threads_gives_every_record() {
+    // A pipe has no size to cut into cells: its chunks are read in order, not taken as empty.
+    let s = Sample::new(Format::TfRecord);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fifo = dir.path().join("records.pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo: {made}");
+    let through_pipe = |bytes: &[u8]| {
+        std::thread::scope(|scope| {
+            scope.spawn(|| std::fs::write(&fifo, bytes).expect("write to the pipe"));
+            read_all_parallel(&fifo, s.opts().buffer_size(64), 2)
+        })
+    };
+    let got = through_pipe(&s.bytes);
+    let want = read_all_located(RecordReader::new(&s.bytes[..], s.opts()));
+    assert!(got.1.is_none() && want.1.is_none(), "{:?}", got.1);
+    assert_eq!(got.0, want.0);
+    assert_eq!(got.0.len(), s.records.len());
+    // Cut short, it ends in the error a reader of a stream of unknown size gives.
+    let cut = &s.bytes[..s.bytes.len() - 3];
+    let (got, err) = through_pipe(cut);
+    let want = read_all(RecordReader::new(cut, s.opts()).with_path(&fifo));
+    assert!(got.is_empty());
+    assert_eq!(err.map(|e| e.to_string()), want.1.map(|e| e.to_string()));
+    // A directory is an error naming it, whichever way it is read.
+    let err = SharedChunks::open(dir.path(), s.opts(), 64).expect_err("a directory");
+    assert_eq!(err.path(), Some(dir.path()), "{err}");
+    let (got, err) = read_all_parallel(dir.path(), s.opts(), 2);
+    let err = err.expect("a directory does not read");
+    assert!(got.is_empty());
+    assert_eq!(err.path(), Some(dir.path()), "{err}");
 }
 
 #[test]

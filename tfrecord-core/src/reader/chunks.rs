@@ -142,6 +142,25 @@ impl ChunkRecords<'_> {
         }
     }
 
+    /// The byte offset of the next record in the (decompressed) stream, as
+    /// [`RecordReader::offset`] gives it: read before [`next_record`](Self::next_record), where
+    /// the record it lends starts.
+    pub fn offset(&self) -> u64 {
+        match &self.rest {
+            Some(r) => r.offset(),
+            None => self.chunk.offset + self.pos as u64,
+        }
+    }
+
+    /// The index in the stream of the next record: the chunk's
+    /// [`first_record`](Chunk::first_record) plus the records lent so far.
+    pub fn records_read(&self) -> u64 {
+        match &self.rest {
+            Some(r) => r.records_read(),
+            None => self.chunk.first_record + self.index,
+        }
+    }
+
     /// The payload length of the TFRecord frame at `pos` when it passes every check a
     /// [`RecordReader`] makes; `None` for anything else, left to the reader.
     #[inline]
@@ -240,7 +259,9 @@ impl ChunkReader<File> {
     pub fn open(path: impl AsRef<Path>, opts: ReaderOptions, chunk_size: usize) -> Result<Self> {
         let path = path.as_ref();
         let file = File::open(path).map_err(|e| Error::from(e).with_path(path))?;
-        let bounded = opts.compression == Compression::None;
+        // As `RecordReader::open`: only a regular file's size is known.
+        let regular = file.metadata().is_ok_and(|m| m.is_file());
+        let bounded = opts.compression == Compression::None && regular;
         let mut chunks = ChunkReader::new(file, opts, chunk_size).with_path(path);
         chunks.bounded = bounded;
         Ok(chunks)
@@ -547,8 +568,9 @@ impl SharedChunks {
     /// Opens an uncompressed record file, to be cut into chunks of about `chunk_size` bytes.
     ///
     /// # Errors
-    /// When the file cannot be opened, and for compressed files (a compressed stream inflates
-    /// in order: cut it with [`ChunkReader`]).
+    /// When the file cannot be opened, for what is not a regular file (a pipe reads in order),
+    /// and for compressed files (a compressed stream inflates in order): cut those with
+    /// [`ChunkReader`].
     pub fn open(path: impl AsRef<Path>, opts: ReaderOptions, chunk_size: usize) -> Result<Self> {
         let path = path.as_ref();
         let located = |e: Error| e.with_path(path.to_path_buf());
@@ -560,7 +582,16 @@ impl SharedChunks {
             ))));
         }
         let file = File::open(path).map_err(|e| located(e.into()))?;
-        let size = file.metadata().map_err(|e| located(e.into()))?.len();
+        let meta = file.metadata().map_err(|e| located(e.into()))?;
+        if !meta.is_file() {
+            // A pipe or a device has no size to cut into cells, nor positions to read at.
+            return Err(located(Error::from(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "SharedChunks reads regular files; a pipe or device reads in order \
+                 (cut it with ChunkReader)",
+            ))));
+        }
+        let size = meta.len();
         Ok(SharedChunks {
             file,
             path: Arc::from(path),
