@@ -1,11 +1,9 @@
 //! Batch consumers, and the multi-threaded drivers: threads taking turns at one chunk reader
 //! and parsing their chunks, and in-memory batches split over threads.
 
-use std::fs::File;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tfrecord_core::{Chunk, ChunkReader, Compression, ReaderOptions, RecordReader, SharedChunks};
+use tfrecord_core::{Chunk, ReaderOptions, RecordReader, reader};
 
 use crate::records::{BATCH, Batcher, Shape, decode};
 use crate::sidecar::Sidecar;
@@ -216,105 +214,53 @@ pub(crate) fn read_batches<K: BatchSink>(
 /// (mnist `mt2` ran 13 % faster than with 256 KiB chunks, paired runs).
 const CHUNK_BYTES: usize = 1 << 20;
 
-/// `workers` threads reading and parsing one file. An uncompressed file is cut by
-/// [`SharedChunks`]: each thread copies its own chunk of whole frames out of the file, waits
-/// only for the walk over the previous chunk's frame headers to know where its first frame
-/// starts, then checks the framing and data CRCs and parses the records into its own columns.
-/// A compressed stream inflates in order: the threads take turns at one [`ChunkReader`], each
-/// inflating the next chunk while the other checks and parses its own.
+/// `workers` threads reading and parsing one file with the library's
+/// [`reader::for_each_chunk`]: an uncompressed file is cut by `SharedChunks` (each thread
+/// copies its own chunk of whole frames out of the file, waits only for the walk over the
+/// previous chunk's frame headers to know where its first frame starts, then checks the
+/// framing and data CRCs and parses the records into its own columns); a compressed stream
+/// inflates in order, the threads taking turns at one `ChunkReader`, each inflating the next
+/// chunk while the other checks and parses its own. Each thread finishes its sink itself.
 pub(crate) fn read_parallel<K: BatchSink>(
     sc: &Sidecar,
     opts: ReaderOptions,
     workers: usize,
     make: impl Fn() -> K + Sync,
 ) -> Result<Totals, String> {
-    let source = if opts.get_compression() == Compression::None {
-        Source::Shared(SharedChunks::open(&sc.path, opts, CHUNK_BYTES).map_err(|e| e.to_string())?)
-    } else {
-        let chunks = ChunkReader::open(&sc.path, opts, CHUNK_BYTES).map_err(|e| e.to_string())?;
-        Source::InTurn(Box::new(Mutex::new(chunks)))
+    let opts = opts.buffer_size(CHUNK_BYTES);
+    let each = |(sink, records): &mut (K, u64), chunk: &Chunk| {
+        *records += sink.chunk(chunk)?;
+        Ok(())
     };
-    let stop = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| s.spawn(|| worker(&source, &stop, make())))
-            .collect();
-        let mut t = Totals::default();
-        // The error first in the stream, when several threads met one.
-        let mut first_err: Option<(u64, String)> = None;
-        for h in handles {
-            let err = match h.join() {
-                Ok(Ok(w)) => {
-                    t.add(w);
-                    continue;
-                }
-                Ok(Err(e)) => e,
-                Err(_) => (0, "a worker panicked".to_string()),
-            };
-            if first_err.as_ref().is_none_or(|(at, _)| err.0 < *at) {
-                first_err = Some(err);
-            }
-        }
-        first_err.map_or(Ok(t), |(_, e)| Err(e))
-    })
+    let finish = |(mut sink, records): (K, u64)| {
+        sink.finish()?;
+        Ok(Totals {
+            records,
+            ..sink.totals()
+        })
+    };
+    let each_thread = reader::for_each_chunk(&sc.path, opts, workers, || (make(), 0), each, finish)
+        .map_err(|Failed(e)| e)?;
+    let mut t = Totals::default();
+    for w in each_thread {
+        t.add(w);
+    }
+    Ok(t)
 }
 
-/// Where [`read_parallel`]'s threads take their chunks.
-enum Source {
-    /// An uncompressed file, read by every thread.
-    Shared(SharedChunks),
-    /// A compressed stream, inflated by one thread at a time.
-    InTurn(Box<Mutex<ChunkReader<File>>>),
-}
+/// An error of [`read_parallel`]: the library's or a sink's, as text.
+struct Failed(String);
 
-impl Source {
-    /// The next chunk, after giving back the buffer of the last one.
-    fn next(&self, done: Option<Chunk>) -> tfrecord_core::Result<Option<Chunk>> {
-        match self {
-            Source::Shared(chunks) => {
-                if let Some(chunk) = done {
-                    chunks.give_back(chunk);
-                }
-                chunks.next_chunk()
-            }
-            Source::InTurn(chunks) => {
-                let mut reader = chunks.lock().unwrap_or_else(PoisonError::into_inner);
-                if let Some(chunk) = done {
-                    reader.give_back(chunk);
-                }
-                reader.next_chunk()
-            }
-        }
+impl From<tfrecord_core::Error> for Failed {
+    fn from(e: tfrecord_core::Error) -> Self {
+        Failed(e.to_string())
     }
 }
 
-/// One thread of [`read_parallel`]: takes chunks until the stream ends or another thread
-/// fails. An error comes with where its chunk starts in the stream (a reader error: past
-/// every chunk taken).
-fn worker<K: BatchSink>(
-    source: &Source,
-    stop: &AtomicBool,
-    mut sink: K,
-) -> Result<Totals, (u64, String)> {
-    let fail = |at: u64, e: String| {
-        stop.store(true, Ordering::Relaxed);
-        (at, e)
-    };
-    let mut records = 0;
-    let mut done: Option<Chunk> = None;
-    while !stop.load(Ordering::Relaxed) {
-        let next = source
-            .next(done.take())
-            .map_err(|e| fail(u64::MAX, e.to_string()))?;
-        let Some(chunk) = next else { break };
-        records += sink.chunk(&chunk).map_err(|e| fail(chunk.offset(), e))?;
-        done = Some(chunk);
+impl From<String> for Failed {
+    fn from(e: String) -> Self {
+        Failed(e)
     }
-    sink.finish().map_err(|e| fail(u64::MAX, e))?;
-    Ok(Totals {
-        records,
-        ..sink.totals()
-    })
 }
 
 /// In-memory records split into batches of [`BATCH`], taken by `workers` threads in turn.
