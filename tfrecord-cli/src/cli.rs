@@ -231,9 +231,22 @@ pub(crate) struct CountArgs {
     /// Skip checking each record's data checksum (the length checksum is always checked).
     #[arg(long)]
     pub(crate) no_verify_data_crc: bool,
+    /// Threads that read each file.
+    #[command(flatten)]
+    pub(crate) threads: Threads,
     /// Input format and compression.
     #[command(flatten)]
     pub(crate) read: ReadOpts,
+}
+
+/// How many threads read each file of `count` and `verify`.
+#[derive(Clone, Copy, Debug, Args)]
+pub(crate) struct Threads {
+    /// Threads that read and check each file, taking chunks of about 1 MiB in turn: 0 for one
+    /// per core, 1 to read in order on one thread. Standard input is read on one thread. The
+    /// output and the error reported are the same for any number.
+    #[arg(long = "threads", value_name = "N", default_value_t = 0)]
+    pub(crate) n: usize,
 }
 
 /// Flags of `verify`.
@@ -249,6 +262,9 @@ pub(crate) struct VerifyArgs {
     /// With `--decode`, decode payloads as `tensorflow.SequenceExample`.
     #[arg(long)]
     pub(crate) sequence: bool,
+    /// Threads that read each file.
+    #[command(flatten)]
+    pub(crate) threads: Threads,
     /// Input format and compression.
     #[command(flatten)]
     pub(crate) read: ReadOpts,

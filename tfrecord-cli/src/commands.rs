@@ -11,7 +11,10 @@ use tfrecord_core::{Error, ErrorKind, Format, ReaderOptions, convert, json};
 
 use crate::cli::{CatArgs, ConvertArgs, CountArgs, FromJsonArgs, ReadOpts, VerifyArgs};
 use crate::error::{CliError, CliResult};
-use crate::input::{Decoded, Flow, RecordType, Source, for_each_record, resolve, resolve_all};
+use crate::input::{
+    Decoded, Flow, RecordType, Source, for_each_record, for_each_record_parallel, resolve,
+    resolve_all,
+};
 use crate::output::RecordSink;
 
 /// Buffered, locked standard output for text.
@@ -84,7 +87,7 @@ pub(crate) fn count(args: &CountArgs) -> CliResult<ExitCode> {
         let mut total = 0u64;
         for source in &sources {
             let opts = reader_options(&args.read, source, !args.no_verify_data_crc);
-            let n = for_each_record(source, opts, |_, _| Ok(Flow::Continue))?;
+            let n = for_each_record_parallel(source, opts, args.threads.n, |_, _| Ok(()))?;
             if sources.len() > 1 {
                 writeln!(out, "{}\t{n}", source.name().display())?;
             }
@@ -132,11 +135,11 @@ pub(crate) fn verify(args: &VerifyArgs) -> CliResult<ExitCode> {
         for source in &sources {
             files += 1;
             let opts = reader_options(&args.read, source, true);
-            let res = for_each_record(source, opts, |bytes, loc| {
+            let res = for_each_record_parallel(source, opts, args.threads.n, |bytes, loc| {
                 if args.decode {
                     ty.decode(bytes, loc)?;
                 }
-                Ok(Flow::Continue)
+                Ok(())
             });
             match res {
                 Ok(n) => {

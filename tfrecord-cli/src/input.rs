@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use tfrecord_core::proto::{oneflow, tensorflow};
 use tfrecord_core::{
-    Compression, Error, Format, Message, ReaderOptions, RecordReader, expand_path,
+    Chunk, Compression, Error, Format, Message, ReaderOptions, RecordReader, expand_path, reader,
 };
 
 use crate::error::{CliError, CliResult};
@@ -170,6 +170,49 @@ pub(crate) fn for_each_record(
         }
     }
     Ok(reader.records_read())
+}
+
+/// Reads every record of a source on `threads` threads (0: one per core), calling `f` with
+/// each payload and its location, in no fixed order; returns how many records there were. With
+/// one thread, or from standard input, it is [`for_each_record`], in order.
+///
+/// # Errors
+/// The first in the stream of the reader's framing, checksum and I/O errors and of the errors
+/// `f` returns: the error reading on one thread would end with.
+pub(crate) fn for_each_record_parallel(
+    source: &Source,
+    opts: ReaderOptions,
+    threads: usize,
+    f: impl Fn(&[u8], &Location<'_>) -> CliResult<()> + Sync,
+) -> CliResult<u64> {
+    let path = match source {
+        Source::File(path) if threads != 1 => path,
+        _ => {
+            return for_each_record(source, opts, |bytes, loc| {
+                f(bytes, loc).map(|()| Flow::Continue)
+            });
+        }
+    };
+    let each = |n: &mut u64, chunk: &Chunk| -> CliResult<()> {
+        let mut records = chunk.records();
+        loop {
+            let (offset, record) = (records.offset(), records.records_read());
+            let Some(bytes) = records.next_record()? else {
+                return Ok(());
+            };
+            f(
+                bytes,
+                &Location {
+                    path,
+                    offset,
+                    record,
+                },
+            )?;
+            *n += 1;
+        }
+    };
+    let counts = reader::for_each_chunk(path, opts, threads, || 0u64, each, Ok)?;
+    Ok(counts.iter().sum())
 }
 
 /// Whether [`for_each_record`] goes on after a record.

@@ -599,6 +599,90 @@ fn verify_goes_on_after_a_bad_file() {
     assert!(err.contains("missing.tfrecord"), "{err}");
 }
 
+#[test]
+fn count_and_verify_say_the_same_on_any_number_of_threads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // About 3 MiB, so that the threads take several chunks of 1 MiB.
+    let payloads: Vec<Vec<u8>> = samples(30_000).iter().map(Message::encode_to_vec).collect();
+    let mut offsets = vec![0u64];
+    for p in &payloads {
+        offsets.push(offsets.last().expect("an offset") + 16 + p.len() as u64);
+    }
+    let frames = |payloads: &[Vec<u8>]| {
+        let mut w = RecordWriter::new(Vec::new(), WriterOptions::new());
+        for p in payloads {
+            w.write(p).expect("write");
+        }
+        w.finish().expect("finish")
+    };
+    let intact = frames(&payloads);
+    let mut two_bad_crcs = intact.clone();
+    for r in [20_000, 25_000] {
+        two_bad_crcs[usize::try_from(offsets[r]).expect("usize") + 14] ^= 1;
+    }
+    let mut not_an_example = payloads.clone();
+    not_an_example[27_000] = vec![0xff, 0xff];
+    // The bytes, and the record the error names (with `--decode` only, or always).
+    let cases = [
+        ("intact", intact.clone(), None),
+        ("two bad CRCs", two_bad_crcs, Some((20_000, false))),
+        (
+            "not an Example",
+            frames(&not_an_example),
+            Some((27_000, true)),
+        ),
+        (
+            "truncated",
+            intact[..intact.len() - 3].to_vec(),
+            Some((29_999, false)),
+        ),
+    ];
+    for (what, bytes, bad) in cases {
+        for compression in [Compression::None, Compression::Gzip] {
+            let path = dir.path().join(match compression {
+                Compression::None => "many.tfrecord",
+                _ => "many.tfrecord.gz",
+            });
+            let stored = if compression == Compression::None {
+                bytes.clone()
+            } else {
+                let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                z.write_all(&bytes).expect("gzip");
+                z.finish().expect("gzip")
+            };
+            std::fs::write(&path, stored).expect("write");
+            for cmd in [&["count"][..], &["verify"], &["verify", "--decode"]] {
+                let at = format!("{what}, {compression:?}, {cmd:?}");
+                let with = |threads: &str| {
+                    let mut args = cmd.to_vec();
+                    args.extend(["--threads", threads, s(&path)]);
+                    run(&args)
+                };
+                let one = with("1");
+                match bad {
+                    Some((r, decode_only)) if !decode_only || cmd.contains(&"--decode") => {
+                        let err = fails(&one);
+                        assert!(err.contains(&format!("(record {r})")), "{at}: {err}");
+                    }
+                    _ => {
+                        ok(&one);
+                    }
+                }
+                for threads in ["0", "2", "3"] {
+                    let many = with(threads);
+                    assert_eq!(
+                        many.status.code(),
+                        one.status.code(),
+                        "{at}, {threads} threads"
+                    );
+                    assert_eq!(stdout(&many), stdout(&one), "{at}, {threads} threads");
+                    assert_eq!(stderr(&many), stderr(&one), "{at}, {threads} threads");
+                }
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // from-json
 
