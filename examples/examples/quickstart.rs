@@ -1,15 +1,19 @@
 //! The main job on bundled data: write typed records as TFRecord (plain and gzip) and as
-//! OneFlow OFRecord, read them back, and read the TensorFlow-written file bundled with the
-//! tests.
+//! OneFlow OFRecord, read them back (the plain file also on every core), and read the
+//! TensorFlow-written file bundled with the tests.
 //!
 //! ```text
 //! cargo run --release -p tfrecord-examples --example quickstart [OUT_DIR]
 //! ```
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use tfrecord_core::proto::tensorflow;
-use tfrecord_core::{Example, Message, OfRecord, Reader, ReaderOptions, RecordReader, Writer};
+use tfrecord_core::{
+    Chunk, Decode, Example, Message, OfRecord, Reader, ReaderOptions, RecordReader, TfExample,
+    Writer, reader,
+};
 
 /// A digit image with its label, as MNIST datasets store it.
 #[derive(Example, Debug, Clone, PartialEq)]
@@ -62,6 +66,35 @@ fn main() -> Result<(), tfrecord_core::Error> {
             path.display()
         );
     }
+
+    // The plain file again, read on every core: each thread decodes the records of the chunks
+    // it takes, lent in place, and counts their labels; errors say where the record is.
+    let path = out.join("digits.tfrecord");
+    let count_labels = |labels: &mut BTreeMap<i64, u64>, chunk: &Chunk| {
+        let mut lent = chunk.records();
+        loop {
+            let (offset, index) = (lent.offset(), lent.records_read());
+            let Some(bytes) = lent.next_record()? else {
+                return Ok::<_, tfrecord_core::Error>(());
+            };
+            let digit = <Digit as Decode<TfExample>>::decode(bytes)
+                .map_err(|e| e.with_path(&path).with_offset(offset).with_record(index))?;
+            *labels.entry(digit.label).or_default() += 1;
+        }
+    };
+    let opts = ReaderOptions::new().buffer_size(64 << 10);
+    let per_thread = reader::for_each_chunk(&path, opts, 0, BTreeMap::new, count_labels, Ok)?;
+    let mut labels = BTreeMap::new();
+    for (label, n) in per_thread.iter().flatten() {
+        *labels.entry(*label).or_default() += n;
+    }
+    assert_eq!(labels, (0..10).map(|d| (d, 100)).collect());
+    println!(
+        "read {} records back on {} threads, {} labels of 100 each",
+        labels.values().sum::<u64>(),
+        per_thread.len(),
+        labels.len()
+    );
 
     // OneFlow OFRecord: the same type, another container, in a part-NNNNN file.
     let part = out.join("part-00000");
