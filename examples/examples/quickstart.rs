@@ -11,8 +11,8 @@ use std::path::PathBuf;
 
 use tfrecord_core::proto::tensorflow;
 use tfrecord_core::{
-    Chunk, Decode, Example, Message, OfRecord, Reader, ReaderOptions, RecordReader, TfExample,
-    Writer, reader,
+    Chunk, Example, Message, OfRecord, Reader, ReaderOptions, RecordReader, TfExample, Writer,
+    reader,
 };
 
 /// A digit image with its label, as MNIST datasets store it.
@@ -72,15 +72,10 @@ fn main() -> Result<(), tfrecord_core::Error> {
     let path = out.join("digits.tfrecord");
     let count_labels = |labels: &mut BTreeMap<i64, u64>, chunk: &Chunk| {
         let mut lent = chunk.records();
-        loop {
-            let (offset, index) = (lent.offset(), lent.records_read());
-            let Some(bytes) = lent.next_record()? else {
-                return Ok::<_, tfrecord_core::Error>(());
-            };
-            let digit = <Digit as Decode<TfExample>>::decode(bytes)
-                .map_err(|e| e.with_path(&path).with_offset(offset).with_record(index))?;
+        while let Some(digit) = lent.next_decoded::<Digit, TfExample>()? {
             *labels.entry(digit.label).or_default() += 1;
         }
+        Ok::<_, tfrecord_core::Error>(())
     };
     let opts = ReaderOptions::new().buffer_size(64 << 10);
     let per_thread = reader::for_each_chunk(&path, opts, 0, BTreeMap::new, count_labels, Ok)?;

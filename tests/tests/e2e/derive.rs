@@ -24,8 +24,8 @@ use std::fmt::Debug;
 use proptest::prelude::*;
 use tfrecord_core::proto::{oneflow, tensorflow};
 use tfrecord_core::{
-    Decode, DecodeOwned, Encode, Error, ErrorKind, Example, Message, OfRecord, Ragged, Reader,
-    SequenceExample, TfExample, TfSequenceExample, Writer,
+    Chunk, Decode, DecodeOwned, Encode, Error, ErrorKind, Example, Message, OfRecord, Ragged,
+    Reader, ReaderOptions, SequenceExample, TfExample, TfSequenceExample, Writer, reader,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -3334,6 +3334,17 @@ fn typed_writer_and_reader_files_both_containers_and_gzip() {
         n += 1;
     }
     assert_eq!(n, 2);
+    // The same records decoded in place from the chunks two threads take.
+    let each = |n: &mut usize, chunk: &Chunk| {
+        let mut records = chunk.records();
+        while let Some(rec) = records.next_decoded::<Borrowed<'_>, TfExample>()? {
+            assert_eq!(rec, b);
+            *n += 1;
+        }
+        Ok::<_, Error>(())
+    };
+    let counts = reader::for_each_chunk(&path, ReaderOptions::new(), 2, || 0, each, Ok).unwrap();
+    assert_eq!(counts.iter().sum::<usize>(), 2);
 
     // A decode error from a file names the file, the record and the key.
     let path = dir.path().join("bad.tfrecord");
@@ -3345,6 +3356,14 @@ fn typed_writer_and_reader_files_both_containers_and_gzip() {
     assert_eq!(e.record(), Some(0));
     assert!(e.key().is_some());
     assert!(e.to_string().contains("bad.tfrecord"), "{e}");
+    // Decoded from a chunk, the same error.
+    let each = |(): &mut (), chunk: &Chunk| {
+        let mut records = chunk.records();
+        while records.next_decoded::<Renamed, TfExample>()?.is_some() {}
+        Ok::<_, Error>(())
+    };
+    let in_chunk = reader::for_each_chunk(&path, ReaderOptions::new(), 2, || (), each, Ok);
+    assert_eq!(in_chunk.unwrap_err().to_string(), e.to_string());
 }
 
 #[test]

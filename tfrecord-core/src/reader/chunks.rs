@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use super::{ReaderOptions, RecordReader, Source, io_error, locate};
+use crate::codec::{Container, Decode};
 use crate::compression::{Compression, Format};
 use crate::crc::masked_crc32c;
 use crate::error::{Error, ErrorKind, Result};
@@ -140,6 +141,50 @@ impl ChunkRecords<'_> {
             Some(r) => r.read_lent(&mut self.scratch),
             None => Ok(None),
         }
+    }
+
+    /// The next record decoded as `B` from container `C` ([`TfExample`](crate::TfExample),
+    /// [`OfRecord`](crate::OfRecord), ...), borrowing from the chunk where `B` borrows;
+    /// `Ok(None)` after the last.
+    ///
+    /// ```
+    /// use tfrecord_core::{ChunkReader, Example, ReaderOptions, TfExample, Writer, WriterOptions};
+    ///
+    /// #[derive(Example)]
+    /// struct Doc<'a> {
+    ///     text: &'a str,
+    /// }
+    ///
+    /// let mut w = Writer::<Doc, TfExample, Vec<u8>>::new(Vec::new(), WriterOptions::new());
+    /// w.write(&Doc { text: "in place" })?;
+    /// let bytes = w.finish()?;
+    ///
+    /// let mut chunks = ChunkReader::new(&bytes[..], ReaderOptions::new(), 1 << 20);
+    /// let chunk = chunks.next_chunk()?.expect("a chunk");
+    /// let mut records = chunk.records();
+    /// while let Some(doc) = records.next_decoded::<Doc, TfExample>()? {
+    ///     assert_eq!(doc.text, "in place");
+    /// }
+    /// # Ok::<(), tfrecord_core::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`next_record`](Self::next_record), and decoding errors, which name the file, byte
+    /// offset, record index and feature key as [`Reader`](crate::Reader) does.
+    pub fn next_decoded<'b, B: Decode<'b, C>, C: Container>(&'b mut self) -> Result<Option<B>> {
+        let (offset, index) = (self.offset(), self.records_read());
+        let chunk = self.chunk;
+        let Some(bytes) = self.next_record()? else {
+            return Ok(None);
+        };
+        let located = |e: Error| {
+            let e = e.with_offset(offset).with_record(index);
+            match chunk.path.as_deref() {
+                Some(p) => e.with_path(p),
+                None => e,
+            }
+        };
+        B::decode(bytes).map(Some).map_err(located)
     }
 
     /// The byte offset of the next record in the (decompressed) stream, as
