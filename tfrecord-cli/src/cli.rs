@@ -243,10 +243,27 @@ pub(crate) struct CountArgs {
 #[derive(Clone, Copy, Debug, Args)]
 pub(crate) struct Threads {
     /// Threads that read and check each file, taking chunks of about 1 MiB in turn: 0 for one
-    /// per core, 1 to read in order on one thread. Standard input is read on one thread. The
-    /// output and the error reported are the same for any number.
+    /// per core (at most 8, so that memory stays within a few MiB per thread), 1 to read in
+    /// order on one thread. Standard input is read on one thread. The output and the error
+    /// reported are the same for any number.
     #[arg(long = "threads", value_name = "N", default_value_t = 0)]
-    pub(crate) n: usize,
+    n: usize,
+}
+
+impl Threads {
+    /// The most threads `--threads 0` starts: reading is bound by memory bandwidth well
+    /// before that, and each thread holds its chunks.
+    const MAX_DEFAULT: usize = 8;
+
+    /// The number of threads to read each file with.
+    pub(crate) fn get(self) -> usize {
+        match self.n {
+            0 => std::thread::available_parallelism()
+                .map_or(1, std::num::NonZeroUsize::get)
+                .min(Self::MAX_DEFAULT),
+            n => n,
+        }
+    }
 }
 
 /// Flags of `verify`.

@@ -87,7 +87,7 @@ pub(crate) fn count(args: &CountArgs) -> CliResult<ExitCode> {
         let mut total = 0u64;
         for source in &sources {
             let opts = reader_options(&args.read, source, !args.no_verify_data_crc);
-            let n = for_each_record_parallel(source, opts, args.threads.n, |_, _| Ok(()))?;
+            let n = for_each_record_parallel(source, opts, args.threads.get(), |_, _| Ok(()))?;
             if sources.len() > 1 {
                 writeln!(out, "{}\t{n}", source.name().display())?;
             }
@@ -135,7 +135,7 @@ pub(crate) fn verify(args: &VerifyArgs) -> CliResult<ExitCode> {
         for source in &sources {
             files += 1;
             let opts = reader_options(&args.read, source, true);
-            let res = for_each_record_parallel(source, opts, args.threads.n, |bytes, loc| {
+            let res = for_each_record_parallel(source, opts, args.threads.get(), |bytes, loc| {
                 if args.decode {
                     ty.decode(bytes, loc)?;
                 }

@@ -172,7 +172,7 @@ pub(crate) fn for_each_record(
     Ok(reader.records_read())
 }
 
-/// Reads every record of a source on `threads` threads (0: one per core), calling `f` with
+/// Reads every record of a source on `threads` threads, calling `f` with
 /// each payload and its location, in no fixed order; returns how many records there were. With
 /// one thread, or from standard input, it is [`for_each_record`], in order.
 ///
