@@ -332,7 +332,8 @@ def main():
     if machine_txt:
         md.append("The harness's own record (`machine.txt`):\n\n```\n" + machine_txt + "\n```\n")
     md.append("## tfrecord-rs beside TensorFlow\n")
-    md.append("Variants: `st` one thread; `mt2` 2 threads taking chunks of whole frames "
+    md.append("Variants: `st` one thread; `mt2` 2 threads of `reader::for_each_chunk` taking "
+              "chunks of whole frames "
               "(uncompressed: `SharedChunks`, each thread copying its own chunk out of the file; "
               "gzip: turns at one `ChunkReader`, which inflates), checking them and decoding "
               "their records in place (`Chunk::records`) into columns of 1024 rows; `spec` "
