@@ -616,8 +616,12 @@ fn count_and_verify_say_the_same_on_any_number_of_threads() {
         w.finish().expect("finish")
     };
     let intact = frames(&payloads);
+    // Two broken data CRCs in cells of 1 MiB one after the other, which two threads check at
+    // once: the last frame that starts in the second cell, and the second of the third.
+    let starts_before = |at: u64| offsets.iter().rposition(|&o| o < at).expect("a frame");
+    let (first_bad, second_bad) = (starts_before(2 << 20), starts_before(2 << 20) + 2);
     let mut two_bad_crcs = intact.clone();
-    for r in [20_000, 25_000] {
+    for r in [first_bad, second_bad] {
         two_bad_crcs[usize::try_from(offsets[r]).expect("usize") + 14] ^= 1;
     }
     let mut not_an_example = payloads.clone();
@@ -625,7 +629,7 @@ fn count_and_verify_say_the_same_on_any_number_of_threads() {
     // The bytes, and the record the error names (with `--decode` only, or always).
     let cases = [
         ("intact", intact.clone(), None),
-        ("two bad CRCs", two_bad_crcs, Some((20_000, false))),
+        ("two bad CRCs", two_bad_crcs, Some((first_bad, false))),
         (
             "not an Example",
             frames(&not_an_example),

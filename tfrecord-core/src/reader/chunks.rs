@@ -144,8 +144,8 @@ impl ChunkRecords<'_> {
     }
 
     /// The next record decoded as `B` from container `C` ([`TfExample`](crate::TfExample),
-    /// [`OfRecord`](crate::OfRecord), ...), borrowing from the chunk where `B` borrows;
-    /// `Ok(None)` after the last.
+    /// [`OfRecord`](crate::OfRecord), ...); `Ok(None)` after the last. Where `B` borrows, it
+    /// borrows the record lent by [`next_record`](Self::next_record), until the next call.
     ///
     /// ```
     /// use tfrecord_core::{ChunkReader, Example, ReaderOptions, TfExample, Writer, WriterOptions};
@@ -709,7 +709,8 @@ impl SharedChunks {
                 continue;
             }
             let first = usize::try_from(link.start - cell_start).unwrap_or(usize::MAX);
-            let (cut, frames, ended) = self.walk(&mut data, cell_start, cell_end, first)?;
+            let (cut, frames, ended) =
+                self.walk(&mut data, cell_start, cell_end, first, link.records)?;
             let end = cell_start + cut as u64;
             turn.next = Link {
                 cell: cell + 1,
@@ -734,16 +735,17 @@ impl SharedChunks {
     }
 
     /// Walks the frames that start in the cell from `data[first..]` (`data` holds the file
-    /// from `cell_start`), reading on past the cell for the last one. Returns where the chunk
-    /// ends in `data`, its frames, and whether it is the last chunk: a frame that fails a
-    /// check, or a truncated last frame, ends the chunk and the file's chunks, as with
-    /// [`ChunkReader`], and the chunk's reader reports it.
+    /// from `cell_start`; `records` frames come before the first), reading on past the cell for
+    /// the last one. Returns where the chunk ends in `data`, its frames, and whether it is the
+    /// last chunk: a frame that fails a check, or a truncated last frame, ends the chunk and
+    /// the file's chunks, as with [`ChunkReader`], and the chunk's reader reports it.
     fn walk(
         &self,
         data: &mut Vec<u8>,
         cell_start: u64,
         cell_end: u64,
         first: usize,
+        records: u64,
     ) -> Result<(usize, u64, bool)> {
         let (mut cut, mut frames) = (first, 0u64);
         while cell_start + (cut as u64) < cell_end {
@@ -755,8 +757,9 @@ impl SharedChunks {
                 Frame::Partial(need) => {
                     let have = cell_start + data.len() as u64;
                     let want = (cell_start + (cut + need) as u64).min(self.size);
+                    // Located at the frame being read, as a reader in order would.
                     self.read_to(data, data.len(), have, want)
-                        .map_err(|e| self.fail(e, have, frames))?;
+                        .map_err(|e| self.fail(e, cell_start + cut as u64, records + frames))?;
                     if want == self.size && data.len() < cut + need {
                         return Ok((data.len(), frames, true)); // truncated at the end
                     }

@@ -28,7 +28,10 @@ use crate::error::{Error, Result};
 ///
 /// Chunks go to threads in no fixed order; [`Chunk::offset`] and [`Chunk::first_record`] say
 /// where each lies in the stream, and [`Chunk::records`] lends its records in place with every
-/// check a [`RecordReader`](super::RecordReader) makes.
+/// check a [`RecordReader`](super::RecordReader) makes. Those checks run as `each` reads the
+/// records: a chunk is cut where a frame fails its length checks, and the error shows when
+/// [`ChunkRecords::next_record`](super::ChunkRecords::next_record) reaches that frame, so an
+/// `each` that stops reading a chunk early may not see it.
 ///
 /// ```
 /// use tfrecord_core::{RecordWriter, ReaderOptions, WriterOptions, reader};
@@ -60,9 +63,10 @@ use crate::error::{Error, Result};
 /// The error first in the stream, as reading the file on one thread would meet it: an error
 /// `each` returns for a chunk (say a record failing its CRC, located by [`Chunk::records`] in
 /// the whole stream, or a record that does not decode), else one of the reader (opening the
-/// file, I/O, inflating), else one of `finish`. Once a thread fails, the others stop at their
-/// next chunk, and do not call `finish`. A panic in `init`, `each` or `finish` is resumed on
-/// the calling thread.
+/// file, I/O, inflating, starting a thread), else one of `finish`. Once a thread fails or
+/// panics, the others stop at their next chunk; a thread that had already run out of chunks
+/// may still call `finish`, whose result is then dropped. A panic in `init`, `each` or
+/// `finish` is resumed on the calling thread.
 pub fn for_each_chunk<S, R, E>(
     path: impl AsRef<Path>,
     opts: ReaderOptions,
@@ -82,29 +86,41 @@ where
     };
     let chunk_size = opts.buffer_size;
     let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
-    let source = if opts.compression == Compression::None && regular {
-        Source::Shared(SharedChunks::open(path, opts, chunk_size)?)
+    let cutter = if opts.compression == Compression::None && regular {
+        Cutter::Shared(SharedChunks::open(path, opts, chunk_size)?)
     } else {
-        Source::InTurn(Box::new(Mutex::new(ChunkReader::open(
+        Cutter::InTurn(Box::new(Mutex::new(ChunkReader::open(
             path, opts, chunk_size,
         )?)))
     };
     let stop = AtomicBool::new(false);
-    let work = || worker(&source, &stop, &init, &each, &finish);
+    let work = || worker(&cutter, &stop, &init, &each, &finish);
     let outcomes: Vec<Outcome<R, E>> = if threads == 1 {
         vec![work()]
     } else {
         std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
+            let mut outcomes = Vec::with_capacity(threads);
+            let mut handles = Vec::with_capacity(threads);
+            for _ in 0..threads {
+                match std::thread::Builder::new().spawn_scoped(s, work) {
+                    Ok(h) => handles.push(h),
+                    Err(e) => {
+                        stop.store(true, Ordering::Relaxed);
+                        let e = Error::from(e).with_path(path);
+                        outcomes.push(Outcome::Failed(Place::Reader, E::from(e)));
+                        break;
+                    }
+                }
+            }
+            for h in handles {
+                outcomes.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            }
+            outcomes
         })
     };
     let mut results = Vec::with_capacity(outcomes.len());
     // The error first in the stream, when several threads met one.
-    let mut first: Option<(u64, E)> = None;
+    let mut first: Option<(Place, E)> = None;
     for outcome in outcomes {
         match outcome {
             Outcome::Done(r) => results.push(r),
@@ -128,29 +144,54 @@ enum Outcome<R, E> {
     Done(R),
     /// Another thread failed.
     Stopped,
-    /// This thread failed, with an error lying this far into the stream.
-    Failed(u64, E),
+    /// This thread failed, with an error from this place.
+    Failed(Place, E),
+}
+
+/// Where an error of [`for_each_chunk`] comes from, in the order one reader would meet them:
+/// the chunks are cut in stream order and none is cut past a failure of the reader, so an
+/// error of `each` in any chunk handed out comes before one of the reader, and `finish` runs
+/// after both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Place {
+    /// `each`, for the chunk at this offset.
+    Chunk(u64),
+    /// The reader, or starting a thread.
+    Reader,
+    /// `finish`.
+    Finish,
+}
+
+/// Tells the other threads to stop when this one unwinds from a panic.
+struct StopOnPanic<'a>(&'a AtomicBool);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Where [`for_each_chunk`]'s threads take their chunks.
-enum Source {
+enum Cutter {
     /// An uncompressed file, read by every thread.
     Shared(SharedChunks),
     /// A compressed stream, inflated by one thread at a time.
     InTurn(Box<Mutex<ChunkReader<File>>>),
 }
 
-impl Source {
+impl Cutter {
     /// The next chunk, after giving back the buffer of the last one.
     fn next(&self, done: Option<Chunk>) -> Result<Option<Chunk>> {
         match self {
-            Source::Shared(chunks) => {
+            Cutter::Shared(chunks) => {
                 if let Some(chunk) = done {
                     chunks.give_back(chunk);
                 }
                 chunks.next_chunk()
             }
-            Source::InTurn(chunks) => {
+            Cutter::InTurn(chunks) => {
                 let mut reader = chunks.lock().unwrap_or_else(PoisonError::into_inner);
                 if let Some(chunk) = done {
                     reader.give_back(chunk);
@@ -162,19 +203,15 @@ impl Source {
 }
 
 /// One thread of [`for_each_chunk`]: takes chunks until the stream ends or a thread fails.
-///
-/// An error of `each` comes with its chunk's offset. An error of the reader or of `finish`
-/// comes with `u64::MAX`: the chunks are cut in stream order and none is cut past a failure,
-/// so it lies after every chunk handed out, and any error `each` meets in one of them comes
-/// first.
 fn worker<S, R, E: From<Error>>(
-    source: &Source,
+    cutter: &Cutter,
     stop: &AtomicBool,
     init: &impl Fn() -> S,
     each: &impl Fn(&mut S, &Chunk) -> std::result::Result<(), E>,
     finish: &impl Fn(S) -> std::result::Result<R, E>,
 ) -> Outcome<R, E> {
-    let fail = |at: u64, e: E| {
+    let _guard = StopOnPanic(stop);
+    let fail = |at: Place, e: E| {
         stop.store(true, Ordering::Relaxed);
         Outcome::Failed(at, e)
     };
@@ -184,18 +221,18 @@ fn worker<S, R, E: From<Error>>(
         if stop.load(Ordering::Relaxed) {
             return Outcome::Stopped;
         }
-        let chunk = match source.next(done.take()) {
+        let chunk = match cutter.next(done.take()) {
             Ok(Some(chunk)) => chunk,
             Ok(None) => break,
-            Err(e) => return fail(u64::MAX, E::from(e)),
+            Err(e) => return fail(Place::Reader, E::from(e)),
         };
         if let Err(e) = each(&mut state, &chunk) {
-            return fail(chunk.offset(), e);
+            return fail(Place::Chunk(chunk.offset()), e);
         }
         done = Some(chunk);
     }
     match finish(state) {
         Ok(r) => Outcome::Done(r),
-        Err(e) => fail(u64::MAX, e),
+        Err(e) => fail(Place::Finish, e),
     }
 }
