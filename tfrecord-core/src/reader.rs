@@ -150,7 +150,7 @@ impl<R: Read> Source<R> {
 }
 
 /// Adds where in which stream an error happened.
-fn locate(err: Error, path: Option<&Path>, offset: u64, record: u64) -> Error {
+pub(crate) fn locate(err: Error, path: Option<&Path>, offset: u64, record: u64) -> Error {
     let err = err.with_offset(offset).with_record(record);
     match path {
         Some(p) => err.with_path(p.to_path_buf()),

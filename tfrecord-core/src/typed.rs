@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::codec::{Container, Decode, DecodeOwned, Encode, TfExample};
 use crate::error::{Error, Result};
-use crate::reader::{ReaderOptions, RecordReader};
+use crate::reader::{ReaderOptions, RecordReader, locate};
 use crate::writer::{RecordWriter, WriterOptions};
 
 /// Reads records of container `C` (by default `tensorflow.Example` in TFRecord files) as
@@ -137,15 +137,6 @@ impl<T, C: Container, R: Read> Reader<T, C, R> {
 
     fn locate(&self, e: Error, offset: u64, index: u64) -> Error {
         locate(e, self.inner.path(), offset, index)
-    }
-}
-
-/// Adds where a record's decoding error happened.
-fn locate(e: Error, path: Option<&Path>, offset: u64, index: u64) -> Error {
-    let e = e.with_offset(offset).with_record(index);
-    match path {
-        Some(p) => e.with_path(p),
-        None => e,
     }
 }
 

@@ -452,7 +452,7 @@ pub(crate) fn finish_keys(
 }
 
 /// `[0] + ends`, in the splits type.
-fn row_splits(ends: &[usize], dt: SplitsDType, spare: &mut Buffers) -> Vec<i64> {
+pub(crate) fn row_splits(ends: &[usize], dt: SplitsDType, spare: &mut Buffers) -> Vec<i64> {
     let mut s = spare.i64s(ends.len() + 1);
     s.push(0);
     s.extend(ends.iter().map(|&e| dt.fit(to_i64(e))));

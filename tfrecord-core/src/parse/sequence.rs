@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use super::buffers::Buffers;
 use super::example::{
-    FastRun, KeyBuf, RawOut, build_outputs, finish_keys, key_bufs, learn_sizes, not_usual, pad_rows,
+    FastRun, KeyBuf, RawOut, build_outputs, finish_keys, key_bufs, learn_sizes, not_usual,
+    pad_rows, row_splits,
 };
 use super::fast::{KeyPredictor, Sink, for_each_field_1, list_tag};
 use super::ragged::Rag;
@@ -739,9 +740,7 @@ impl<'a> StepRun<'a> {
                     })
                 }
                 (RawKind::Ragged { .. }, StepKind::Ragged(dt)) => {
-                    let mut record_splits = spare.i64s(record_steps.len() + 1);
-                    record_splits.push(0);
-                    record_splits.extend(record_steps.iter().map(|&x| dt.fit(to_i64(x))));
+                    let record_splits = row_splits(&record_steps, dt, spare);
                     spare.keep_usizes(ends);
                     RawOut::Rag(Rag {
                         splits: vec![record_splits, st.splits],

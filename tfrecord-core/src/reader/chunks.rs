@@ -177,14 +177,9 @@ impl ChunkRecords<'_> {
         let Some(bytes) = self.next_record()? else {
             return Ok(None);
         };
-        let located = |e: Error| {
-            let e = e.with_offset(offset).with_record(index);
-            match chunk.path.as_deref() {
-                Some(p) => e.with_path(p),
-                None => e,
-            }
-        };
-        B::decode(bytes).map(Some).map_err(located)
+        B::decode(bytes)
+            .map(Some)
+            .map_err(|e| locate(e, chunk.path.as_deref(), offset, index))
     }
 
     /// The byte offset of the next record in the (decompressed) stream, as
