@@ -40,6 +40,13 @@
 //! | `write_limit_fresh` | `st` | the same into a new file (the previous output removed, untimed) |
 //! | `cores_probe` | `st`, `mt2` | not a library op: CRC32C over a cache-resident 1 MiB buffer per thread, on 1 and 2 threads; the machine's own two-thread scaling at that point of the run |
 //!
+//! Where a one-thread and a two-thread variant are both asked for (`read_parse` `st` and `mt2`,
+//! `spec` and `spec_mt2`; `parse_mem` likewise), their repetitions alternate, and a short
+//! `cores_probe` (128 passes per thread, one thread then two) is read before the first pair and
+//! after each; the `RESULT` line's `probe` field holds each pair's `[before, after]` readings
+//! of 2 x (one thread's time) / (two threads' time), so that each pair's ratio can be read
+//! beside the two-thread scaling the host gave at that moment.
+//!
 //! `--peak-rss` instead runs the streaming ops once each in a fresh child process and prints
 //! `RSS {json}` lines with the child's peak resident set size (`VmHWM`). `--stream-only` skips
 //! the in-memory setup (records loaded for `parse_mem` and the writes, and the prost count the
@@ -277,7 +284,7 @@ impl Ctx<'_> {
         let reps = self.args.reps;
         match (self.args.want(op, a.0), self.args.want(op, b.0)) {
             (true, true) => {
-                let (ta, tb) = measure_pair(reps, a.1, b.1, check)?;
+                let (ta, tb) = measure_pair(reps, a.1, b.1, check, probe_scaling)?;
                 let paired = |note: &str, other: &str| {
                     format!("{note}; repetitions alternated with {other}'s")
                 };
@@ -376,7 +383,7 @@ fn cores_probe(c: &Ctx<'_>) -> Result<(), String> {
         let expect = PROBE_PASSES * threads;
         let t = measure(
             c.args.reps,
-            || probe_passes(threads),
+            || probe_passes(threads, PROBE_PASSES).0,
             |&n| {
                 if n == expect {
                     Ok(())
@@ -401,27 +408,50 @@ fn cores_probe(c: &Ctx<'_>) -> Result<(), String> {
     Ok(())
 }
 
-/// One `cores_probe` repetition: `threads` threads each make [`PROBE_PASSES`] passes of
-/// CRC32C over their own buffer; returns the passes made.
-fn probe_passes(threads: u64) -> u64 {
+/// Passes per thread of one [`probe_scaling`] reading (128 MiB of CRC32C per thread, ~5 ms).
+const PROBE_SHORT_PASSES: u64 = 128;
+
+/// The host's two-thread scaling at this moment: a short `cores_probe`, one thread and then
+/// two, as 2 x (one thread's time) / (the slower of two threads' times); about 2 with two
+/// whole cores. [`measure_pair`] reads it around each pair of one- and two-thread repetitions.
+fn probe_scaling() -> f64 {
+    let (_, one) = probe_passes(1, PROBE_SHORT_PASSES);
+    let (_, two) = probe_passes(2, PROBE_SHORT_PASSES);
+    2.0 * one / two
+}
+
+/// One `cores_probe` repetition: `threads` threads each fill their own buffer, wait for the
+/// others (so a thread the scheduler starts late does not read as a slow core), and make
+/// `passes` passes of CRC32C over it. Returns the passes made and the slowest thread's seconds
+/// from the common start to its last pass.
+fn probe_passes(threads: u64, passes: u64) -> (u64, f64) {
+    #[allow(clippy::cast_possible_truncation)] // a thread count
+    let start = std::sync::Barrier::new(threads as usize);
     std::thread::scope(|s| {
         let hs: Vec<_> = (0..threads)
             .map(|t| {
+                let start = &start;
                 s.spawn(move || {
                     #[allow(clippy::cast_possible_truncation)] // bytes 0..=255
                     let buf: Vec<u8> = (0..PROBE_BYTES).map(|i| (i as u64 ^ t) as u8).collect();
+                    start.wait();
+                    let t0 = std::time::Instant::now();
                     let mut done = 0u64;
-                    for _ in 0..PROBE_PASSES {
+                    for _ in 0..passes {
                         std::hint::black_box(tfrecord_core::crc::masked_crc32c(
                             std::hint::black_box(&buf),
                         ));
                         done += 1;
                     }
-                    done
+                    (done, t0.elapsed().as_secs_f64())
                 })
             })
             .collect();
-        hs.into_iter().map(|h| h.join().unwrap_or(0)).sum()
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or((0, f64::NAN)))
+            .fold((0, 0.0), |(n, slowest), (d, secs)| {
+                (n + d, f64::max(slowest, secs))
+            })
     })
 }
 

@@ -26,6 +26,9 @@ pub(crate) struct Times {
     pub(crate) secs: Vec<f64>,
     /// Process CPU seconds (empty when unavailable).
     pub(crate) cpu: Vec<f64>,
+    /// For repetitions taken in pairs ([`measure_pair`]): the host's two-thread scaling read
+    /// just before and just after each pair (empty otherwise).
+    pub(crate) probe: Vec<[f64; 2]>,
 }
 
 impl Times {
@@ -33,6 +36,7 @@ impl Times {
         Times {
             secs: Vec::new(),
             cpu: Vec::new(),
+            probe: Vec::new(),
         }
     }
 
@@ -70,16 +74,20 @@ pub(crate) fn measure<T>(
 /// [`measure`] for two ways of doing the same work whose ratio is a figure of interest (one
 /// thread against two): their repetitions alternate A B B A A B ..., so that both sample the
 /// host at the same moments and a drift of its speed between two separate measurements does
-/// not enter the ratio. Each is warmed up once first.
+/// not enter the ratio. Each is warmed up once first. `probe()`, the host's own two-thread
+/// scaling, is read (untimed) before the first pair and after each, so each pair's ratio can be
+/// read beside what the host gave while it ran: it moves within seconds.
 pub(crate) fn measure_pair<T>(
     reps: usize,
     mut a: impl FnMut() -> T,
     mut b: impl FnMut() -> T,
     mut check: impl FnMut(&T) -> Result<(), String>,
+    mut probe: impl FnMut() -> f64,
 ) -> Result<(Times, Times), String> {
     check(&a())?;
     check(&b())?;
     let (mut ta, mut tb) = (Times::new(), Times::new());
+    let mut before = probe();
     for i in 0..reps {
         let (first, second) = if i % 2 == 0 {
             (ta.time(&mut a), tb.time(&mut b))
@@ -89,6 +97,10 @@ pub(crate) fn measure_pair<T>(
         };
         check(&first)?;
         check(&second)?;
+        let after = probe();
+        ta.probe.push([before, after]);
+        tb.probe.push([before, after]);
+        before = after;
     }
     Ok((ta, tb))
 }
@@ -143,11 +155,19 @@ pub(crate) struct Emit<'a> {
 impl Emit<'_> {
     /// Prints the `RESULT` line on stdout and a readable line on stderr.
     pub(crate) fn print(&self, t: &Times) {
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "peer": self.peer, "variant": self.variant, "workload": self.workload, "op": self.op,
             "records": self.records, "bytes": self.bytes,
             "secs": round6(&t.secs), "cpu_secs": round6(&t.cpu), "note": self.note,
         });
+        if !t.probe.is_empty() {
+            let probe: Vec<[f64; 2]> = t
+                .probe
+                .iter()
+                .map(|p| p.map(|x| (x * 1e3).round() / 1e3))
+                .collect();
+            v["probe"] = serde_json::json!(probe);
+        }
         println!("RESULT {v}");
         let m = median(&t.secs);
         let cpu = if t.cpu.is_empty() {
@@ -165,5 +185,33 @@ impl Emit<'_> {
             self.op,
             t.secs.len()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::measure_pair;
+
+    #[test]
+    fn measure_pair_alternates_and_brackets_each_pair_with_probe_readings() {
+        let order = std::cell::RefCell::new(String::new());
+        let mut readings = 0.0;
+        let (ta, tb) = measure_pair(
+            4,
+            || order.borrow_mut().push('a'),
+            || order.borrow_mut().push('b'),
+            |()| Ok(()),
+            || {
+                readings += 1.0;
+                readings
+            },
+        )
+        .expect("no check fails");
+        // One warm-up each, then A B, B A, A B, B A.
+        assert_eq!(order.into_inner(), "ababbaabba");
+        let want = vec![[1.0, 2.0], [2.0, 3.0], [3.0, 4.0], [4.0, 5.0]];
+        assert_eq!(ta.probe, want);
+        assert_eq!(tb.probe, want);
+        assert_eq!((ta.secs.len(), tb.secs.len()), (4, 4));
     }
 }
