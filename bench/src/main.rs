@@ -30,6 +30,7 @@
 //! | `read_parse` | `spec` | batches of 1024 read, then parsed by `parse::ExampleParser` / `SequenceExampleParser` (spec from the sidecar at run time), one thread |
 //! | `read_parse` | `spec_mt2` | the same 2 threads and chunks, running the spec parser on batches of 1024 records gathered from them |
 //! | `parse_mem` | `st`, `mt2`, `spec`, `spec_mt2` | the same decode + extract over records already in memory |
+//! | `parse_resident` | `st`, `mt2`, `spec`, `spec_mt2` | only with `--resident N`, not a protocol op: `parse_mem` over the first N records repeated to the file's record count, so that nothing streams from memory (a diagnostic for the two-thread rows) |
 //! | `write_prebuilt` | `st` | `RecordWriter::create` + `write(&[u8])` per record + `finish` (gzip level 6 for `mnist_gz`) |
 //! | `write_example` | `st` | `Writer::write(&T)` of pre-built derived values (encode + framing + CRC) + `finish` |
 //! | `write_build` | `st` | build the derived value from owned typed values + `Writer::write` + `finish` |
@@ -82,7 +83,8 @@ const WORKLOADS: [&str; 4] = ["mnist", "ctr", "seq", "mnist_gz"];
 /// Worker threads of the multi-threaded variants.
 const THREADS: usize = 2;
 const USAGE: &str = "usage: tfrecord-bench [--data DIR] [--out DIR] [--reps N] [--workloads a,b] \
-                     [--ops x,y] [--variants st,mt2,spec,spec_mt2] [--peak-rss] [--stream-only]";
+                     [--ops x,y] [--variants st,mt2,spec,spec_mt2] [--peak-rss] [--stream-only] \
+                     [--resident N]";
 
 struct Args {
     data: PathBuf,
@@ -97,6 +99,9 @@ struct Args {
     /// checked against prost); print `VMHWM <KiB>` at the end. What `--peak-rss` runs, and
     /// handy under a profiler: the profile then holds only the measured op.
     stream_only: bool,
+    /// `--resident N`: also run `parse_resident`, the in-memory parses over the first N records
+    /// repeated to the file's count (a diagnostic, not a protocol op).
+    resident: Option<usize>,
 }
 
 fn split(s: &str) -> Vec<String> {
@@ -121,6 +126,7 @@ impl Args {
             variants: split(&env("VARIANTS", "")),
             peak_rss: false,
             stream_only: false,
+            resident: None,
         };
         let mut it = std::env::args().skip(1);
         while let Some(flag) = it.next() {
@@ -140,6 +146,11 @@ impl Args {
                 "--variants" => a.variants = split(&val()?),
                 "--peak-rss" => a.peak_rss = true,
                 "--stream-only" => a.stream_only = true,
+                "--resident" => {
+                    let v = val()?;
+                    let n = v.parse().ok().filter(|&n: &usize| n > 0);
+                    a.resident = Some(n.ok_or_else(|| format!("--resident {v}: not a count"))?);
+                }
                 "-h" | "--help" => {
                     println!("{USAGE}");
                     std::process::exit(0);
@@ -602,6 +613,49 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
         return Ok(()); // as the harness's TF peer: parse_mem only for uncompressed workloads
     }
     let recs = loaded.records();
+    mem_parses::<S>(c, "parse_mem", &recs, (&parser, spec_name), &check)?;
+    let Some(n) = c.args.resident else {
+        return Ok(());
+    };
+    // The same parses over the first `n` records again and again, as many as the file holds:
+    // nothing streams from memory, so what two threads lose here is not memory traffic.
+    // Checked against the one-thread derived parse of the same list.
+    let resident: Vec<&[u8]> = recs
+        .iter()
+        .take(n)
+        .copied()
+        .cycle()
+        .take(recs.len())
+        .collect();
+    let mut expect = Derived::<S>::new();
+    for b in resident.chunks(records::BATCH) {
+        expect.batch(b)?;
+    }
+    expect.finish()?;
+    let expect = expect.totals();
+    let same = |r: &Result<Totals, String>| match r {
+        Ok(t) if t.rows == expect.rows && t.values == expect.values => Ok(()),
+        Ok(t) => Err(format!(
+            "{}: parse_resident extracted {} rows / {} values, the one-thread parse {} / {}",
+            sc.name, t.rows, t.values, expect.rows, expect.values
+        )),
+        Err(e) => Err(e.clone()),
+    };
+    mem_parses::<S>(c, "parse_resident", &resident, (&parser, spec_name), &same)
+}
+
+/// What one repetition of a parse op returns.
+type Outcome = Result<Totals, String>;
+
+/// `parse_mem` (and the `--resident` diagnostic `parse_resident`) over `recs`: the derived
+/// parse on one thread and two, then the spec parser on one and two, each pair alternated.
+fn mem_parses<S: Shape>(
+    c: &Ctx<'_>,
+    op: &str,
+    recs: &[&[u8]],
+    (parser, spec_name): (&SpecParser, &str),
+    check: &dyn Fn(&Outcome) -> Result<(), String>,
+) -> Result<(), String> {
     let mem_st = || -> Result<Totals, String> {
         let mut sink = Derived::<S>::new();
         for b in recs.chunks(records::BATCH) {
@@ -614,7 +668,7 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
         })
     };
     c.measure_two(
-        "parse_mem",
+        op,
         (
             "st",
             mem_st,
@@ -622,23 +676,21 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
         ),
         (
             "mt2",
-            || mem_parallel(&recs, THREADS, Derived::<S>::new),
-            &format!(
-                "as parse_mem st, batches of 1024 taken in turn by {THREADS} threads (scoped)"
-            ),
+            || mem_parallel(recs, THREADS, Derived::<S>::new),
+            &format!("as {op} st, batches of 1024 taken in turn by {THREADS} threads (scoped)"),
         ),
         check,
     )?;
     c.measure_two(
-        "parse_mem",
+        op,
         (
             "spec",
-            || mem_parallel(&recs, 1, || SpecSink::new(&parser)),
+            || mem_parallel(recs, 1, || SpecSink::new(parser)),
             &format!("parse::{spec_name}::parse over in-memory batches of 1024 (1 thread)"),
         ),
         (
             "spec_mt2",
-            || mem_parallel(&recs, THREADS, || SpecSink::new(&parser)),
+            || mem_parallel(recs, THREADS, || SpecSink::new(parser)),
             &format!(
                 "parse::{spec_name}::parse over in-memory batches of 1024 on {THREADS} threads"
             ),
