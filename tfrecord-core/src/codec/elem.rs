@@ -144,7 +144,7 @@ macro_rules! int_elem {
             fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
                 <Self as DecodeElem<'de, $d>>::extend_packed_within(run, run.len(), out)
             }
-            #[inline]
+            #[inline(always)] // the hot loop of every packed run: keep it in its caller
             fn extend_packed_within(
                 buf: &'de [u8],
                 len: usize,

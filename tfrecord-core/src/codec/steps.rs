@@ -352,11 +352,19 @@ impl<D: Dialect, T: EncodeElem<D>> EncodeSteps<D> for Ragged<T> {
 
 impl<'de, D: Dialect, T: DecodeElem<'de, D>> DecodeSteps<'de, D> for Ragged<T> {
     fn decode_list(list: &Msg<'de>, info: &FieldInfo) -> Result<Self> {
-        let mut out = Ragged::new();
         // A step takes 6 bytes or more, a number 1 byte or more: at most about 3x the list's
-        // bytes reserved (the values' 8 bytes per 4 input bytes, and the row splits).
+        // bytes reserved (the values' 8 bytes per 4 input bytes, and the row splits). Both
+        // buffers are allocated at their size once: growing the one-element splits of
+        // `Ragged::new` would `realloc` a small block, and glibc reallocs a block in the
+        // arena it came from, which on a worker thread can be the main thread's (small freed
+        // blocks pass between threads through each thread's cache), so that two workers
+        // decoding side by side would take turns at the main arena's lock for every record.
         let bytes = list_bytes(list);
-        out.row_splits.reserve(bytes / 6);
+        let mut out = Ragged {
+            values: Vec::new(),
+            row_splits: Vec::with_capacity(bytes / 6 + 1),
+        };
+        out.row_splits.push(0);
         if T::KIND.is_packed() {
             out.values.reserve(bytes / 4);
         }
