@@ -45,8 +45,8 @@
 //! `spec` and `spec_mt2`; `parse_mem` likewise), their repetitions alternate, and a short
 //! `cores_probe` (128 passes per thread, one thread then two) is read before the first pair and
 //! after each; the `RESULT` line's `probe` field holds each pair's `[before, after]` readings
-//! of 2 x (one thread's time) / (two threads' time), so that each pair's ratio can be read
-//! beside the two-thread scaling the host gave at that moment.
+//! of 2 x (one thread's time) / (the slower of two threads' times), so that each pair's ratio
+//! can be read beside the two-thread scaling the host gave at that moment.
 //!
 //! `--peak-rss` instead runs the streaming ops once each in a fresh child process and prints
 //! `RSS {json}` lines with the child's peak resident set size (`VmHWM`). `--stream-only` skips
@@ -633,7 +633,7 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
     }
     expect.finish()?;
     let expect = expect.totals();
-    let same = |r: &Result<Totals, String>| match r {
+    let same = |r: &Outcome| match r {
         Ok(t) if t.rows == expect.rows && t.values == expect.values => Ok(()),
         Ok(t) => Err(format!(
             "{}: parse_resident extracted {} rows / {} values, the one-thread parse {} / {}",
