@@ -46,11 +46,13 @@ def load(log_dir):
                     continue
                 d = json.loads(line[7:])
                 key = (d["peer"], d["variant"], d["workload"], d["op"], d["records"])
-                r = rows.setdefault(key, dict(d, secs=[], cpu_secs=[], probe=[]))
+                r = rows.setdefault(key, dict(d, secs=[], cpu_secs=[], probe=[], probe_alu=[]))
                 r["secs"] += d["secs"]
                 r["cpu_secs"] += d.get("cpu_secs") or []
-                # paired rows: the host's two-thread scaling before and after each pair
+                # paired rows: the host's two-thread scaling before and after each pair, by the
+                # CRC32C kernel and by the ALU kernel
                 r["probe"] += d.get("probe") or []
+                r["probe_alu"] += d.get("probe_alu") or []
     out = {}
     for key, r in rows.items():
         med = statistics.median(r["secs"])
@@ -192,34 +194,42 @@ def write_bounds(res, w, tf):
     return "; " + "; ".join(parts) if parts else ""
 
 
-# A pair of repetitions counts as run with two whole cores when the short cores probe read at
-# least this before and after it.
-PROBE_WHOLE = 1.9
+# A pair of repetitions counts as run with two whole cores when the short ALU probe read at
+# least PROBE_WHOLE before and after it, and on one physical core's two hardware threads when
+# both readings were below PROBE_SHARED.
+PROBE_WHOLE = 1.8
+PROBE_SHARED = 1.3
 
 
 def by_probe(two, one):
-    """The two-thread rows' pairs split by the cores probe read around each pair.
+    """The two-thread rows' pairs split by the ALU probe read around each pair.
 
-    `measure_pair` alternates the one- and two-thread repetitions and reads a short cores probe
-    before the first pair and after each (the RESULT line's `probe`: [before, after] per pair).
-    Returns text giving, for the pairs whose readings were both >= PROBE_WHOLE and for the
-    others, how many there were and their speed-up as the whole row's is taken: the median
-    one-thread seconds over the median two-thread seconds."""
+    `measure_pair` alternates the one- and two-thread repetitions and reads the short probes
+    before the first pair and after each (the RESULT line's `probe_alu`: [before, after] per
+    pair). Returns text giving, for the pairs run on two whole cores, on one physical core's two
+    hardware threads, and in between, how many there were, their speed-up as the whole row's is
+    taken (the median one-thread seconds over the median two-thread seconds), and the CPU work of
+    two threads over one."""
     n = len(one["secs"])
-    if not n or len(two["secs"]) != n or len(one["probe"]) != n or two["probe"] != one["probe"]:
+    probes = one["probe_alu"]
+    if (not n or len(two["secs"]) != n or len(probes) != n or two["probe_alu"] != probes
+            or len(one["cpu_secs"]) != n or len(two["cpu_secs"]) != n):
         return ""
-    whole, other = [], []
-    for s1, s2, p in zip(one["secs"], two["secs"], one["probe"]):
-        (whole if min(p) >= PROBE_WHOLE else other).append((s1, s2, min(p)))
+    groups = {"whole": [], "shared": [], "between": []}
+    for s1, s2, c1, c2, p in zip(one["secs"], two["secs"], one["cpu_secs"], two["cpu_secs"], probes):
+        g = "whole" if min(p) >= PROBE_WHOLE else "shared" if max(p) < PROBE_SHARED else "between"
+        groups[g].append((s1, s2, c1, c2, min(p)))
 
     def part(name, g):
         if not g:
             return f"{name}: none"
         med = statistics.median
-        return (f"{name}: {med(x[0] for x in g) / med(x[1] for x in g):.2f}x "
-                f"({len(g)} of {n} pairs, probe median {med(x[2] for x in g):.2f})")
-    return ("; by the cores probe around each pair: "
-            + part(f"with both readings >= {PROBE_WHOLE}", whole) + ", " + part("the others", other))
+        return (f"{name}: {med(x[0] for x in g) / med(x[1] for x in g):.2f}x, CPU work "
+                f"{med(x[3] for x in g) / med(x[2] for x in g):.2f} ({len(g)} of {n} pairs)")
+    return ("; by the ALU probe around each pair: "
+            + part(f"two whole cores (both readings >= {PROBE_WHOLE})", groups["whole"]) + ", "
+            + part(f"one core's two hardware threads (both < {PROBE_SHARED})", groups["shared"]) + ", "
+            + part("in between", groups["between"]))
 
 
 def targets(res, rss):
@@ -282,7 +292,7 @@ def targets(res, rss):
                 extra = f"; cpu/wall {a['cpu']:.2f}; CPU work {two}/{one} {infl:.2f}"
             # Two-thread ceilings of the same workload in the same run: the raw read alone (for
             # the reading rows), and the machine's own scaling on cache-resident compute.
-            ceilings = (["read_raw"] if op == "read_parse" else []) + ["cores_probe"]
+            ceilings = (["read_raw"] if op == "read_parse" else []) + ["cores_probe", "alu_probe"]
             for other in ceilings:
                 y = ratio(get(res, PEER, "mt2", w, other), get(res, PEER, "st", w, other))
                 if y:
@@ -381,15 +391,20 @@ def main():
               "(a new file) are not library ops: the source file's bytes, already framed, written "
               "in 1 MiB slices; what any writer of these bytes is bound by. Where TensorFlow has "
               "no such op, the TF column names the op used as reference. Before each workload the bench "
-              "runs `cores_probe` (not in this table): CRC32C over a cache-resident buffer per thread on 1 "
-              "and 2 threads, the machine's own two-thread scaling at that point of the run; the `mt2` "
-              "target rows quote it. In `read_parse` and `parse_mem` the one-thread and two-thread "
+              "runs two probes of the machine's own two-thread scaling at that point of the run (not in "
+              "this table; the `mt2` target rows quote them): `cores_probe`, CRC32C over a cache-resident "
+              "buffer per thread on 1 and 2 threads, whose chains are bound by latency, so it reads "
+              "below 2 only where the two vCPUs do not run at the same time; and `alu_probe`, six "
+              "independent integer chains per thread, bound by the core's execution units, so it also "
+              "reads about 1 where the two vCPUs are the two hardware threads of one physical core. "
+              "In `read_parse` and `parse_mem` the one-thread and two-thread "
               "variants alternate their repetitions (`st`, `mt2`, `mt2`, `st`, ...; `spec` with "
               "`spec_mt2` likewise), so that the two-thread ratio compares the same moments of the "
-              "host; a short `cores_probe` (128 passes per thread, one thread then two) is read "
+              "host; short probes (128 passes per thread, one thread then two) are read "
               "before the first pair and after each, and the `mt2` target rows split their pairs "
-              f"by it: those with both readings >= {PROBE_WHOLE} (the host gave two whole cores "
-              "around them) and the others.\n")
+              f"by the ALU probe: both readings >= {PROBE_WHOLE} (the host gave two whole cores "
+              f"around them), both below {PROBE_SHARED} (one physical core's two hardware threads), "
+              "and in between.\n")
     md.append(side_by_side(res) + "\n")
     md.append("## Targets of issue 6\n")
     md.append(targets(res, rss) + "\n")

@@ -39,14 +39,16 @@
 //! | `encode_mem` | `prost` | prost's `Message::encode_raw` of the same records as `tensorflow.Example` / `SequenceExample` values (decoded beforehand, untimed): the reference encoder |
 //! | `write_limit` | `st` | not a library op: the source file's bytes, already framed, written with `write_all` of 1 MiB slices into the write ops' output path (truncated by `File::create`) + close; what any writer of these bytes is bound by |
 //! | `write_limit_fresh` | `st` | the same into a new file (the previous output removed, untimed) |
-//! | `cores_probe` | `st`, `mt2` | not a library op: CRC32C over a cache-resident 1 MiB buffer per thread, on 1 and 2 threads; the machine's own two-thread scaling at that point of the run |
+//! | `cores_probe` | `st`, `mt2` | not a library op: CRC32C over a cache-resident 1 MiB buffer per thread, on 1 and 2 threads; the machine's own two-thread scaling at that point of the run (latency-bound: below 2 only where the two vCPUs do not run at the same time) |
+//! | `alu_probe` | `st`, `mt2` | not a library op: six independent integer chains per thread, bound by the core's execution units, on 1 and 2 threads; reads about 1 where the two vCPUs are the two hardware threads of one physical core |
 //!
 //! Where a one-thread and a two-thread variant are both asked for (`read_parse` `st` and `mt2`,
 //! `spec` and `spec_mt2`; `parse_mem` likewise), their repetitions alternate, and a short
-//! `cores_probe` (128 passes per thread, one thread then two) is read before the first pair and
-//! after each; the `RESULT` line's `probe` field holds each pair's `[before, after]` readings
-//! of 2 x (one thread's time) / (the slower of two threads' times), so that each pair's ratio
-//! can be read beside the two-thread scaling the host gave at that moment.
+//! `cores_probe` and `alu_probe` (128 passes per thread each, one thread then two) are read
+//! before the first pair and after each; the `RESULT` line's `probe` (CRC32C) and `probe_alu`
+//! fields hold each pair's `[before, after]` readings of 2 x (one thread's time) / (the slower
+//! of two threads' times), so that each pair's ratio can be read beside the two-thread scaling
+//! the host gave at that moment.
 //!
 //! `--peak-rss` instead runs the streaming ops once each in a fresh child process and prints
 //! `RSS {json}` lines with the child's peak resident set size (`VmHWM`). `--stream-only` skips
@@ -76,7 +78,7 @@ use crate::pipeline::{
 use crate::records::{CtrShape, MnistShape, SeqShape, Shape, check_spec, decode};
 use crate::sidecar::Sidecar;
 use crate::spec::{SpecParser, SpecSink};
-use crate::timing::{Emit, Times, measure, measure_pair, measure_setup, peak_rss_kib};
+use crate::timing::{Emit, HostProbe, Times, measure, measure_pair, measure_setup, peak_rss_kib};
 
 const PEER: &str = "tfrecord-rs";
 const WORKLOADS: [&str; 4] = ["mnist", "ctr", "seq", "mnist_gz"];
@@ -377,65 +379,120 @@ fn scan(path: &Path, opts: ReaderOptions, decode: DecodeFn) -> Result<(u64, u64)
     Ok((n, bytes))
 }
 
-/// Bytes of each thread's buffer in [`cores_probe`]: within a core's L2.
+/// Bytes of each thread's buffer in the CRC32C kernel of the probes: within a core's L2.
 const PROBE_BYTES: usize = 1 << 20;
-/// Passes over the buffer per thread and repetition (512 MiB of CRC32C, ~20 ms at 30 GB/s).
+/// Iterations of the ALU kernel per pass: about as long as a CRC32C pass over [`PROBE_BYTES`].
+const ALU_ITERS: u64 = 1 << 15;
+/// Passes per thread and repetition of `cores_probe` and `alu_probe` (512 MiB of CRC32C,
+/// ~20 ms at 30 GB/s; the ALU kernel about as long).
 const PROBE_PASSES: u64 = 512;
 
-/// `cores_probe`: the machine's own two-thread scaling at this point of the run, for reading
-/// the `mt2` rows beside it. Each thread computes CRC32C over its own cache-resident buffer
-/// (no memory traffic, no I/O, nothing shared): `st` one thread, `mt2` two threads each doing
-/// the one thread's work. With two idle cores `mt2` gives 2x the passes per second of `st`.
+/// A kernel of the host probes: work that touches nothing shared (no memory traffic, no I/O),
+/// timed on one thread and on two, each doing the one thread's work.
+#[derive(Clone, Copy)]
+enum Kernel {
+    /// CRC32C over the thread's own cache-resident buffer. Its chains are bound by the
+    /// instruction's latency, so two threads keep their speed even on the two hardware
+    /// threads of one physical core: it reads below 2 where the vCPUs do not both run.
+    Crc,
+    /// [`alu_chains`]: bound by the core's integer units, so it also reads about 1 where the
+    /// two vCPUs are the two hardware threads of one physical core, sharing those units.
+    Alu,
+}
+
+/// `cores_probe` (CRC32C) and `alu_probe` ([`alu_chains`]): the machine's own two-thread
+/// scaling at this point of the run, by each [`Kernel`], for reading the `mt2` rows beside
+/// it: `st` one thread, `mt2` two threads each doing the one thread's work. With two whole
+/// cores `mt2` gives 2x the passes per second of `st`.
 fn cores_probe(c: &Ctx<'_>) -> Result<(), String> {
-    for (variant, threads) in [("st", 1u64), ("mt2", THREADS as u64)] {
-        if !c.args.want("cores_probe", variant) {
-            continue;
+    for (op, kernel, what) in [
+        (
+            "cores_probe",
+            Kernel::Crc,
+            "CRC32C over its own 1 MiB cache-resident buffer",
+        ),
+        (
+            "alu_probe",
+            Kernel::Alu,
+            "six independent rotate-and-add chains (bound by the core's integer units)",
+        ),
+    ] {
+        for (variant, threads) in [("st", 1u64), ("mt2", THREADS as u64)] {
+            if !c.args.want(op, variant) {
+                continue;
+            }
+            let expect = PROBE_PASSES * threads;
+            let t = measure(
+                c.args.reps,
+                || probe_passes(kernel, threads, PROBE_PASSES).0,
+                |&n| {
+                    if n == expect {
+                        Ok(())
+                    } else {
+                        Err(format!("{op}: {n} passes, expected {expect}"))
+                    }
+                },
+            )?;
+            Emit {
+                peer: PEER,
+                variant,
+                workload: &c.sc.name,
+                op,
+                records: expect,
+                bytes: expect * PROBE_BYTES as u64,
+                note: &format!(
+                    "machine probe, not a library op: {threads} thread(s), each {what} {PROBE_PASSES} times; records = passes"
+                ),
+            }
+            .print(&t);
         }
-        let expect = PROBE_PASSES * threads;
-        let t = measure(
-            c.args.reps,
-            || probe_passes(threads, PROBE_PASSES).0,
-            |&n| {
-                if n == expect {
-                    Ok(())
-                } else {
-                    Err(format!("cores_probe: {n} passes, expected {expect}"))
-                }
-            },
-        )?;
-        Emit {
-            peer: PEER,
-            variant,
-            workload: &c.sc.name,
-            op: "cores_probe",
-            records: expect,
-            bytes: expect * PROBE_BYTES as u64,
-            note: &format!(
-                "machine probe, not a library op: {threads} thread(s), each CRC32C over its own 1 MiB cache-resident buffer {PROBE_PASSES} times; records = passes"
-            ),
-        }
-        .print(&t);
     }
     Ok(())
 }
 
-/// Passes per thread of one [`probe_scaling`] reading (128 MiB of CRC32C per thread, ~5 ms).
+/// Passes per thread of one [`probe_scaling`] reading (~5 ms per kernel and thread count).
 const PROBE_SHORT_PASSES: u64 = 128;
 
-/// The host's two-thread scaling at this moment: a short `cores_probe`, one thread and then
-/// two, as 2 x (one thread's time) / (the slower of two threads' times); about 2 with two
-/// whole cores. [`measure_pair`] reads it around each pair of one- and two-thread repetitions.
-fn probe_scaling() -> f64 {
-    let (_, one) = probe_passes(1, PROBE_SHORT_PASSES);
-    let (_, two) = probe_passes(2, PROBE_SHORT_PASSES);
-    2.0 * one / two
+/// The host's two-thread scaling at this moment by both kernels: a short `cores_probe` and
+/// `alu_probe`, one thread and then two, each 2 x (one thread's time) / (the slower of two
+/// threads' times); about 2 with two whole cores. [`measure_pair`] reads it around each pair of
+/// one- and two-thread repetitions.
+fn probe_scaling() -> HostProbe {
+    let scaling = |kernel| {
+        let (_, one) = probe_passes(kernel, 1, PROBE_SHORT_PASSES);
+        let (_, two) = probe_passes(kernel, 2, PROBE_SHORT_PASSES);
+        2.0 * one / two
+    };
+    HostProbe {
+        crc: scaling(Kernel::Crc),
+        alu: scaling(Kernel::Alu),
+    }
 }
 
-/// One `cores_probe` repetition: `threads` threads each fill their own buffer, wait for the
-/// others (so a thread the scheduler starts late does not read as a slow core), and make
-/// `passes` passes of CRC32C over it. Returns the passes made and the slowest thread's seconds
-/// from the common start to its last pass.
-fn probe_passes(threads: u64, passes: u64) -> (u64, f64) {
+/// The ALU kernel: six independent chains of a rotate and an add, `iters` steps each. Each
+/// step's two operations wait on the previous step of their own chain only, so a core has
+/// more independent work than its integer units retire per cycle: the kernel is bound by
+/// those units (kept in registers, no memory traffic), and two threads on one physical core's
+/// two hardware threads run it no faster than one. Returns the chains folded into one word.
+#[inline(never)]
+fn alu_chains(iters: u64, seed: u64) -> u64 {
+    let mut s = [seed, seed ^ 1, seed ^ 2, seed ^ 3, seed ^ 4, seed ^ 5];
+    for i in 0..iters {
+        s[0] = s[0].rotate_left(3).wrapping_add(i);
+        s[1] = s[1].rotate_left(7).wrapping_add(i);
+        s[2] = s[2].rotate_left(11).wrapping_add(i);
+        s[3] = s[3].rotate_left(17).wrapping_add(i);
+        s[4] = s[4].rotate_left(23).wrapping_add(i);
+        s[5] = s[5].rotate_left(29).wrapping_add(i);
+    }
+    s.iter().fold(0, |a, &x| a ^ x)
+}
+
+/// One probe repetition: `threads` threads each prepare their own input (the CRC32C kernel's
+/// buffer), wait for the others (so a thread the scheduler starts late does not read as a slow
+/// core), and make `passes` passes of `kernel`. Returns the passes made and the slowest
+/// thread's seconds from the common start to its last pass.
+fn probe_passes(kernel: Kernel, threads: u64, passes: u64) -> (u64, f64) {
     #[allow(clippy::cast_possible_truncation)] // a thread count
     let start = std::sync::Barrier::new(threads as usize);
     std::thread::scope(|s| {
@@ -443,15 +500,22 @@ fn probe_passes(threads: u64, passes: u64) -> (u64, f64) {
             .map(|t| {
                 let start = &start;
                 s.spawn(move || {
-                    #[allow(clippy::cast_possible_truncation)] // bytes 0..=255
-                    let buf: Vec<u8> = (0..PROBE_BYTES).map(|i| (i as u64 ^ t) as u8).collect();
+                    let buf: Vec<u8> = match kernel {
+                        #[allow(clippy::cast_possible_truncation)] // bytes 0..=255
+                        Kernel::Crc => (0..PROBE_BYTES).map(|i| (i as u64 ^ t) as u8).collect(),
+                        Kernel::Alu => Vec::new(),
+                    };
                     start.wait();
                     let t0 = std::time::Instant::now();
                     let mut done = 0u64;
                     for _ in 0..passes {
-                        std::hint::black_box(tfrecord_core::crc::masked_crc32c(
-                            std::hint::black_box(&buf),
-                        ));
+                        let out = match kernel {
+                            Kernel::Crc => u64::from(tfrecord_core::crc::masked_crc32c(
+                                std::hint::black_box(&buf),
+                            )),
+                            Kernel::Alu => alu_chains(std::hint::black_box(ALU_ITERS), t),
+                        };
+                        std::hint::black_box(out);
                         done += 1;
                     }
                     (done, t0.elapsed().as_secs_f64())

@@ -28,7 +28,21 @@ pub(crate) struct Times {
     pub(crate) cpu: Vec<f64>,
     /// For repetitions taken in pairs ([`measure_pair`]): the host's two-thread scaling read
     /// just before and just after each pair (empty otherwise).
-    pub(crate) probe: Vec<[f64; 2]>,
+    pub(crate) probe: Vec<[HostProbe; 2]>,
+}
+
+/// One reading of the host's two-thread scaling: 2 x (one thread's time) / (the slower of two
+/// threads' times) for the same work per thread, about 2 where the host gives two whole
+/// cores, by two kernels that tell apart two ways of giving less.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct HostProbe {
+    /// CRC32C over a cache-resident buffer: chains bound by the instruction's latency, so it
+    /// reads below 2 only where the two vCPUs do not run at the same time.
+    pub(crate) crc: f64,
+    /// Integer chains that issue more work per cycle than a core retires: bound by the
+    /// core's execution units, so it also reads about 1 where the two vCPUs are the two
+    /// hardware threads of one physical core.
+    pub(crate) alu: f64,
 }
 
 impl Times {
@@ -82,7 +96,7 @@ pub(crate) fn measure_pair<T>(
     mut a: impl FnMut() -> T,
     mut b: impl FnMut() -> T,
     mut check: impl FnMut(&T) -> Result<(), String>,
-    mut probe: impl FnMut() -> f64,
+    mut probe: impl FnMut() -> HostProbe,
 ) -> Result<(Times, Times), String> {
     check(&a())?;
     check(&b())?;
@@ -161,12 +175,14 @@ impl Emit<'_> {
             "secs": round6(&t.secs), "cpu_secs": round6(&t.cpu), "note": self.note,
         });
         if !t.probe.is_empty() {
-            let probe: Vec<[f64; 2]> = t
-                .probe
-                .iter()
-                .map(|p| p.map(|x| (x * 1e3).round() / 1e3))
-                .collect();
-            v["probe"] = serde_json::json!(probe);
+            let readings = |kernel: fn(&HostProbe) -> f64| -> Vec<[f64; 2]> {
+                t.probe
+                    .iter()
+                    .map(|p| p.each_ref().map(|r| (kernel(r) * 1e3).round() / 1e3))
+                    .collect()
+            };
+            v["probe"] = serde_json::json!(readings(|r| r.crc));
+            v["probe_alu"] = serde_json::json!(readings(|r| r.alu));
         }
         println!("RESULT {v}");
         let m = median(&t.secs);
@@ -190,7 +206,7 @@ impl Emit<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::measure_pair;
+    use super::{HostProbe, measure_pair};
 
     #[test]
     fn measure_pair_alternates_and_brackets_each_pair_with_probe_readings() {
@@ -203,13 +219,22 @@ mod tests {
             |()| Ok(()),
             || {
                 readings += 1.0;
-                readings
+                HostProbe {
+                    crc: readings,
+                    alu: -readings,
+                }
             },
         )
         .expect("no check fails");
         // One warm-up each, then A B, B A, A B, B A.
         assert_eq!(order.into_inner(), "ababbaabba");
-        let want = vec![[1.0, 2.0], [2.0, 3.0], [3.0, 4.0], [4.0, 5.0]];
+        let r = |x: f64| HostProbe { crc: x, alu: -x };
+        let want = vec![
+            [r(1.0), r(2.0)],
+            [r(2.0), r(3.0)],
+            [r(3.0), r(4.0)],
+            [r(4.0), r(5.0)],
+        ];
         assert_eq!(ta.probe, want);
         assert_eq!(tb.probe, want);
         assert_eq!((ta.secs.len(), tb.secs.len()), (4, 4));
