@@ -194,9 +194,9 @@ def write_bounds(res, w, tf):
     return "; " + "; ".join(parts) if parts else ""
 
 
-# A pair of repetitions counts as run with two whole cores when the short ALU probe read at
-# least PROBE_WHOLE before and after it, and on one physical core's two hardware threads when
-# both readings were below PROBE_SHARED.
+# A pair of repetitions counts as run with two whole vCPUs when the short ALU probe read at
+# least PROBE_WHOLE before and after it, and with about one vCPU's work between the two threads
+# when both readings were below PROBE_SHARED.
 PROBE_WHOLE = 1.8
 PROBE_SHARED = 1.3
 
@@ -206,8 +206,8 @@ def by_probe(two, one):
 
     `measure_pair` alternates the one- and two-thread repetitions and reads the short probes
     before the first pair and after each (the RESULT line's `probe_alu`: [before, after] per
-    pair). Returns text giving, for the pairs run on two whole cores, on one physical core's two
-    hardware threads, and in between, how many there were, their speed-up as the whole row's is
+    pair). Returns text giving, for the pairs run with two whole vCPUs, with about one, and in
+    between, how many there were, their speed-up as the whole row's is
     taken (the median one-thread seconds over the median two-thread seconds), and the CPU work of
     two threads over one."""
     n = len(one["secs"])
@@ -227,8 +227,8 @@ def by_probe(two, one):
         return (f"{name}: {med(x[0] for x in g) / med(x[1] for x in g):.2f}x, CPU work "
                 f"{med(x[3] for x in g) / med(x[2] for x in g):.2f} ({len(g)} of {n} pairs)")
     return ("; by the ALU probe around each pair: "
-            + part(f"two whole cores (both readings >= {PROBE_WHOLE})", groups["whole"]) + ", "
-            + part(f"one core's two hardware threads (both < {PROBE_SHARED})", groups["shared"]) + ", "
+            + part(f"both readings >= {PROBE_WHOLE}", groups["whole"]) + ", "
+            + part(f"both < {PROBE_SHARED}", groups["shared"]) + ", "
             + part("in between", groups["between"]))
 
 
@@ -393,18 +393,17 @@ def main():
               "no such op, the TF column names the op used as reference. Before each workload the bench "
               "runs two probes of the machine's own two-thread scaling at that point of the run (not in "
               "this table; the `mt2` target rows quote them): `cores_probe`, CRC32C over a cache-resident "
-              "buffer per thread on 1 and 2 threads, whose chains are bound by latency, so it reads "
-              "below 2 only where the two vCPUs do not run at the same time; and `alu_probe`, six "
-              "independent integer chains per thread, bound by the core's execution units, so it also "
-              "reads about 1 where the two vCPUs are the two hardware threads of one physical core. "
+              "buffer per thread on 1 and 2 threads, whose chains are bound by latency; and `alu_probe`, "
+              "six independent integer chains per thread, bound by the core's execution units, whose "
+              "two-thread reading tracks the decoders' own more closely on this machine. "
               "In `read_parse` and `parse_mem` the one-thread and two-thread "
               "variants alternate their repetitions (`st`, `mt2`, `mt2`, `st`, ...; `spec` with "
               "`spec_mt2` likewise), so that the two-thread ratio compares the same moments of the "
               "host; short probes (128 passes per thread, one thread then two) are read "
               "before the first pair and after each, and the `mt2` target rows split their pairs "
-              f"by the ALU probe: both readings >= {PROBE_WHOLE} (the host gave two whole cores "
-              f"around them), both below {PROBE_SHARED} (one physical core's two hardware threads), "
-              "and in between.\n")
+              f"by the ALU probe: both readings >= {PROBE_WHOLE} (both threads ran at full speed at "
+              f"once around them), both below {PROBE_SHARED} (two threads did about one thread's "
+              "work), and in between.\n")
     md.append(side_by_side(res) + "\n")
     md.append("## Targets of issue 6\n")
     md.append(targets(res, rss) + "\n")

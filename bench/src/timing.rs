@@ -32,16 +32,15 @@ pub(crate) struct Times {
 }
 
 /// One reading of the host's two-thread scaling: 2 x (one thread's time) / (the slower of two
-/// threads' times) for the same work per thread, about 2 where the host gives two whole
-/// cores, by two kernels that tell apart two ways of giving less.
+/// threads' times) for the same work per thread, about 2 where both threads run at full speed
+/// at once, by two kernels.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct HostProbe {
-    /// CRC32C over a cache-resident buffer: chains bound by the instruction's latency, so it
-    /// reads below 2 only where the two vCPUs do not run at the same time.
+    /// CRC32C over a cache-resident buffer: chains bound by the instruction's latency.
     pub(crate) crc: f64,
-    /// Integer chains that issue more work per cycle than a core retires: bound by the
-    /// core's execution units, so it also reads about 1 where the two vCPUs are the two
-    /// hardware threads of one physical core.
+    /// Integer chains that issue more work per cycle than a core retires, bound by its
+    /// execution units; on this machine its reading tracks the decoders' own two-thread
+    /// scaling more closely than the CRC32C kernel's does.
     pub(crate) alu: f64,
 }
 
