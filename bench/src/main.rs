@@ -457,8 +457,8 @@ const PROBE_SHORT_PASSES: u64 = 128;
 
 /// The host's two-thread scaling at this moment by both kernels: a short `cores_probe` and
 /// `alu_probe`, one thread and then two, each 2 x (one thread's time) / (the slower of two
-/// threads' times); about 2 where both threads run at full speed at once. [`measure_pair`] reads it around each pair of
-/// one- and two-thread repetitions.
+/// threads' times); about 2 where both threads run at full speed at once. [`measure_pair`]
+/// reads it around each pair of one- and two-thread repetitions.
 fn probe_scaling() -> HostProbe {
     let scaling = |kernel| {
         let (_, one) = probe_passes(kernel, 1, PROBE_SHORT_PASSES);
