@@ -40,7 +40,7 @@
 //! | `write_limit` | `st` | not a library op: the source file's bytes, already framed, written with `write_all` of 1 MiB slices into the write ops' output path (truncated by `File::create`) + close; what any writer of these bytes is bound by |
 //! | `write_limit_fresh` | `st` | the same into a new file (the previous output removed, untimed) |
 //! | `cores_probe` | `st`, `mt2` | not a library op: CRC32C over a cache-resident 1 MiB buffer per thread, on 1 and 2 threads; the machine's own two-thread scaling at that point of the run (its chains bound by latency) |
-//! | `alu_probe` | `st`, `mt2` | not a library op: six independent integer chains per thread, bound by the core's execution units, on 1 and 2 threads; the same, by a kernel whose two-thread reading tracks the decoders' own more closely on this machine (bench/NOTES.md) |
+//! | `alu_probe` | `st`, `mt2` | not a library op: six independent integer chains per thread, bound by the core's execution units, on 1 and 2 threads: the host's two-thread scaling by a second kernel (bench/NOTES.md says how far each probe's readings went with the decoders') |
 //!
 //! Where a one-thread and a two-thread variant are both asked for (`read_parse` `st` and `mt2`,
 //! `spec` and `spec_mt2`; `parse_mem` likewise), their repetitions alternate, and a short
@@ -394,8 +394,8 @@ enum Kernel {
     /// CRC32C over the thread's own cache-resident buffer; its chains are bound by the
     /// instruction's latency.
     Crc,
-    /// [`alu_chains`], bound by the core's integer units. Its two-thread reading tracks the
-    /// decoders' own two-thread scaling more closely than the CRC32C kernel's (bench/NOTES.md).
+    /// [`alu_chains`], bound by the core's integer units. How far its two-thread readings
+    /// went with the decoders' own scaling, run by run, is in bench/NOTES.md.
     Alu,
 }
 

@@ -39,8 +39,7 @@ pub(crate) struct HostProbe {
     /// CRC32C over a cache-resident buffer: chains bound by the instruction's latency.
     pub(crate) crc: f64,
     /// Integer chains that issue more work per cycle than a core retires, bound by its
-    /// execution units; on this machine its reading tracks the decoders' own two-thread
-    /// scaling more closely than the CRC32C kernel's does.
+    /// execution units.
     pub(crate) alu: f64,
 }
 

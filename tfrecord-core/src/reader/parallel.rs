@@ -18,7 +18,10 @@ use crate::error::{Error, Result};
 /// come back in thread order.
 ///
 /// `threads` of 0 means one per core the machine gives the process
-/// ([`std::thread::available_parallelism`]); 1 reads on the calling thread.
+/// ([`std::thread::available_parallelism`]); 1 reads on the calling thread. `init` runs on
+/// the thread that then uses the state, so setup that belongs to a thread (a thread-local,
+/// the thread's CPU affinity) goes there; the threads are left where the operating system
+/// puts them otherwise.
 ///
 /// - An uncompressed file is cut with [`SharedChunks`]: each thread reads its own chunk out of
 ///   the file, so that reading, checking and decoding are all spread over the threads.
