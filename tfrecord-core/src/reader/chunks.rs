@@ -31,6 +31,10 @@ pub struct Chunk {
     /// Whether the chunk is cut from an uncompressed file, whose size bounds every length (as
     /// `RecordReader::open` knows it), so that its reader words truncation the same way.
     bounded: bool,
+    /// How many bytes of the frames, from the first, the cutter walked over frame by frame:
+    /// each of those frames' lengths passed its CRC and `max_record_len` there, with these
+    /// options, so that [`ChunkRecords`] checks only their payloads' CRCs.
+    checked: usize,
     path: Option<Arc<Path>>,
     opts: ReaderOptions,
 }
@@ -215,11 +219,12 @@ impl ChunkRecords<'_> {
             .get(self.pos..)?
             .split_first_chunk::<12>()?;
         let (len_bytes, len_crc) = header.split_first_chunk::<8>()?;
-        if u32::from_le_bytes(*len_crc.first_chunk::<4>()?) != masked_crc32c(len_bytes) {
-            return None;
-        }
         let declared = u64::from_le_bytes(*len_bytes);
-        if declared > opts.max_record_len {
+        // A frame the cutter walked had its length checked there, with the same options.
+        if self.pos >= self.chunk.checked
+            && (u32::from_le_bytes(*len_crc.first_chunk::<4>()?) != masked_crc32c(len_bytes)
+                || declared > opts.max_record_len)
+        {
             return None;
         }
         let len = usize::try_from(declared).ok()?;
@@ -394,10 +399,13 @@ impl<R: Read> ChunkReader<R> {
             at_end = !self.fill(&mut data, want);
         }
         let (mut cut, mut frames) = (0usize, 0u64);
+        // Where the whole frames walked over end (`cut` may end past a frame that fails a check).
+        let mut checked = 0usize;
         loop {
             match frame_at(&self.opts, &data[cut..]) {
                 Frame::Whole(len) => {
                     cut += len;
+                    checked = cut;
                     frames += 1;
                 }
                 // The first frame is larger than what was read: read up to its end.
@@ -442,6 +450,7 @@ impl<R: Read> ChunkReader<R> {
             offset: self.offset,
             first_record: self.records,
             bounded: self.bounded,
+            checked,
             path: self.path.clone(),
             opts: self.opts.clone(),
         };
@@ -581,6 +590,32 @@ struct Link {
     ended: bool,
 }
 
+/// What [`SharedChunks::walk`] found in a cell.
+struct Walk {
+    /// Where the chunk ends in the cell's bytes.
+    cut: usize,
+    /// Where the whole frames walked over end: `cut`, unless a frame that fails a check or a
+    /// truncated one follows them.
+    walked: usize,
+    /// The whole frames walked over.
+    frames: u64,
+    /// Whether the chunk is the last one.
+    ended: bool,
+}
+
+impl Walk {
+    /// The last chunk: everything read, the frame at `walked` (one that fails a check, or a
+    /// truncated one) included; the chunk's reader reports it.
+    fn last(data: &[u8], walked: usize, frames: u64) -> Walk {
+        Walk {
+            cut: data.len(),
+            walked,
+            frames,
+            ended: true,
+        }
+    }
+}
+
 /// Passes the link on when dropped: every cell taken passes it on exactly once, whatever
 /// happens to the thread that took it (an early return ends the chain).
 struct Turn<'a> {
@@ -704,8 +739,12 @@ impl SharedChunks {
                 continue;
             }
             let first = usize::try_from(link.start - cell_start).unwrap_or(usize::MAX);
-            let (cut, frames, ended) =
-                self.walk(&mut data, cell_start, cell_end, first, link.records)?;
+            let Walk {
+                cut,
+                walked,
+                frames,
+                ended,
+            } = self.walk(&mut data, cell_start, cell_end, first, link.records)?;
             let end = cell_start + cut as u64;
             turn.next = Link {
                 cell: cell + 1,
@@ -723,6 +762,7 @@ impl SharedChunks {
                 offset: link.start,
                 first_record: link.records,
                 bounded: true,
+                checked: walked - first,
                 path: Some(Arc::clone(&self.path)),
                 opts: self.opts.clone(),
             }));
@@ -731,8 +771,7 @@ impl SharedChunks {
 
     /// Walks the frames that start in the cell from `data[first..]` (`data` holds the file
     /// from `cell_start`; `records` frames come before the first), reading on past the cell for
-    /// the last one. Returns where the chunk ends in `data`, its frames, and whether it is the
-    /// last chunk: a frame that fails a check, or a truncated last frame, ends the chunk and
+    /// the last one. A frame that fails a check, or a truncated last frame, ends the chunk and
     /// the file's chunks, as with [`ChunkReader`], and the chunk's reader reports it.
     fn walk(
         &self,
@@ -741,7 +780,7 @@ impl SharedChunks {
         cell_end: u64,
         first: usize,
         records: u64,
-    ) -> Result<(usize, u64, bool)> {
+    ) -> Result<Walk> {
         let (mut cut, mut frames) = (first, 0u64);
         while cell_start + (cut as u64) < cell_end {
             match frame_at(&self.opts, data.get(cut..).unwrap_or_default()) {
@@ -756,13 +795,18 @@ impl SharedChunks {
                     self.read_to(data, data.len(), have, want)
                         .map_err(|e| self.fail(e, cell_start + cut as u64, records + frames))?;
                     if want == self.size && data.len() < cut + need {
-                        return Ok((data.len(), frames, true)); // truncated at the end
+                        return Ok(Walk::last(data, cut, frames)); // truncated at the end
                     }
                 }
-                Frame::Bad => return Ok((data.len(), frames, true)),
+                Frame::Bad => return Ok(Walk::last(data, cut, frames)),
             }
         }
-        Ok((cut, frames, false))
+        Ok(Walk {
+            cut,
+            walked: cut,
+            frames,
+            ended: false,
+        })
     }
 
     /// Makes `data[at..]` the file's bytes `from..to`. A reused buffer's old bytes are read
