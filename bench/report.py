@@ -22,8 +22,10 @@ PEER = "tfrecord-rs"
 WORKLOADS = ["mnist", "ctr", "seq", "mnist_gz"]
 OPS = [
     ("read_raw", "st"), ("read_raw", "mt2"), ("read_raw_nocrc", "st"), ("read_decode", "st"),
-    ("read_parse", "st"), ("read_parse", "mt2"), ("read_parse", "spec"), ("read_parse", "spec_mt2"),
-    ("parse_mem", "st"), ("parse_mem", "mt2"), ("parse_mem", "spec"), ("parse_mem", "spec_mt2"),
+    ("read_parse", "st"), ("read_parse", "mt2"), ("read_parse", "st_halves"), ("read_parse", "spec"),
+    ("read_parse", "spec_mt2"), ("read_parse", "spec_halves"),
+    ("parse_mem", "st"), ("parse_mem", "mt2"), ("parse_mem", "st_halves"), ("parse_mem", "spec"),
+    ("parse_mem", "spec_mt2"), ("parse_mem", "spec_halves"),
     ("write_prebuilt", "st"), ("write_example", "st"), ("write_build", "st"),
     ("write_build_fresh", "st"), ("encode_mem", "st"), ("encode_mem", "prost"), ("write_limit", "st"),
     ("write_limit_fresh", "st"),
@@ -46,13 +48,16 @@ def load(log_dir):
                     continue
                 d = json.loads(line[7:])
                 key = (d["peer"], d["variant"], d["workload"], d["op"], d["records"])
-                r = rows.setdefault(key, dict(d, secs=[], cpu_secs=[], probe=[], probe_alu=[]))
+                r = rows.setdefault(key, dict(d, secs=[], cpu_secs=[], probe=[], probe_alu=[],
+                                              half_secs=[]))
                 r["secs"] += d["secs"]
                 r["cpu_secs"] += d.get("cpu_secs") or []
                 # paired rows: the host's two-thread scaling before and after each pair, by the
                 # CRC32C kernel and by the ALU kernel
                 r["probe"] += d.get("probe") or []
                 r["probe_alu"] += d.get("probe_alu") or []
+                # the `_halves` rows: each half's seconds from their common start
+                r["half_secs"] += d.get("half_secs") or []
     out = {}
     for key, r in rows.items():
         med = statistics.median(r["secs"])
@@ -232,6 +237,21 @@ def by_probe(two, one):
             + part("in between", groups["between"]))
 
 
+def by_halves(h, two, one, name):
+    """The two-thread row beside the same moments' `_halves` row: the one-thread code run on
+    each half of the records at once. Its speed-up over one thread is what two threads of this
+    work got from the machine with nothing split on the fly; `balanced` takes each repetition's
+    two halves' times at their harmonic mean, what a split that kept both threads busy to the
+    end would have taken at the speeds each half ran."""
+    if not h:
+        return ""
+    text = f"; the one-thread code on both halves at once ({name}_halves) {ratio(h, one):.2f}x"
+    if h["half_secs"]:
+        balanced = statistics.median(2 / (1 / t0 + 1 / t1) for t0, t1 in h["half_secs"])
+        text += f", balanced {one['med'] / balanced:.2f}x"
+    return text + f"; {ratio(two, h):.2f}x of that"
+
+
 def targets(res, rss):
     out = ["| target | workload | measured (wall-clock ratio decides; CPU-time ratio for reference) | met? |",
            "|---|---|---|---|"]
@@ -297,6 +317,7 @@ def targets(res, rss):
                 y = ratio(get(res, PEER, "mt2", w, other), get(res, PEER, "st", w, other))
                 if y:
                     extra += f"; {other} mt2/st {y:.2f}"
+            extra += by_halves(get(res, PEER, f"{one}_halves", w, op), a, b, one)
             extra += by_probe(a, b)
             row(f"{two} {op} >= 1.7x {one} {op}", w, f"{x:.2f}x{extra}", x >= 1.7)
     if rss:
@@ -382,7 +403,12 @@ def main():
               "their records in place (`Chunk::records`) into columns of 1024 rows; `spec` "
               "the runtime spec parser (`tfrecord_core::parse`, spec built from the sidecar at run "
               "time), batches of 1024 read and parsed in turn on one thread; `spec_mt2` the same "
-              "2 threads parsing batches of 1024 gathered from their chunks. `parse_mem` is over records already in memory (`mt2`: "
+              "2 threads parsing batches of 1024 gathered from their chunks. `st_halves` and "
+              "`spec_halves` are not library ops: the one-thread code (`st`, `spec`) run on each "
+              "half of the records (cut at the middle record; each half its own reader of its own "
+              "bytes) at once on 2 threads, nothing shared or handed between them: what two "
+              "threads of this work get from the machine at those moments (uncompressed "
+              "workloads; a gzip stream cannot be entered in the middle). `parse_mem` is over records already in memory (`mt2`: "
               "batches of 1024 taken by 2 threads in turn). `read_raw` `mt2` is the same 2 threads "
               "checking framing and CRCs with no decode. `write_build_fresh` is `write_build` into a new "
               "file (the previous output removed before each repetition, untimed). `encode_mem` is "
@@ -396,8 +422,8 @@ def main():
               "buffer per thread on 1 and 2 threads, whose chains are bound by latency; and `alu_probe`, "
               "six independent integer chains per thread, bound by the core's execution units. "
               "In `read_parse` and `parse_mem` the one-thread and two-thread "
-              "variants alternate their repetitions (`st`, `mt2`, `mt2`, `st`, ...; `spec` with "
-              "`spec_mt2` likewise), so that the two-thread ratio compares the same moments of the "
+              "variants alternate their repetitions (`st`, `mt2`, `st_halves`, `st_halves`, `mt2`, "
+              "`st`, ...; `spec` with `spec_mt2` and `spec_halves` likewise), so that the two-thread ratio compares the same moments of the "
               "host; short probes (128 passes per thread, one thread then two) are read "
               "before the first pair and after each, and the `mt2` target rows split their pairs "
               f"by the ALU probe: both readings >= {PROBE_WHOLE} (both threads ran at full speed at "

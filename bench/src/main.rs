@@ -30,6 +30,7 @@
 //! | `read_parse` | `spec` | batches of 1024 read, then parsed by `parse::ExampleParser` / `SequenceExampleParser` (spec from the sidecar at run time), one thread |
 //! | `read_parse` | `spec_mt2` | the same 2 threads and chunks, running the spec parser on batches of 1024 records gathered from them |
 //! | `parse_mem` | `st`, `mt2`, `spec`, `spec_mt2` | the same decode + extract over records already in memory |
+//! | `read_parse`, `parse_mem` | `st_x2`, `spec_x2` | not a library op: two copies of `st` (`spec`) at once, on this thread and one more, each doing all of the op's work; records and bytes count both copies. Their speed over one copy's is the machine's two-thread ceiling for that work at those moments, with nothing split or handed between the threads |
 //! | `parse_resident` | `st`, `mt2`, `spec`, `spec_mt2` | only with `--resident N`, not a protocol op: `parse_mem` over the first N records repeated to the file's record count, so that nothing streams from memory (a diagnostic for the two-thread rows) |
 //! | `write_prebuilt` | `st` | `RecordWriter::create` + `write(&[u8])` per record + `finish` (gzip level 6 for `mnist_gz`) |
 //! | `write_example` | `st` | `Writer::write(&T)` of pre-built derived values (encode + framing + CRC) + `finish` |
@@ -48,7 +49,8 @@
 //! before the first pair and after each; the `RESULT` line's `probe` (CRC32C) and `probe_alu`
 //! fields hold each pair's `[before, after]` readings of 2 x (one thread's time) / (the slower
 //! of two threads' times), so that each pair's ratio can be read beside the two-thread scaling
-//! the host gave at that moment.
+//! the host gave at that moment. The `_x2` variant of the one-thread side, when asked for too,
+//! runs beside each pair (`st`, `mt2`, `st_x2`, then `st_x2`, `mt2`, `st`, ...).
 //!
 //! `--peak-rss` instead runs the streaming ops once each in a fresh child process and prints
 //! `RSS {json}` lines with the child's peak resident set size (`VmHWM`). `--stream-only` skips
@@ -73,12 +75,15 @@ use tfrecord_core::{
 };
 
 use crate::pipeline::{
-    BatchSink, Derived, RawSink, Totals, mem_parallel, read_batches, read_parallel,
+    BatchSink, Derived, FileHalves, RawSink, Totals, mem_parallel, read_batches, read_batches_from,
+    read_parallel,
 };
 use crate::records::{CtrShape, MnistShape, SeqShape, Shape, check_spec, decode};
 use crate::sidecar::Sidecar;
 use crate::spec::{SpecParser, SpecSink};
-use crate::timing::{Emit, HostProbe, Times, measure, measure_pair, measure_setup, peak_rss_kib};
+use crate::timing::{
+    Emit, Halves, HostProbe, Times, measure, measure_pair, measure_setup, peak_rss_kib,
+};
 
 const PEER: &str = "tfrecord-rs";
 const WORKLOADS: [&str; 4] = ["mnist", "ctr", "seq", "mnist_gz"];
@@ -286,23 +291,39 @@ impl Ctx<'_> {
     /// Measures `op` done two ways, `a` and `b` (variant, work, note), each when the
     /// arguments want it, and prints their results. When both are wanted their repetitions
     /// alternate ([`measure_pair`]), so that the ratio of the two (two threads against one)
-    /// is taken at the same moments of the host.
-    fn measure_two<T>(
+    /// is taken at the same moments of the host; beside them, when given and wanted, variant
+    /// `<a>_halves`: `halves(0)` and `halves(1)`, `a`'s work cut in two, run at once.
+    fn measure_two(
         &self,
         op: &str,
-        a: (&str, impl FnMut() -> T, &str),
-        b: (&str, impl FnMut() -> T, &str),
-        check: impl FnMut(&T) -> Result<(), String>,
+        a: (&str, impl FnMut() -> Outcome, &str),
+        b: (&str, impl FnMut() -> Outcome, &str),
+        halves: Option<&(dyn Fn(usize) -> Outcome + Sync)>,
+        check: impl FnMut(&Outcome) -> Result<(), String>,
     ) -> Result<(), String> {
         let reps = self.args.reps;
         match (self.args.want(op, a.0), self.args.want(op, b.0)) {
             (true, true) => {
-                let (ta, tb) = measure_pair(reps, a.1, b.1, check, probe_scaling)?;
+                let split = format!("{}_halves", a.0);
+                let halves = halves
+                    .filter(|_| self.args.want(op, &split))
+                    .map(|run| Halves {
+                        run,
+                        join: Totals::join,
+                    });
+                let (ta, tb, th) = measure_pair(reps, a.1, b.1, halves, check, probe_scaling)?;
                 let paired = |note: &str, other: &str| {
                     format!("{note}; repetitions alternated with {other}'s")
                 };
                 self.emit(a.0, op, &paired(a.2, b.0), &ta);
                 self.emit(b.0, op, &paired(b.2, a.0), &tb);
+                if let Some(th) = th {
+                    let note = format!(
+                        "not a library op: {} run on each half of the records (cut at the middle record), both halves at once on {THREADS} threads, nothing shared or handed between them; over {}, the machine's two-thread ceiling for this work at these moments; repetitions alternated with {} and {}'s",
+                        a.0, a.0, a.0, b.0
+                    );
+                    self.emit(&split, op, &note, &th);
+                }
             }
             (true, false) => self.emit(a.0, op, a.2, &measure(reps, a.1, check)?),
             (false, true) => self.emit(b.0, op, b.2, &measure(reps, b.1, check)?),
@@ -609,21 +630,24 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
         Ok(t) => check_totals(sc, c.expect_values(), t),
         Err(e) => Err(e.clone()),
     };
-    let read_st = || -> Result<Totals, String> {
-        let mut reader =
+    let parser = SpecParser::new(sc)?;
+    let read_st = || {
+        let reader =
             Reader::<(), S::C>::open_with(&sc.path, c.opts.clone()).map_err(|e| e.to_string())?;
-        let mut sink = Derived::<S>::new();
-        let mut records = 0u64;
-        while let Some(rec) = reader.next_lent::<S::Rec<'_>>() {
-            let rec = rec.map_err(|e| e.to_string())?;
-            sink.push(&rec);
-            records += 1;
-        }
-        sink.finish()?;
-        Ok(Totals {
-            records,
-            ..sink.totals()
-        })
+        read_derived::<S, _>(reader)
+    };
+    // Two one-thread readers of the two halves of an uncompressed file (a compressed stream
+    // cannot be entered in the middle).
+    let halves = if c.opts.get_compression() == Compression::None {
+        Some(FileHalves::new(sc, c.opts.clone())?)
+    } else {
+        None
+    };
+    let read_half =
+        |half| read_derived::<S, _>(Reader::new(file_half(&halves, half)?, c.opts.clone()));
+    let spec_half = |half| {
+        let reader = RecordReader::new(file_half(&halves, half)?, c.opts.clone());
+        read_batches_from(reader, SpecSink::new(&parser))
     };
     c.measure_two(
         "read_parse",
@@ -643,9 +667,9 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
                 c.mt2_source()
             ),
         ),
+        halves.as_ref().map(|_| &read_half as &(dyn Fn(usize) -> Outcome + Sync)),
         check,
     )?;
-    let parser = SpecParser::new(sc)?;
     let spec_name = if sc.is_sequence() {
         "SequenceExampleParser"
     } else {
@@ -669,6 +693,7 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
                 c.gz_note()
             ),
         ),
+        halves.as_ref().map(|_| &spec_half as &(dyn Fn(usize) -> Outcome + Sync)),
         check,
     )?;
     let Some(loaded) = c.loaded else {
@@ -705,6 +730,33 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
     mem_parses::<S>(c, "parse_resident", &resident, (&parser, spec_name), &same)
 }
 
+/// The derived read of `read_parse` `st`: every record decoded in place into typed columns.
+fn read_derived<S: Shape, R: std::io::Read>(mut reader: Reader<(), S::C, R>) -> Outcome {
+    let mut sink = Derived::<S>::new();
+    let mut records = 0u64;
+    while let Some(rec) = reader.next_lent::<S::Rec<'_>>() {
+        let rec = rec.map_err(|e| e.to_string())?;
+        sink.push(&rec);
+        records += 1;
+    }
+    sink.finish()?;
+    Ok(Totals {
+        records,
+        ..sink.totals()
+    })
+}
+
+/// The bytes of one half of the file, when it was cut.
+fn file_half(
+    halves: &Option<FileHalves>,
+    half: usize,
+) -> Result<std::io::Take<std::fs::File>, String> {
+    halves
+        .as_ref()
+        .ok_or_else(|| "a compressed file is not cut in halves".to_string())?
+        .open(half)
+}
+
 /// What one repetition of a parse op returns.
 type Outcome = Result<Totals, String>;
 
@@ -717,7 +769,7 @@ fn mem_parses<S: Shape>(
     (parser, spec_name): (&SpecParser, &str),
     check: &dyn Fn(&Outcome) -> Result<(), String>,
 ) -> Result<(), String> {
-    let mem_st = || -> Result<Totals, String> {
+    let over = |recs: &[&[u8]]| -> Outcome {
         let mut sink = Derived::<S>::new();
         for b in recs.chunks(records::BATCH) {
             sink.batch(b)?;
@@ -728,11 +780,15 @@ fn mem_parses<S: Shape>(
             ..sink.totals()
         })
     };
+    let (first, second) = recs.split_at(recs.len() / 2);
+    let half = |h: usize| if h == 0 { first } else { second };
+    let mem_half = |h| over(half(h));
+    let spec_half = |h| mem_parallel(half(h), 1, || SpecSink::new(parser));
     c.measure_two(
         op,
         (
             "st",
-            mem_st,
+            || over(recs),
             "derived decode + typed columns over in-memory records, batches of 1024 (no I/O, no CRC)",
         ),
         (
@@ -740,6 +796,7 @@ fn mem_parses<S: Shape>(
             || mem_parallel(recs, THREADS, Derived::<S>::new),
             &format!("as {op} st, batches of 1024 taken in turn by {THREADS} threads (scoped)"),
         ),
+        Some(&mem_half),
         check,
     )?;
     c.measure_two(
@@ -756,6 +813,7 @@ fn mem_parses<S: Shape>(
                 "parse::{spec_name}::parse over in-memory batches of 1024 on {THREADS} threads"
             ),
         ),
+        Some(&spec_half),
         check,
     )
 }

@@ -1,6 +1,9 @@
 //! Batch consumers, and the multi-threaded drivers: threads taking turns at one chunk reader
 //! and parsing their chunks, and in-memory batches split over threads.
 
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tfrecord_core::{Chunk, ReaderOptions, RecordReader, reader};
@@ -24,6 +27,16 @@ impl Totals {
         self.records += o.records;
         self.rows += o.rows;
         self.values += o.values;
+    }
+
+    /// The totals of a whole run from those of its two halves.
+    pub(crate) fn join(
+        a: Result<Totals, String>,
+        b: Result<Totals, String>,
+    ) -> Result<Totals, String> {
+        let mut t = a?;
+        t.add(b?);
+        Ok(t)
     }
 }
 
@@ -185,9 +198,17 @@ impl BatchSink for RawSink {
 pub(crate) fn read_batches<K: BatchSink>(
     sc: &Sidecar,
     opts: ReaderOptions,
+    sink: K,
+) -> Result<Totals, String> {
+    let reader = RecordReader::open(&sc.path, opts).map_err(|e| e.to_string())?;
+    read_batches_from(reader, sink)
+}
+
+/// [`read_batches`] from any reader (one half of a file: [`FileHalves`]).
+pub(crate) fn read_batches_from<K: BatchSink, R: Read>(
+    mut reader: RecordReader<R>,
     mut sink: K,
 ) -> Result<Totals, String> {
-    let mut reader = RecordReader::open(&sc.path, opts).map_err(|e| e.to_string())?;
     let mut recs: Vec<Vec<u8>> = (0..BATCH).map(|_| Vec::new()).collect();
     let mut records = 0u64;
     loop {
@@ -206,6 +227,46 @@ pub(crate) fn read_batches<K: BatchSink>(
                 ..sink.totals()
             });
         }
+    }
+}
+
+/// An uncompressed record file cut in two at the record boundary nearest its middle record,
+/// so that two one-thread readers can each read one half ([`Halves`](crate::timing::Halves)).
+pub(crate) struct FileHalves {
+    path: PathBuf,
+    /// Where half 1 starts, and where the file ends.
+    cut: [u64; 2],
+}
+
+impl FileHalves {
+    /// Finds the start of record `records / 2` by reading the records before it.
+    pub(crate) fn new(sc: &Sidecar, opts: ReaderOptions) -> Result<Self, String> {
+        let mut reader = RecordReader::open(&sc.path, opts).map_err(|e| e.to_string())?;
+        let mut buf = Vec::new();
+        for _ in 0..sc.num_records / 2 {
+            if !reader.read_into(&mut buf).map_err(|e| e.to_string())? {
+                return Err(format!("{}: fewer records than the sidecar says", sc.name));
+            }
+        }
+        let size = std::fs::metadata(&sc.path)
+            .map_err(|e| e.to_string())?
+            .len();
+        Ok(FileHalves {
+            path: sc.path.clone(),
+            cut: [reader.offset(), size],
+        })
+    }
+
+    /// The bytes of half 0 or 1, for a reader of them alone.
+    pub(crate) fn open(&self, half: usize) -> Result<std::io::Take<File>, String> {
+        let (start, end) = if half == 0 {
+            (0, self.cut[0])
+        } else {
+            (self.cut[0], self.cut[1])
+        };
+        let mut f = File::open(&self.path).map_err(|e| e.to_string())?;
+        f.seek(SeekFrom::Start(start)).map_err(|e| e.to_string())?;
+        Ok(f.take(end - start))
     }
 }
 

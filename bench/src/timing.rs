@@ -29,6 +29,9 @@ pub(crate) struct Times {
     /// For repetitions taken in pairs ([`measure_pair`]): the host's two-thread scaling read
     /// just before and just after each pair (empty otherwise).
     pub(crate) probe: Vec<[HostProbe; 2]>,
+    /// For the halves of a [`measure_pair`]: each half's seconds from their common start to
+    /// its own end (empty otherwise).
+    pub(crate) halves: Vec<[f64; 2]>,
 }
 
 /// One reading of the host's two-thread scaling: 2 x (one thread's time) / (the slower of two
@@ -49,6 +52,7 @@ impl Times {
             secs: Vec::new(),
             cpu: Vec::new(),
             probe: Vec::new(),
+            halves: Vec::new(),
         }
     }
 
@@ -83,38 +87,92 @@ pub(crate) fn measure<T>(
     Ok(t)
 }
 
+/// The one-thread side of a [`measure_pair`] cut in two halves at a record boundary, each
+/// done by the same one-thread code: run at once on two threads, they share nothing that one
+/// thread's run does not (each reads its own half), so their speed over the one-thread run is
+/// what the machine gives two threads of this work at those moments, whatever splits it.
+pub(crate) struct Halves<'a, T> {
+    /// Does half 0 or half 1 of the work.
+    pub(crate) run: &'a (dyn Fn(usize) -> T + Sync),
+    /// The result of the whole work from those of its halves, for the check.
+    pub(crate) join: fn(T, T) -> T,
+}
+
 /// [`measure`] for two ways of doing the same work whose ratio is a figure of interest (one
 /// thread against two): their repetitions alternate A B B A A B ..., so that both sample the
 /// host at the same moments and a drift of its speed between two separate measurements does
 /// not enter the ratio. Each is warmed up once first. `probe()`, the host's own two-thread
 /// scaling, is read (untimed) before the first pair and after each, so each pair's ratio can be
 /// read beside what the host gave while it ran: it moves within seconds.
-pub(crate) fn measure_pair<T>(
+///
+/// With `halves`, a third measurement goes beside each pair (A B H, H B A, ...): A's two
+/// halves at once, one on the calling thread and one on a thread started for it.
+pub(crate) fn measure_pair<T: Send>(
     reps: usize,
     mut a: impl FnMut() -> T,
     mut b: impl FnMut() -> T,
+    halves: Option<Halves<'_, T>>,
     mut check: impl FnMut(&T) -> Result<(), String>,
     mut probe: impl FnMut() -> HostProbe,
-) -> Result<(Times, Times), String> {
+) -> Result<(Times, Times, Option<Times>), String> {
+    // Both halves, and each one's seconds from the common start.
+    let both = |h: &Halves<'_, T>| {
+        let t0 = Instant::now();
+        let timed = |half| {
+            let out = (h.run)(half);
+            (out, t0.elapsed().as_secs_f64())
+        };
+        let [(first, s0), (second, s1)] = std::thread::scope(|s| {
+            let other = s.spawn(|| timed(1));
+            let mine = timed(0);
+            let theirs = other
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            [mine, theirs]
+        });
+        ((h.join)(first, second), [s0, s1])
+    };
     check(&a())?;
     check(&b())?;
+    if let Some(h) = &halves {
+        check(&both(h).0)?;
+    }
     let (mut ta, mut tb) = (Times::new(), Times::new());
+    let mut th = halves.as_ref().map(|h| (Times::new(), h));
     let mut before = probe();
     for i in 0..reps {
-        let (first, second) = if i % 2 == 0 {
-            (ta.time(&mut a), tb.time(&mut b))
-        } else {
-            let second = tb.time(&mut b);
-            (ta.time(&mut a), second)
+        let mut split = || {
+            th.as_mut().map(|(t, h)| {
+                let (out, secs) = t.time(|| both(h));
+                t.halves.push(secs);
+                out
+            })
         };
-        check(&first)?;
-        check(&second)?;
+        let (first, second, third) = if i % 2 == 0 {
+            let first = ta.time(&mut a);
+            let second = tb.time(&mut b);
+            (first, second, split())
+        } else {
+            let third = split();
+            let second = tb.time(&mut b);
+            (ta.time(&mut a), second, third)
+        };
+        for out in [Some(&first), Some(&second), third.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            check(out)?;
+        }
         let after = probe();
-        ta.probe.push([before, after]);
-        tb.probe.push([before, after]);
+        for t in [&mut ta, &mut tb]
+            .into_iter()
+            .chain(th.as_mut().map(|(t, _)| t))
+        {
+            t.probe.push([before, after]);
+        }
         before = after;
     }
-    Ok((ta, tb))
+    Ok((ta, tb, th.map(|(t, _)| t)))
 }
 
 /// As [`measure`], with `setup()` run before every repetition outside the timed region (e.g.
@@ -182,6 +240,10 @@ impl Emit<'_> {
             v["probe"] = serde_json::json!(readings(|r| r.crc));
             v["probe_alu"] = serde_json::json!(readings(|r| r.alu));
         }
+        if !t.halves.is_empty() {
+            let halves: Vec<_> = t.halves.iter().map(|h| round6(h)).collect();
+            v["half_secs"] = serde_json::json!(halves);
+        }
         println!("RESULT {v}");
         let m = median(&t.secs);
         let cpu = if t.cpu.is_empty() {
@@ -204,37 +266,61 @@ impl Emit<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{HostProbe, measure_pair};
+    use super::{Halves, HostProbe, measure_pair};
 
     #[test]
     fn measure_pair_alternates_and_brackets_each_pair_with_probe_readings() {
-        let order = std::cell::RefCell::new(String::new());
-        let mut readings = 0.0;
-        let (ta, tb) = measure_pair(
-            4,
-            || order.borrow_mut().push('a'),
-            || order.borrow_mut().push('b'),
-            |()| Ok(()),
-            || {
-                readings += 1.0;
-                HostProbe {
-                    crc: readings,
-                    alu: -readings,
-                }
-            },
-        )
-        .expect("no check fails");
-        // One warm-up each, then A B, B A, A B, B A.
-        assert_eq!(order.into_inner(), "ababbaabba");
-        let r = |x: f64| HostProbe { crc: x, alu: -x };
-        let want = vec![
-            [r(1.0), r(2.0)],
-            [r(2.0), r(3.0)],
-            [r(3.0), r(4.0)],
-            [r(4.0), r(5.0)],
-        ];
-        assert_eq!(ta.probe, want);
-        assert_eq!(tb.probe, want);
-        assert_eq!((ta.secs.len(), tb.secs.len()), (4, 4));
+        for split in [false, true] {
+            let order = std::sync::Mutex::new(String::new());
+            let push = |c: char| order.lock().expect("not poisoned").push(c);
+            // Half 0 is an 'h' in the order; half 1, run at the same time, is counted.
+            let seconds = std::sync::atomic::AtomicUsize::new(0);
+            let run = |half: usize| match half {
+                0 => push('h'),
+                _ => _ = seconds.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            };
+            let halves = split.then_some(Halves {
+                run: &run,
+                join: |(), ()| (),
+            });
+            let mut readings = 0.0;
+            let (ta, tb, th) = measure_pair(
+                4,
+                || push('a'),
+                || push('b'),
+                halves,
+                |()| Ok(()),
+                || {
+                    readings += 1.0;
+                    HostProbe {
+                        crc: readings,
+                        alu: -readings,
+                    }
+                },
+            )
+            .expect("no check fails");
+            // One warm-up each, then A B (H), (H) B A, A B (H), (H) B A.
+            let want = if split {
+                concat!("abh", "abh", "hba", "abh", "hba")
+            } else {
+                concat!("ab", "ab", "ba", "ab", "ba")
+            };
+            assert_eq!(order.into_inner().expect("not poisoned"), want);
+            assert_eq!(seconds.into_inner(), if split { 5 } else { 0 });
+            let r = |x: f64| HostProbe { crc: x, alu: -x };
+            let want = vec![
+                [r(1.0), r(2.0)],
+                [r(2.0), r(3.0)],
+                [r(3.0), r(4.0)],
+                [r(4.0), r(5.0)],
+            ];
+            assert_eq!(ta.probe, want);
+            assert_eq!(tb.probe, want);
+            assert_eq!((ta.secs.len(), tb.secs.len()), (4, 4));
+            assert_eq!(
+                th.map(|t| (t.secs.len(), t.halves.len(), t.probe == want)),
+                split.then_some((4, 4, true))
+            );
+        }
     }
 }
