@@ -30,7 +30,7 @@
 //! | `read_parse` | `spec` | batches of 1024 read, then parsed by `parse::ExampleParser` / `SequenceExampleParser` (spec from the sidecar at run time), one thread |
 //! | `read_parse` | `spec_mt2` | the same 2 threads and chunks, running the spec parser on batches of 1024 records gathered from them |
 //! | `parse_mem` | `st`, `mt2`, `spec`, `spec_mt2` | the same decode + extract over records already in memory |
-//! | `read_parse`, `parse_mem` | `st_x2`, `spec_x2` | not a library op: two copies of `st` (`spec`) at once, on this thread and one more, each doing all of the op's work; records and bytes count both copies. Their speed over one copy's is the machine's two-thread ceiling for that work at those moments, with nothing split or handed between the threads |
+//! | `read_parse`, `parse_mem` | `st_halves`, `spec_halves` | not a library op (uncompressed workloads): the records cut at the middle one, and the one-thread code (`st`, `spec`) run on each half at once, on this thread and one more, each half its own reader of its own bytes, nothing shared or handed between them. Their speed over `st`'s (`spec`'s) is what the machine gives two threads of that work at those moments; `half_secs` holds each half's seconds from their common start |
 //! | `parse_resident` | `st`, `mt2`, `spec`, `spec_mt2` | only with `--resident N`, not a protocol op: `parse_mem` over the first N records repeated to the file's record count, so that nothing streams from memory (a diagnostic for the two-thread rows) |
 //! | `write_prebuilt` | `st` | `RecordWriter::create` + `write(&[u8])` per record + `finish` (gzip level 6 for `mnist_gz`) |
 //! | `write_example` | `st` | `Writer::write(&T)` of pre-built derived values (encode + framing + CRC) + `finish` |
@@ -49,8 +49,8 @@
 //! before the first pair and after each; the `RESULT` line's `probe` (CRC32C) and `probe_alu`
 //! fields hold each pair's `[before, after]` readings of 2 x (one thread's time) / (the slower
 //! of two threads' times), so that each pair's ratio can be read beside the two-thread scaling
-//! the host gave at that moment. The `_x2` variant of the one-thread side, when asked for too,
-//! runs beside each pair (`st`, `mt2`, `st_x2`, then `st_x2`, `mt2`, `st`, ...).
+//! the host gave at that moment. The `_halves` variant of the one-thread side, when asked for
+//! too, runs beside each pair (`st`, `mt2`, `st_halves`, then `st_halves`, `mt2`, `st`, ...).
 //!
 //! `--peak-rss` instead runs the streaming ops once each in a fresh child process and prints
 //! `RSS {json}` lines with the child's peak resident set size (`VmHWM`). `--stream-only` skips
