@@ -319,7 +319,7 @@ impl Ctx<'_> {
                 self.emit(b.0, op, &paired(b.2, a.0), &tb);
                 if let Some(th) = th {
                     let note = format!(
-                        "not a library op: {} run on each half of the records (cut at the middle record), both halves at once on {THREADS} threads, nothing shared or handed between them; over {}, the machine's two-thread ceiling for this work at these moments; repetitions alternated with {} and {}'s",
+                        "not a library op: {} run on each half of the records (cut at the middle record), both halves at once on {THREADS} threads, nothing shared or handed between them; over {}, what the machine gave two threads of this work at these moments; repetitions alternated with {} and {}'s",
                         a.0, a.0, a.0, b.0
                     );
                     self.emit(&split, op, &note, &th);

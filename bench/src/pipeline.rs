@@ -230,8 +230,8 @@ pub(crate) fn read_batches_from<K: BatchSink, R: Read>(
     }
 }
 
-/// An uncompressed record file cut in two at the record boundary nearest its middle record,
-/// so that two one-thread readers can each read one half ([`Halves`](crate::timing::Halves)).
+/// An uncompressed record file cut in two where its middle record starts, so that two
+/// one-thread readers can each read one half ([`Halves`](crate::timing::Halves)).
 pub(crate) struct FileHalves {
     path: PathBuf,
     /// Where half 1 starts, and where the file ends.
