@@ -638,17 +638,19 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
     };
     // Two one-thread readers of the two halves of an uncompressed file (a compressed stream
     // cannot be entered in the middle).
-    let halves = if c.opts.get_compression() == Compression::None {
-        Some(FileHalves::new(sc, c.opts.clone())?)
-    } else {
-        None
-    };
-    let read_half =
-        |half| read_derived::<S, _>(Reader::new(file_half(&halves, half)?, c.opts.clone()));
-    let spec_half = |half| {
-        let reader = RecordReader::new(file_half(&halves, half)?, c.opts.clone());
-        read_batches_from(reader, SpecSink::new(&parser))
-    };
+    let halves = (c.opts.get_compression() == Compression::None)
+        .then(|| FileHalves::new(sc, c.opts.clone()))
+        .transpose()?;
+    let read_half = halves
+        .as_ref()
+        .map(|h| move |half| read_derived::<S, _>(Reader::new(h.open(half)?, c.opts.clone())));
+    let spec_half = halves.as_ref().map(|h| {
+        let parser = &parser;
+        move |half| {
+            let reader = RecordReader::new(h.open(half)?, c.opts.clone());
+            read_batches_from(reader, SpecSink::new(parser))
+        }
+    });
     c.measure_two(
         "read_parse",
         (
@@ -667,7 +669,7 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
                 c.mt2_source()
             ),
         ),
-        halves.as_ref().map(|_| &read_half as &(dyn Fn(usize) -> Outcome + Sync)),
+        read_half.as_ref().map(|f| f as &(dyn Fn(usize) -> Outcome + Sync)),
         check,
     )?;
     let spec_name = if sc.is_sequence() {
@@ -693,7 +695,7 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
                 c.gz_note()
             ),
         ),
-        halves.as_ref().map(|_| &spec_half as &(dyn Fn(usize) -> Outcome + Sync)),
+        spec_half.as_ref().map(|f| f as &(dyn Fn(usize) -> Outcome + Sync)),
         check,
     )?;
     let Some(loaded) = c.loaded else {
@@ -744,17 +746,6 @@ fn read_derived<S: Shape, R: std::io::Read>(mut reader: Reader<(), S::C, R>) -> 
         records,
         ..sink.totals()
     })
-}
-
-/// The bytes of one half of the file, when it was cut.
-fn file_half(
-    halves: &Option<FileHalves>,
-    half: usize,
-) -> Result<std::io::Take<std::fs::File>, String> {
-    halves
-        .as_ref()
-        .ok_or_else(|| "a compressed file is not cut in halves".to_string())?
-        .open(half)
 }
 
 /// What one repetition of a parse op returns.
