@@ -32,6 +32,7 @@
 //! | `parse_mem` | `st`, `mt2`, `spec`, `spec_mt2` | the same decode + extract over records already in memory |
 //! | `read_parse`, `parse_mem` | `st_halves`, `spec_halves` | not a library op (uncompressed workloads): the records cut at the middle one, and the one-thread code (`st`, `spec`) run on each half at once, on this thread and one more, each half its own reader of its own bytes, nothing shared or handed between them. Their speed over `st`'s (`spec`'s) is what the machine gives two threads of that work at those moments; `half_secs` holds each half's seconds from their common start |
 //! | `parse_resident` | `st`, `mt2`, `spec`, `spec_mt2` | only with `--resident N`, not a protocol op: `parse_mem` over the first N records repeated to the file's record count, so that nothing streams from memory (a diagnostic for the two-thread rows) |
+//! | `read_limit` | `st` | not a library op (uncompressed workloads): the harness's `frame_crc_file` limit (whole file read into one reused buffer, framing walked by hand, both masked CRC32Cs checked), its repetitions alternated with `read_parse` `st`'s, whose seconds in the same pairs are its line's `beside_secs`: the read + CRC limit and `read_parse` at the same moments |
 //! | `write_prebuilt` | `st` | `RecordWriter::create` + `write(&[u8])` per record + `finish` (gzip level 6 for `mnist_gz`) |
 //! | `write_example` | `st` | `Writer::write(&T)` of pre-built derived values (encode + framing + CRC) + `finish` |
 //! | `write_build` | `st` | build the derived value from owned typed values + `Writer::write` + `finish` |
@@ -75,8 +76,8 @@ use tfrecord_core::{
 };
 
 use crate::pipeline::{
-    BatchSink, Derived, FileHalves, RawSink, Totals, mem_parallel, read_batches, read_batches_from,
-    read_parallel,
+    BatchSink, Derived, FileHalves, RawSink, Totals, frame_crc_file, mem_parallel, read_batches,
+    read_batches_from, read_parallel,
 };
 use crate::records::{CtrShape, MnistShape, SeqShape, Shape, check_spec, decode};
 use crate::sidecar::Sidecar;
@@ -311,7 +312,8 @@ impl Ctx<'_> {
                         run,
                         join: Totals::join,
                     });
-                let (ta, tb, th) = measure_pair(reps, a.1, b.1, halves, check, probe_scaling)?;
+                let (ta, tb, th) =
+                    measure_pair(reps, a.1, b.1, halves, check, Some(probe_scaling))?;
                 let paired = |note: &str, other: &str| {
                     format!("{note}; repetitions alternated with {other}'s")
                 };
@@ -672,6 +674,9 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
         read_half.as_ref().map(|f| f as &(dyn Fn(usize) -> Outcome + Sync)),
         check,
     )?;
+    if c.args.want("read_limit", "st") && halves.is_some() {
+        read_limit(c, read_st, check)?;
+    }
     let spec_name = if sc.is_sequence() {
         "SequenceExampleParser"
     } else {
@@ -730,6 +735,49 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
         Err(e) => Err(e.clone()),
     };
     mem_parses::<S>(c, "parse_resident", &resident, (&parser, spec_name), &same)
+}
+
+/// `read_limit` (uncompressed workloads): the read + framing + CRC limit of the harness's
+/// `frame_crc_file` baseline, its repetitions alternated with `read_parse` `st`'s, whose
+/// seconds in the same pairs go on its `RESULT` line (`beside_secs`). The harness measures its
+/// limit minutes away from the candidate, on a host whose speed drifts by a third from one
+/// minute to the next; this takes the ratio at the same moments.
+fn read_limit(
+    c: &Ctx<'_>,
+    read_st: impl Fn() -> Outcome,
+    check: impl Fn(&Outcome) -> Result<(), String>,
+) -> Result<(), String> {
+    let sc = c.sc;
+    let mut whole = Vec::new();
+    let parse = || {
+        let out = read_st();
+        check(&out)?;
+        out.map(|t| t.records)
+    };
+    let count = |r: &Result<u64, String>| match r {
+        Ok(n) if *n == sc.num_records => Ok(()),
+        Ok(n) => Err(format!(
+            "{}: {n} records, expected {}",
+            sc.name, sc.num_records
+        )),
+        Err(e) => Err(e.clone()),
+    };
+    let (mut limit, parsed, _) = measure_pair(
+        c.args.reps,
+        || frame_crc_file(&sc.path, &mut whole),
+        parse,
+        None,
+        count,
+        None::<fn() -> HostProbe>,
+    )?;
+    limit.beside = Some((String::from("st"), parsed.secs));
+    c.emit(
+        "st",
+        "read_limit",
+        "not a library op: the harness's frame_crc_file limit (the whole file read into one reused buffer, framing walked by hand, both masked CRC32Cs checked); beside_secs: read_parse st's seconds in the same pairs, its repetitions alternated with these",
+        &limit,
+    );
+    Ok(())
 }
 
 /// The derived read of `read_parse` `st`: every record decoded in place into typed columns.

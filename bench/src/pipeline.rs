@@ -3,9 +3,10 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use tfrecord_core::crc::masked_crc32c;
 use tfrecord_core::{Chunk, ReaderOptions, RecordReader, reader};
 
 use crate::records::{BATCH, Batcher, Shape, decode};
@@ -356,4 +357,78 @@ pub(crate) fn mem_parallel<K: BatchSink>(
         }
         Ok(t)
     })
+}
+
+/// The read + framing + CRC limit, as the harness's `frame_crc_file` baseline takes it (not a
+/// library op): the whole file read into `whole` (cleared, its capacity reused), then its
+/// framing walked by hand and both masked CRC32Cs of every record checked. Returns the records.
+pub(crate) fn frame_crc_file(path: &Path, whole: &mut Vec<u8>) -> Result<u64, String> {
+    whole.clear();
+    File::open(path)
+        .and_then(|mut f| f.read_to_end(whole))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let bad = |at: usize, what: &str| format!("{}: byte {at}: {what}", path.display());
+    let le32 = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let (mut at, mut records) = (0usize, 0u64);
+    while at < whole.len() {
+        let head = whole
+            .get(at..at + 12)
+            .ok_or_else(|| bad(at, "truncated frame header"))?;
+        let (len, len_crc) = head.split_at(8);
+        if masked_crc32c(len) != le32(len_crc) {
+            return Err(bad(at, "length CRC mismatch"));
+        }
+        let len = u64::from_le_bytes(len.try_into().map_err(|_| bad(at, "length"))?);
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|l| (at + 16).checked_add(l))
+            .filter(|&end| end <= whole.len())
+            .ok_or_else(|| bad(at, "frame runs past the end of the file"))?;
+        let (data, data_crc) = whole[at + 12..end].split_at(end - at - 16);
+        if masked_crc32c(data) != le32(data_crc) {
+            return Err(bad(at, "data CRC mismatch"));
+        }
+        std::hint::black_box(data);
+        at = end;
+        records += 1;
+    }
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::frame_crc_file;
+    use tfrecord_core::{RecordWriter, WriterOptions};
+
+    #[test]
+    fn frame_crc_file_counts_records_and_rejects_a_flipped_bit() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("limit.tfrecord");
+        let mut w = RecordWriter::create(&path, WriterOptions::new()).expect("created");
+        for i in 0..5u8 {
+            w.write(&vec![i; usize::from(i) * 100]).expect("written");
+        }
+        w.finish().expect("finished");
+        let mut whole = Vec::new();
+        assert_eq!(frame_crc_file(&path, &mut whole), Ok(5));
+        let good = std::fs::read(&path).expect("read back");
+        // A payload byte of the last record (4 x 100 bytes, after the first four frames).
+        let last = (0..4).map(|i| 16 + i * 100).sum::<usize>();
+        for (at, want) in [
+            (3, "byte 0: length CRC mismatch"),
+            (last + 12 + 7, &format!("byte {last}: data CRC mismatch")),
+        ] {
+            let mut bad = good.clone();
+            bad[at] ^= 0x10;
+            std::fs::write(&path, &bad).expect("written");
+            let err = frame_crc_file(&path, &mut whole).expect_err("the flip is caught");
+            assert!(err.ends_with(want), "{err}");
+        }
+        std::fs::write(&path, &good[..good.len() - 1]).expect("written");
+        let err = frame_crc_file(&path, &mut whole).expect_err("the cut is caught");
+        assert!(
+            err.ends_with("frame runs past the end of the file"),
+            "{err}"
+        );
+    }
 }

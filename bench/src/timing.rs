@@ -32,6 +32,9 @@ pub(crate) struct Times {
     /// For the halves of a [`measure_pair`]: each half's seconds from their common start to
     /// its own end (empty otherwise).
     pub(crate) halves: Vec<[f64; 2]>,
+    /// For a row measured as a reference beside another (a [`measure_pair`] whose other side
+    /// is not emitted as its own row): that side's wall seconds, one per pair, and its name.
+    pub(crate) beside: Option<(String, Vec<f64>)>,
 }
 
 /// One reading of the host's two-thread scaling: 2 x (one thread's time) / (the slower of two
@@ -53,6 +56,7 @@ impl Times {
             cpu: Vec::new(),
             probe: Vec::new(),
             halves: Vec::new(),
+            beside: None,
         }
     }
 
@@ -101,9 +105,9 @@ pub(crate) struct Halves<'a, T> {
 /// [`measure`] for two ways of doing the same work whose ratio is a figure of interest (one
 /// thread against two): their repetitions alternate A B B A A B ..., so that both sample the
 /// host at the same moments and a drift of its speed between two separate measurements does
-/// not enter the ratio. Each is warmed up once first. `probe()`, the host's own two-thread
-/// scaling, is read (untimed) before the first pair and after each, so each pair's ratio can be
-/// read beside what the host gave while it ran: it moves within seconds.
+/// not enter the ratio. Each is warmed up once first. `probe()`, when given, the host's own
+/// two-thread scaling, is read (untimed) before the first pair and after each, so each pair's
+/// ratio can be read beside what the host gave while it ran: it moves within seconds.
 ///
 /// With `halves`, a third measurement goes beside each pair (A B H, H B A, ...): A's two
 /// halves at once, one on the calling thread and one on a thread started for it.
@@ -113,8 +117,9 @@ pub(crate) fn measure_pair<T: Send>(
     mut b: impl FnMut() -> T,
     halves: Option<Halves<'_, T>>,
     mut check: impl FnMut(&T) -> Result<(), String>,
-    mut probe: impl FnMut() -> HostProbe,
+    mut probe: Option<impl FnMut() -> HostProbe>,
 ) -> Result<(Times, Times, Option<Times>), String> {
+    let mut read_probe = || probe.as_mut().map(|p| p());
     // Both halves, and each one's seconds from the common start.
     let both = |h: &Halves<'_, T>| {
         let t0 = Instant::now();
@@ -139,7 +144,7 @@ pub(crate) fn measure_pair<T: Send>(
     }
     let (mut ta, mut tb) = (Times::new(), Times::new());
     let mut th = halves.as_ref().map(|h| (Times::new(), h));
-    let mut before = probe();
+    let mut before = read_probe();
     for i in 0..reps {
         let mut split = || {
             th.as_mut().map(|(t, h)| {
@@ -163,12 +168,14 @@ pub(crate) fn measure_pair<T: Send>(
         {
             check(out)?;
         }
-        let after = probe();
-        for t in [&mut ta, &mut tb]
-            .into_iter()
-            .chain(th.as_mut().map(|(t, _)| t))
-        {
-            t.probe.push([before, after]);
+        let after = read_probe();
+        if let (Some(before), Some(after)) = (before, after) {
+            for t in [&mut ta, &mut tb]
+                .into_iter()
+                .chain(th.as_mut().map(|(t, _)| t))
+            {
+                t.probe.push([before, after]);
+            }
         }
         before = after;
     }
@@ -244,6 +251,10 @@ impl Emit<'_> {
             let halves: Vec<_> = t.halves.iter().map(|h| round6(h)).collect();
             v["half_secs"] = serde_json::json!(halves);
         }
+        if let Some((variant, secs)) = &t.beside {
+            v["beside"] = serde_json::json!(variant);
+            v["beside_secs"] = serde_json::json!(round6(secs));
+        }
         println!("RESULT {v}");
         let m = median(&t.secs);
         let cpu = if t.cpu.is_empty() {
@@ -269,6 +280,24 @@ mod tests {
     use super::{Halves, HostProbe, measure_pair};
 
     #[test]
+    fn measure_pair_without_a_probe_alternates_and_reads_none() {
+        let order = std::sync::Mutex::new(String::new());
+        let push = |c: char| order.lock().expect("not poisoned").push(c);
+        let (ta, tb, th) = measure_pair(
+            3,
+            || push('a'),
+            || push('b'),
+            None,
+            |()| Ok(()),
+            None::<fn() -> HostProbe>,
+        )
+        .expect("no check fails");
+        assert_eq!(order.into_inner().expect("not poisoned"), "ababbaab");
+        assert_eq!((ta.secs.len(), tb.secs.len()), (3, 3));
+        assert!(ta.probe.is_empty() && tb.probe.is_empty() && th.is_none());
+    }
+
+    #[test]
     fn measure_pair_alternates_and_brackets_each_pair_with_probe_readings() {
         for split in [false, true] {
             let order = std::sync::Mutex::new(String::new());
@@ -290,13 +319,13 @@ mod tests {
                 || push('b'),
                 halves,
                 |()| Ok(()),
-                || {
+                Some(|| {
                     readings += 1.0;
                     HostProbe {
                         crc: readings,
                         alu: -readings,
                     }
-                },
+                }),
             )
             .expect("no check fails");
             // One warm-up each, then A B (H), (H) B A, A B (H), (H) B A.
