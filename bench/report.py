@@ -29,7 +29,7 @@ OPS = [
     ("parse_mem", "spec_mt2"), ("parse_mem", "spec_halves"),
     ("write_prebuilt", "st"), ("write_example", "st"), ("write_build", "st"),
     ("write_build_fresh", "st"), ("encode_mem", "st"), ("encode_mem", "prost"), ("write_limit", "st"),
-    ("write_limit_fresh", "st"),
+    ("write_limit_fresh", "st"), ("convert", "ofrecord"), ("convert", "gzip"),
 ]
 # The TensorFlow op each of ours is compared with (TF has no no-CRC read, no decode-only
 # read, and no encode of pre-built objects in C++).
@@ -349,7 +349,7 @@ def targets(res, rss):
                 continue
             worst = max(ds, key=lambda d: d["peak_rss_kib"])
             mib = worst["peak_rss_kib"] / 1024
-            row("peak RSS < 64 MiB (streaming ops, fresh process each)", w,
+            row("peak RSS < 64 MiB (reads and conversions, fresh process each)", w,
                 f"max {mib:.1f} MiB ({worst['op']} {worst['variant']})", mib < 64)
     else:
         row("peak RSS < 64 MiB", "-", "no RSS lines in the logs", None)
@@ -437,8 +437,12 @@ def main():
               "the encoder alone over pre-built values (`st` derived, `prost` prost's own encoder), "
               "no framing or I/O. `write_limit` (same output path, truncated) and `write_limit_fresh` "
               "(a new file) are not library ops: the source file's bytes, already framed, written "
-              "in 1 MiB slices; what any writer of these bytes is bound by. Where TensorFlow has "
-              "no such op, the TF column names the op used as reference. Before each workload the bench "
+              "in 1 MiB slices; what any writer of these bytes is bound by. `convert` is not a "
+              "protocol op: the file re-encoded record by record as `tfrecord convert` does, "
+              "`ofrecord` into an OFRecord file (each `Example` decoded, converted, encoded; not "
+              "for SequenceExamples), `gzip` into a gzip TFRecord (level 6); it has no TensorFlow "
+              "counterpart (TF column `-`). For the other ops TensorFlow lacks, the TF column "
+              "names the op used as reference. Before each workload the bench "
               "runs two probes of the machine's own two-thread scaling at that point of the run (not in "
               "this table; the `mt2` target rows quote them): `cores_probe`, CRC32C over a cache-resident "
               "buffer per thread on 1 and 2 threads, whose chains are bound by latency; and `alu_probe`, "
@@ -455,8 +459,9 @@ def main():
     md.append("## Targets of issue 6\n")
     md.append(targets(res, rss) + "\n")
     md.append("## Peak RSS\n")
-    md.append("Each streaming op run once (warm-up + 1 repetition) in a fresh process "
-              "(`tfrecord-bench --peak-rss`); `none` is the process doing nothing.\n")
+    md.append("Each streaming op (the reads, and `convert`) run once (warm-up + 1 repetition) "
+              "in a fresh process (`tfrecord-bench --peak-rss`); `none` is the process doing "
+              "nothing.\n")
     md.append(rss_table(rss) + "\n")
     if notes:
         md.append("## Notes and profiles\n")

@@ -41,6 +41,7 @@
 //! | `encode_mem` | `prost` | prost's `Message::encode_raw` of the same records as `tensorflow.Example` / `SequenceExample` values (decoded beforehand, untimed): the reference encoder |
 //! | `write_limit` | `st` | not a library op: the source file's bytes, already framed, written with `write_all` of 1 MiB slices into the write ops' output path (truncated by `File::create`) + close; what any writer of these bytes is bound by |
 //! | `write_limit_fresh` | `st` | the same into a new file (the previous output removed, untimed) |
+//! | `convert` | `ofrecord`, `gzip` | not a protocol op: the file re-encoded record by record as `tfrecord convert` does: `ofrecord` decodes each `Example`, converts it (`convert::example_to_ofrecord`) and writes an OFRecord file (not for SequenceExamples); `gzip` copies the records into a gzip TFRecord (level 6). Read back and compared with the source afterwards |
 //! | `cores_probe` | `st`, `mt2` | not a library op: CRC32C over a cache-resident 1 MiB buffer per thread, on 1 and 2 threads; the machine's own two-thread scaling at that point of the run (its chains bound by latency) |
 //! | `alu_probe` | `st`, `mt2` | not a library op: six independent integer chains per thread, bound by the core's execution units, on 1 and 2 threads: the host's two-thread scaling by a second kernel (bench/NOTES.md says how far each probe's readings went with the decoders') |
 //!
@@ -69,10 +70,11 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use tfrecord_core::proto::tensorflow;
+use tfrecord_core::convert;
+use tfrecord_core::proto::{oneflow, tensorflow};
 use tfrecord_core::{
-    Compression, Encode, Message, Reader, ReaderOptions, RecordReader, RecordWriter, Writer,
-    WriterOptions,
+    Compression, Encode, Format, Message, Reader, ReaderOptions, RecordReader, RecordWriter,
+    Writer, WriterOptions,
 };
 
 use crate::pipeline::{
@@ -1171,6 +1173,123 @@ fn write_limits(c: &Ctx<'_>, out: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Re-encodes `src` into `to` record by record, as `tfrecord convert` does: with `ofrecord`
+/// each `tf.train.Example` decoded, converted (`convert::example_to_ofrecord`) and written as
+/// an OFRecord; else each record's bytes copied. Returns the records written.
+fn convert_file(
+    src: &Path,
+    ropts: ReaderOptions,
+    to: &Path,
+    wopts: WriterOptions,
+    ofrecord: bool,
+) -> Result<u64, String> {
+    let mut r = RecordReader::open(src, ropts).map_err(|e| e.to_string())?;
+    let mut w = RecordWriter::create(to, wopts).map_err(|e| e.to_string())?;
+    let (mut rec, mut out) = (Vec::new(), Vec::new());
+    while r.read_into(&mut rec).map_err(|e| e.to_string())? {
+        if ofrecord {
+            let e = tensorflow::Example::decode(&rec[..])
+                .map_err(|e| format!("{}: record {}: {e}", src.display(), w.records_written()))?;
+            out.clear();
+            convert::example_to_ofrecord(&e)
+                .encode(&mut out)
+                .map_err(|e| e.to_string())?;
+            w.write(&out)
+        } else {
+            w.write(&rec)
+        }
+        .map_err(|e| e.to_string())?;
+    }
+    let n = w.records_written();
+    w.finish().map_err(|e| e.to_string())?;
+    Ok(n)
+}
+
+/// `convert` (not a protocol op): the file re-encoded as `tfrecord convert` does, `ofrecord`
+/// into an OFRecord file (`Example` workloads) and `gzip` into a gzip TFRecord (level 6). Each
+/// output is read back and compared with the source's records when they are loaded.
+fn converts(c: &Ctx<'_>) -> Result<(), String> {
+    let sc = c.sc;
+    let count = |r: &Result<u64, String>| match r {
+        Ok(n) if *n == sc.num_records => Ok(()),
+        Ok(n) => Err(format!("{}: {n} records converted", sc.name)),
+        Err(e) => Err(e.clone()),
+    };
+    for (variant, format, compression) in [
+        ("ofrecord", Format::OfRecord, Compression::None),
+        ("gzip", Format::TfRecord, Compression::Gzip),
+    ] {
+        let ofrecord = format == Format::OfRecord;
+        if !c.args.want("convert", variant) || (ofrecord && sc.is_sequence()) {
+            continue;
+        }
+        std::fs::create_dir_all(&c.args.out)
+            .map_err(|e| format!("{}: {e}", c.args.out.display()))?;
+        let to = c
+            .args
+            .out
+            .join(format!("{PEER}_{}.convert.{variant}", sc.name));
+        let wopts = WriterOptions::new().format(format).compression(compression);
+        let t = measure(
+            c.args.reps,
+            || convert_file(&sc.path, c.opts.clone(), &to, wopts.clone(), ofrecord),
+            count,
+        )?;
+        if let Some(loaded) = c.loaded {
+            verify_converted(&to, format, compression, loaded)?;
+        }
+        let note = format!(
+            "not a protocol op: as `tfrecord convert`, RecordReader::read_into + {} + RecordWriter{}; page cache, no fsync",
+            if ofrecord {
+                "prost Example decode, convert::example_to_ofrecord, encode, OFRecord framing"
+            } else {
+                "the record's bytes copied into a gzip TFRecord (level 6)"
+            },
+            c.gz_note()
+        );
+        c.emit(variant, "convert", &note, &t);
+    }
+    Ok(())
+}
+
+/// Reads a converted file back and compares each record with the source's, converted the same
+/// way in memory.
+fn verify_converted(
+    path: &Path,
+    format: Format,
+    compression: Compression,
+    loaded: &Loaded,
+) -> Result<(), String> {
+    let opts = ReaderOptions::new().format(format).compression(compression);
+    let mut r = RecordReader::open(path, opts).map_err(|e| e.to_string())?;
+    let mut buf = Vec::new();
+    let mut i = 0usize;
+    while r.read_into(&mut buf).map_err(|e| e.to_string())? {
+        let src = loaded
+            .ranges
+            .get(i)
+            .map(|rg| &loaded.buf[rg.clone()])
+            .ok_or("the converted file holds more records than the source")?;
+        let same = if format == Format::OfRecord {
+            let e = tensorflow::Example::decode(src).map_err(|e| e.to_string())?;
+            oneflow::OfRecord::decode(&buf[..]).ok() == Some(convert::example_to_ofrecord(&e))
+        } else {
+            buf == src
+        };
+        if !same {
+            return Err(format!(
+                "{}: record {i} differs from the source",
+                path.display()
+            ));
+        }
+        i += 1;
+    }
+    if i != loaded.ranges.len() {
+        return Err(format!("{}: {i} records converted", path.display()));
+    }
+    Ok(())
+}
+
 fn run_workload<S: Shape>(args: &Args, sc: &Sidecar) -> Result<(), String> {
     check_spec::<S>(sc)?;
     let loaded = if args.stream_only {
@@ -1190,7 +1309,7 @@ fn run_workload<S: Shape>(args: &Args, sc: &Sidecar) -> Result<(), String> {
     if let Some(l) = &loaded {
         writes::<S>(&c, l)?;
     }
-    Ok(())
+    converts(&c)
 }
 
 /// `--peak-rss`: each streaming op in a fresh child process, which reports its `VmHWM`.
@@ -1209,7 +1328,12 @@ fn peak_rss(args: &Args) -> Result<(), String> {
             ("read_parse", "mt2"),
             ("read_parse", "spec"),
             ("read_parse", "spec_mt2"),
+            ("convert", "ofrecord"),
+            ("convert", "gzip"),
         ] {
+            if op == "convert" && v == "ofrecord" && w == "seq" {
+                continue; // SequenceExamples have no OFRecord form
+            }
             jobs.push((w.to_string(), op.to_string(), v.to_string()));
         }
     }
@@ -1338,6 +1462,49 @@ mod tests {
         assert_eq!((t.records, t.values), (n, payload), "read_raw mt2 counts");
         let t = read_batches(&sc, ReaderOptions::new(), SpecSink::new(&parser));
         check_totals(&sc, Some(expected), &t.expect("reads")).expect("all values");
+    }
+
+    #[test]
+    fn conversions_read_back_as_the_source() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let src = dir.path().join("ctr.tfrecord");
+        let recs = records::<CtrShape>(40);
+        let mut w = RecordWriter::create(&src, WriterOptions::new()).expect("create");
+        for r in &recs {
+            w.write(r).expect("write");
+        }
+        w.finish().expect("finish");
+        let loaded = |recs: &[Vec<u8>]| {
+            let mut l = Loaded {
+                buf: Vec::new(),
+                ranges: Vec::new(),
+                values: 0,
+            };
+            for r in recs {
+                l.ranges.push(l.buf.len()..l.buf.len() + r.len());
+                l.buf.extend_from_slice(r);
+            }
+            l
+        };
+        let (same, other) = (loaded(&recs), loaded(&records::<CtrShape>(41)[1..]));
+        for (format, compression) in [
+            (Format::OfRecord, Compression::None),
+            (Format::TfRecord, Compression::Gzip),
+        ] {
+            let to = dir.path().join("out");
+            let wopts = WriterOptions::new().format(format).compression(compression);
+            let n = convert_file(
+                &src,
+                ReaderOptions::new(),
+                &to,
+                wopts,
+                format == Format::OfRecord,
+            );
+            assert_eq!(n, Ok(40));
+            verify_converted(&to, format, compression, &same).expect("the source's records");
+            let err = verify_converted(&to, format, compression, &other).expect_err("others");
+            assert!(err.ends_with("record 0 differs from the source"), "{err}");
+        }
     }
 
     #[test]
