@@ -859,15 +859,14 @@ fn mem_parses<S: Shape>(
     )
 }
 
-/// Reads a written file back and compares it with the source records.
-fn verify_written(
+/// Reads a written file back (with `opts`) and checks each of its records against the source
+/// record at the same index: `same(written, source)`.
+fn read_back(
     path: &Path,
-    compression: Compression,
+    opts: ReaderOptions,
     loaded: &Loaded,
-    exact: bool,
-    is_seq: bool,
+    same: impl Fn(&[u8], &[u8]) -> Result<bool, String>,
 ) -> Result<(), String> {
-    let opts = ReaderOptions::new().compression(compression);
     let mut r = RecordReader::open(path, opts).map_err(|e| e.to_string())?;
     let mut buf = Vec::new();
     let mut i = 0usize;
@@ -877,15 +876,7 @@ fn verify_written(
             .get(i)
             .map(|rg| &loaded.buf[rg.clone()])
             .ok_or("the written file holds more records than the source")?;
-        let same = if exact || buf == want {
-            buf == want
-        } else if is_seq {
-            tensorflow::SequenceExample::decode(&buf[..]).ok()
-                == tensorflow::SequenceExample::decode(want).ok()
-        } else {
-            tensorflow::Example::decode(&buf[..]).ok() == tensorflow::Example::decode(want).ok()
-        };
-        if !same {
+        if !same(&buf, want)? {
             return Err(format!(
                 "{}: record {i} differs from the source",
                 path.display()
@@ -897,6 +888,28 @@ fn verify_written(
         return Err(format!("{}: {i} records written", path.display()));
     }
     Ok(())
+}
+
+/// Reads a written file back and compares it with the source records: byte for byte when
+/// `exact`, else as decoded messages where the bytes differ.
+fn verify_written(
+    path: &Path,
+    compression: Compression,
+    loaded: &Loaded,
+    exact: bool,
+    is_seq: bool,
+) -> Result<(), String> {
+    let opts = ReaderOptions::new().compression(compression);
+    read_back(path, opts, loaded, |buf, want| {
+        Ok(if exact || buf == want {
+            buf == want
+        } else if is_seq {
+            tensorflow::SequenceExample::decode(buf).ok()
+                == tensorflow::SequenceExample::decode(want).ok()
+        } else {
+            tensorflow::Example::decode(buf).ok() == tensorflow::Example::decode(want).ok()
+        })
+    })
 }
 
 /// `write_prebuilt`, `write_example`, `write_build`.
@@ -1261,33 +1274,13 @@ fn verify_converted(
     loaded: &Loaded,
 ) -> Result<(), String> {
     let opts = ReaderOptions::new().format(format).compression(compression);
-    let mut r = RecordReader::open(path, opts).map_err(|e| e.to_string())?;
-    let mut buf = Vec::new();
-    let mut i = 0usize;
-    while r.read_into(&mut buf).map_err(|e| e.to_string())? {
-        let src = loaded
-            .ranges
-            .get(i)
-            .map(|rg| &loaded.buf[rg.clone()])
-            .ok_or("the converted file holds more records than the source")?;
-        let same = if format == Format::OfRecord {
-            let e = tensorflow::Example::decode(src).map_err(|e| e.to_string())?;
-            oneflow::OfRecord::decode(&buf[..]).ok() == Some(convert::example_to_ofrecord(&e))
-        } else {
-            buf == src
-        };
-        if !same {
-            return Err(format!(
-                "{}: record {i} differs from the source",
-                path.display()
-            ));
+    read_back(path, opts, loaded, |buf, src| {
+        if format != Format::OfRecord {
+            return Ok(buf == src);
         }
-        i += 1;
-    }
-    if i != loaded.ranges.len() {
-        return Err(format!("{}: {i} records converted", path.display()));
-    }
-    Ok(())
+        let e = tensorflow::Example::decode(src).map_err(|e| e.to_string())?;
+        Ok(oneflow::OfRecord::decode(buf).ok() == Some(convert::example_to_ofrecord(&e)))
+    })
 }
 
 fn run_workload<S: Shape>(args: &Args, sc: &Sidecar) -> Result<(), String> {
