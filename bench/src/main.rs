@@ -676,7 +676,7 @@ fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
         read_half.as_ref().map(|f| f as &(dyn Fn(usize) -> Outcome + Sync)),
         check,
     )?;
-    if c.args.want("read_limit", "st") && halves.is_some() {
+    if c.args.want("read_limit", "st") && c.opts.get_compression() == Compression::None {
         read_limit(c, read_st, check)?;
     }
     let spec_name = if sc.is_sequence() {

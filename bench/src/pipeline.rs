@@ -368,7 +368,9 @@ pub(crate) fn frame_crc_file(path: &Path, whole: &mut Vec<u8>) -> Result<u64, St
         .and_then(|mut f| f.read_to_end(whole))
         .map_err(|e| format!("{}: {e}", path.display()))?;
     let bad = |at: usize, what: &str| format!("{}: byte {at}: {what}", path.display());
-    let le32 = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    // Little-endian words from slices at least that long.
+    let le32 = |b: &[u8]| u32::from_le_bytes(std::array::from_fn(|i| b[i]));
+    let le64 = |b: &[u8]| u64::from_le_bytes(std::array::from_fn(|i| b[i]));
     let (mut at, mut records) = (0usize, 0u64);
     while at < whole.len() {
         let head = whole
@@ -378,8 +380,7 @@ pub(crate) fn frame_crc_file(path: &Path, whole: &mut Vec<u8>) -> Result<u64, St
         if masked_crc32c(len) != le32(len_crc) {
             return Err(bad(at, "length CRC mismatch"));
         }
-        let len = u64::from_le_bytes(len.try_into().map_err(|_| bad(at, "length"))?);
-        let end = usize::try_from(len)
+        let end = usize::try_from(le64(len))
             .ok()
             .and_then(|l| (at + 16).checked_add(l))
             .filter(|&end| end <= whole.len())
