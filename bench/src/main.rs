@@ -772,7 +772,7 @@ fn read_limit(
         count,
         None::<fn() -> HostProbe>,
     )?;
-    limit.beside = Some((String::from("st"), parsed.secs));
+    limit.beside = Some((String::from("read_parse st"), parsed.secs));
     c.emit(
         "st",
         "read_limit",
