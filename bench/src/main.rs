@@ -264,6 +264,18 @@ fn load(sc: &Sidecar) -> Result<Loaded, String> {
     })
 }
 
+/// Checks a run that returns the records it went through: all of the workload's, or its error.
+fn check_records(sc: &Sidecar, r: &Result<u64, String>) -> Result<(), String> {
+    match r {
+        Ok(n) if *n == sc.num_records => Ok(()),
+        Ok(n) => Err(format!(
+            "{}: {n} records, expected {}",
+            sc.name, sc.num_records
+        )),
+        Err(e) => Err(e.clone()),
+    }
+}
+
 /// Checks one run's totals against the sidecar and the expected value count.
 fn check_totals(sc: &Sidecar, expect_values: Option<u64>, t: &Totals) -> Result<(), String> {
     if t.records != sc.num_records || t.rows != sc.num_records {
@@ -756,20 +768,12 @@ fn read_limit(
         check(&out)?;
         out.map(|t| t.records)
     };
-    let count = |r: &Result<u64, String>| match r {
-        Ok(n) if *n == sc.num_records => Ok(()),
-        Ok(n) => Err(format!(
-            "{}: {n} records, expected {}",
-            sc.name, sc.num_records
-        )),
-        Err(e) => Err(e.clone()),
-    };
     let (mut limit, parsed, _) = measure_pair(
         c.args.reps,
         || frame_crc_file(&sc.path, &mut whole),
         parse,
         None,
-        count,
+        |r| check_records(sc, r),
         None::<fn() -> HostProbe>,
     )?;
     limit.beside = Some((String::from("read_parse st"), parsed.secs));
@@ -1223,11 +1227,6 @@ fn convert_file(
 /// output is read back and compared with the source's records when they are loaded.
 fn converts(c: &Ctx<'_>) -> Result<(), String> {
     let sc = c.sc;
-    let count = |r: &Result<u64, String>| match r {
-        Ok(n) if *n == sc.num_records => Ok(()),
-        Ok(n) => Err(format!("{}: {n} records converted", sc.name)),
-        Err(e) => Err(e.clone()),
-    };
     for (variant, format, compression) in [
         ("ofrecord", Format::OfRecord, Compression::None),
         ("gzip", Format::TfRecord, Compression::Gzip),
@@ -1246,7 +1245,7 @@ fn converts(c: &Ctx<'_>) -> Result<(), String> {
         let t = measure(
             c.args.reps,
             || convert_file(&sc.path, c.opts.clone(), &to, wopts.clone(), ofrecord),
-            count,
+            |r| check_records(sc, r),
         )?;
         if let Some(loaded) = c.loaded {
             verify_converted(&to, format, compression, loaded)?;
