@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use super::field::FieldError;
-use super::wire::{get_varint, put_varint, varint_in_word, varint_len};
+use super::wire::{get_varint, put_varint_value, varint_in_word, varint_len};
 use super::{Dialect, ListKind, Of, Tf, TfLossy};
 
 /// One value as it appears on the wire, before conversion to a Rust type.
@@ -125,7 +125,7 @@ macro_rules! int_elem {
             #[inline]
             fn put(&self, buf: &mut Vec<u8>) {
                 let to: fn(&$t) -> u64 = $to;
-                put_varint(buf, to(self));
+                put_varint_value(buf, to(self));
             }
         }
         impl<'de> DecodeElem<'de, $d> for $t {
@@ -392,6 +392,7 @@ bytes_elem!(Of);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::wire::put_varint;
 
     /// Values of every varint width, negative ones (ten bytes) included.
     fn values() -> Vec<i64> {
