@@ -566,8 +566,24 @@ pub fn decode_feature<'de, D: Dialect, T: DecodeField<'de, D>>(
 /// Returns `(tag, value)`, or `None` for any other layout (an empty list, several lists,
 /// unpacked numbers, several strings, unknown fields), which the general path
 /// ([`FeatureView`]) reads.
-#[inline]
+#[inline(always)]
 pub(crate) fn usual_feature(bytes: &[u8]) -> Option<(u32, &[u8])> {
+    // A list of under 126 bytes, the most common case: `t L 0a L' value` with both lengths in
+    // one byte, checked at once; anything else out of line.
+    if let [t, l, 0x0a, l2, value @ ..] = bytes
+        && t & 0x87 == 2
+        && (l | l2) < 0x80
+        && usize::from(*l2) == value.len()
+        && usize::from(*l) == value.len() + 2
+    {
+        return Some((u32::from(t >> 3), value));
+    }
+    usual_feature_long(bytes)
+}
+
+/// [`usual_feature`] for lists of 126 bytes or more, and for what is not in the usual layout.
+#[inline(never)]
+fn usual_feature_long(bytes: &[u8]) -> Option<(u32, &[u8])> {
     match bytes {
         [t, rest @ ..] if t & 7 == 2 && *t < 0x80 => match super::wire::split_len(rest) {
             Some((body, [])) => Some((u32::from(t >> 3), only_value(body)?)),
@@ -919,3 +935,50 @@ macro_rules! scalar_fields {
 scalar_fields!(Tf, TfLossy, Of);
 crate::__impl_scalar_field!(Of; f64);
 crate::__impl_scalar_field!(TfLossy; f64);
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::{usual_feature, usual_feature_long};
+
+    /// `t L 0a L' value` for stated lengths and actual sizes on both sides of the one-byte
+    /// varint limit (value bytes of 1, so that a stated byte of 0x80 or more reads as the
+    /// start of a longer varint), with other tags and other first fields.
+    pub(crate) fn features() -> Vec<Vec<u8>> {
+        const LENS: [usize; 11] = [0, 1, 2, 3, 4, 0x7c, 0x7d, 0x7e, 0x7f, 0x80, 0x81];
+        const STATED: [usize; 6] = [0, 1, 0x7f, 0x80, 0x81, 0xff];
+        let byte = |x: usize| u8::try_from(x & 0xff).unwrap_or(0);
+        let mut all = Vec::new();
+        for (t, inner, n) in [0x0a, 0x12, 0x1a, 0x22, 0x0b, 0x8a]
+            .into_iter()
+            .flat_map(|t| [(t, 0x0a), (t, 0x12)])
+            .flat_map(|(t, inner)| LENS.map(|n| (t, inner, n)))
+        {
+            // The lengths that fit the value, those one off, and some that do not.
+            let ls = [n + 1, n + 2, n + 3].into_iter().chain(STATED).map(byte);
+            for l in ls {
+                let l2s = [n.wrapping_sub(1), n, n + 1]
+                    .into_iter()
+                    .chain(STATED)
+                    .map(byte);
+                for l2 in l2s {
+                    let mut b = vec![t, l, inner, l2];
+                    b.extend(std::iter::repeat_n(1u8, n));
+                    all.push(b);
+                }
+            }
+        }
+        all.extend([vec![], vec![0x1a], vec![0x1a, 0x00], vec![0x1a, 0x01, 0x0a]]);
+        all
+    }
+
+    #[test]
+    fn usual_feature_takes_one_byte_lengths_as_the_general_walk_does() {
+        let mut fast = 0;
+        for b in features() {
+            let got = usual_feature(&b);
+            assert_eq!(got, usual_feature_long(&b), "{b:02x?}");
+            fast += usize::from(got.is_some() && b[1] < 0x80 && b[3] < 0x80);
+        }
+        assert!(fast > 20, "the one-byte layout was met {fast} times");
+    }
+}

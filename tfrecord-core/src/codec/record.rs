@@ -123,6 +123,23 @@ fn read_entry<'de>(entry: &'de [u8]) -> Result<(&'de [u8], Msg<'de>)> {
 /// nothing else. `(key, value)`, or `None` for any other layout.
 #[inline(always)]
 fn usual_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
+    // A key and a feature of under 128 bytes each, the most common case: `0a K key 12 F
+    // feature`, both lengths in one byte.
+    if let [0x0a, k, rest @ ..] = entry
+        && *k < 0x80
+        && let Some((key, [0x12, f, feature @ ..])) = rest.split_at_checked(usize::from(*k))
+        && *f < 0x80
+        && usize::from(*f) == feature.len()
+    {
+        return Some((key, feature));
+    }
+    usual_entry_long(entry)
+}
+
+/// [`usual_entry`] for keys or features of 128 bytes or more, and for what is not in the usual
+/// layout.
+#[inline]
+fn usual_entry_long(entry: &[u8]) -> Option<(&[u8], &[u8])> {
     let [0x0a, rest @ ..] = entry else {
         return None;
     };
@@ -641,7 +658,7 @@ pub fn missing(info: &FieldInfo) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use super::{key_word, put_entry};
+    use super::{key_word, put_entry, usual_entry, usual_entry_long};
     use crate::codec::{EncodeField, Tf};
     use crate::proto::{self, tensorflow};
 
@@ -715,5 +732,34 @@ mod tests {
             w[..n.min(8)].copy_from_slice(&k[..n.min(8)]);
             assert_eq!(key_word(k), u64::from_le_bytes(w), "{n}");
         }
+    }
+
+    /// Lengths on both sides of the one-byte varint limit.
+    const LENS: [usize; 10] = [0, 1, 2, 3, 0x7e, 0x7f, 0x80, 0x81, 0x82, 0x100];
+
+    #[test]
+    fn usual_entry_takes_one_byte_lengths_as_the_general_walk_does() {
+        // Every stated length against every actual size: the one-byte fast path must agree
+        // with the varint walk, including where a stated length byte is a varint's first.
+        let mut checked = 0;
+        for (k, key_len) in LENS.iter().flat_map(|&k| LENS.map(|n| (k, n))) {
+            for (f, feature_len) in LENS.iter().flat_map(|&f| LENS.map(|n| (f, n))) {
+                for tags in [[0x0a, 0x12], [0x12, 0x0a], [0x0a, 0x1a]] {
+                    let mut entry = vec![tags[0]];
+                    entry.push(u8::try_from(k & 0xff).unwrap_or(0));
+                    entry.extend((0..key_len).map(|i| u8::try_from(i % 0x7f).unwrap_or(1) | 1));
+                    entry.push(tags[1]);
+                    entry.push(u8::try_from(f & 0xff).unwrap_or(0));
+                    entry.extend((0..feature_len).map(|_| 0x01));
+                    assert_eq!(
+                        usual_entry(&entry),
+                        usual_entry_long(&entry),
+                        "{entry:02x?}"
+                    );
+                    checked += usize::from(usual_entry(&entry).is_some());
+                }
+            }
+        }
+        assert!(checked >= 36, "{checked} entries read in the usual layout");
     }
 }

@@ -104,8 +104,19 @@ pub(crate) trait Sink {
     /// `self` may then hold some of the values already, and the caller truncates it.
     #[inline]
     fn extend_usual(&mut self, tag: u32, bytes: &[u8]) -> Option<usize> {
-        let body = usual_list(tag, bytes)?;
         let before = self.count();
+        // One `value` field in a list of under 126 bytes, the most common case: `t L 0a L'
+        // value`, both lengths in one byte, checked at once.
+        if let [t, l, 0x0a, l2, value @ ..] = bytes
+            && u32::from(*t) == (tag << 3 | 2)
+            && (l | l2) < 0x80
+            && usize::from(*l2) == value.len()
+            && usize::from(*l) == value.len() + 2
+        {
+            self.push_value(value)?;
+            return Some(self.count() - before);
+        }
+        let body = usual_list(tag, bytes)?;
         for_each_field_1(body, |v| self.push_value(v).is_some()).then(|| self.count() - before)
     }
 }
@@ -184,4 +195,45 @@ pub(crate) fn for_each_field_1(msg: &[u8], mut f: impl FnMut(&[u8]) -> bool) -> 
         rest = after;
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Sink, for_each_field_1, usual_list};
+    use crate::parse::strings::ByteStrings;
+
+    /// `extend_usual` against the general walk of the same bytes (the list body, then each
+    /// `value` field), on features around the one-byte length limit.
+    fn agrees<S: Sink + Default>(tag: u32, values: impl Fn(&S) -> Vec<Vec<u8>>) -> usize {
+        let mut taken = 0;
+        for b in crate::codec::field::tests::features() {
+            let (mut fast, mut walked) = (S::default(), S::default());
+            let got = fast.extend_usual(tag, &b);
+            let want = usual_list(tag, &b).and_then(|body| {
+                for_each_field_1(body, |v| walked.push_value(v).is_some()).then(|| walked.count())
+            });
+            assert_eq!(got, want, "tag {tag}: {b:02x?}");
+            if got.is_some() {
+                assert_eq!(values(&fast), values(&walked), "tag {tag}: {b:02x?}");
+                taken += 1;
+            }
+        }
+        taken
+    }
+
+    #[test]
+    fn extend_usual_reads_one_byte_lengths_as_the_general_walk_does() {
+        let as_bytes = |v: &[u8]| v.to_vec();
+        let ints = agrees::<Vec<i64>>(3, |s| {
+            s.iter().map(|x| as_bytes(&x.to_le_bytes())).collect()
+        });
+        let floats = agrees::<Vec<f32>>(2, |s| {
+            s.iter().map(|x| as_bytes(&x.to_le_bytes())).collect()
+        });
+        let strings = agrees::<ByteStrings>(1, |s| s.iter().map(<[u8]>::to_vec).collect());
+        assert!(
+            ints >= 10 && floats >= 4 && strings >= 10,
+            "{ints} {floats} {strings}"
+        );
+    }
 }
