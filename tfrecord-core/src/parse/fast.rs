@@ -223,13 +223,9 @@ mod tests {
 
     #[test]
     fn extend_usual_reads_one_byte_lengths_as_the_general_walk_does() {
-        let as_bytes = |v: &[u8]| v.to_vec();
-        let ints = agrees::<Vec<i64>>(3, |s| {
-            s.iter().map(|x| as_bytes(&x.to_le_bytes())).collect()
-        });
-        let floats = agrees::<Vec<f32>>(2, |s| {
-            s.iter().map(|x| as_bytes(&x.to_le_bytes())).collect()
-        });
+        let ints = agrees::<Vec<i64>>(3, |s| s.iter().map(|x| x.to_le_bytes().to_vec()).collect());
+        let floats =
+            agrees::<Vec<f32>>(2, |s| s.iter().map(|x| x.to_le_bytes().to_vec()).collect());
         let strings = agrees::<ByteStrings>(1, |s| s.iter().map(<[u8]>::to_vec).collect());
         assert!(
             ints >= 10 && floats >= 4 && strings >= 10,
