@@ -568,17 +568,27 @@ pub fn decode_feature<'de, D: Dialect, T: DecodeField<'de, D>>(
 /// ([`FeatureView`]) reads.
 #[inline(always)]
 pub(crate) fn usual_feature(bytes: &[u8]) -> Option<(u32, &[u8])> {
-    // A list of under 126 bytes, the most common case: `t L 0a L' value` with both lengths in
-    // one byte, checked at once; anything else out of line.
-    if let [t, l, 0x0a, l2, value @ ..] = bytes
-        && t & 0x87 == 2
-        && (l | l2) < 0x80
-        && usize::from(*l2) == value.len()
-        && usize::from(*l) == value.len() + 2
-    {
-        return Some((u32::from(t >> 3), value));
+    match short_feature(bytes) {
+        Some(found) => Some(found),
+        None => usual_feature_long(bytes),
     }
-    usual_feature_long(bytes)
+}
+
+/// [`usual_feature`] of a list under 126 bytes, the most common case, checked at once: `t L 0a
+/// L' value` with both lengths in one byte. `None` for anything else, longer lists included.
+#[inline(always)]
+pub(crate) fn short_feature(bytes: &[u8]) -> Option<(u32, &[u8])> {
+    match bytes {
+        [t, l, 0x0a, l2, value @ ..]
+            if t & 0x87 == 2
+                && (l | l2) < 0x80
+                && usize::from(*l2) == value.len()
+                && usize::from(*l) == value.len() + 2 =>
+        {
+            Some((u32::from(t >> 3), value))
+        }
+        _ => None,
+    }
 }
 
 /// [`usual_feature`] for lists of 126 bytes or more, and for what is not in the usual layout.

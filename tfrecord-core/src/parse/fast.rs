@@ -11,6 +11,7 @@
 use super::spec::{DType, Plan};
 use super::strings::ByteStrings;
 use super::tensor::Values;
+use crate::codec::field::short_feature;
 use crate::codec::wire::split_len;
 use crate::codec::{DecodeElem, Dialect, Tf, key_word};
 
@@ -105,13 +106,9 @@ pub(crate) trait Sink {
     #[inline]
     fn extend_usual(&mut self, tag: u32, bytes: &[u8]) -> Option<usize> {
         let before = self.count();
-        // One `value` field in a list of under 126 bytes, the most common case: `t L 0a L'
-        // value`, both lengths in one byte, checked at once.
-        if let [t, l, 0x0a, l2, value @ ..] = bytes
-            && u32::from(*t) == (tag << 3 | 2)
-            && (l | l2) < 0x80
-            && usize::from(*l2) == value.len()
-            && usize::from(*l) == value.len() + 2
+        // One `value` field in a list of under 126 bytes, the most common case.
+        if let Some((t, value)) = short_feature(bytes)
+            && t == tag
         {
             self.push_value(value)?;
             return Some(self.count() - before);
