@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tfrecord_core::crc::masked_crc32c;
-use tfrecord_core::{Chunk, ReaderOptions, RecordReader, reader};
+use tfrecord_core::{Chunk, ReaderOptions, RecordReader, for_each_chunk};
 
 use crate::records::{BATCH, Batcher, Shape, decode};
 use crate::sidecar::Sidecar;
@@ -277,7 +277,7 @@ impl FileHalves {
 const CHUNK_BYTES: usize = 1 << 20;
 
 /// `workers` threads reading and parsing one file with the library's
-/// [`reader::for_each_chunk`]: an uncompressed file is cut by `SharedChunks` (each thread
+/// [`for_each_chunk`]: an uncompressed file is cut by `SharedChunks` (each thread
 /// copies its own chunk of whole frames out of the file, waits only for the walk over the
 /// previous chunk's frame headers to know where its first frame starts, then checks the
 /// framing and data CRCs and parses the records into its own columns); a compressed stream
@@ -301,7 +301,7 @@ pub(crate) fn read_parallel<K: BatchSink>(
             ..sink.totals()
         })
     };
-    let each_thread = reader::for_each_chunk(&sc.path, opts, workers, || (make(), 0), each, finish)
+    let each_thread = for_each_chunk(&sc.path, opts, workers, || (make(), 0), each, finish)
         .map_err(|Failed(e)| e)?;
     let mut t = Totals::default();
     for w in each_thread {

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use tfrecord_core::codec::Container;
+use tfrecord_core::Container;
 use tfrecord_core::{
     Decode, Encode, Example, Ragged, SequenceExample, TfExample, TfSequenceExample,
 };

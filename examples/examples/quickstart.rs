@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use tfrecord_core::proto::tensorflow;
 use tfrecord_core::{
     Chunk, Example, Message, OfRecord, Reader, ReaderOptions, RecordReader, TfExample, Writer,
-    reader,
+    for_each_chunk,
 };
 
 /// A digit image with its label, as MNIST datasets store it.
@@ -78,7 +78,7 @@ fn main() -> Result<(), tfrecord_core::Error> {
         Ok::<_, tfrecord_core::Error>(())
     };
     let opts = ReaderOptions::new().buffer_size(64 << 10);
-    let per_thread = reader::for_each_chunk(&path, opts, 0, BTreeMap::new, count_labels, Ok)?;
+    let per_thread = for_each_chunk(&path, opts, 0, BTreeMap::new, count_labels, Ok)?;
     let mut labels = BTreeMap::new();
     for (label, n) in per_thread.iter().flatten() {
         *labels.entry(*label).or_default() += n;

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use tfrecord_core::proto::{oneflow, tensorflow};
 use tfrecord_core::{
-    Chunk, Compression, Error, Format, Message, ReaderOptions, RecordReader, expand_path, reader,
+    Chunk, Compression, Error, Format, Message, ReaderOptions, RecordReader, expand_path,
+    for_each_chunk,
 };
 
 use crate::error::{CliError, CliResult};
@@ -211,7 +212,7 @@ pub(crate) fn for_each_record_parallel(
             *n += 1;
         }
     };
-    let counts = reader::for_each_chunk(path, opts, threads, || 0u64, each, Ok)?;
+    let counts = for_each_chunk(path, opts, threads, || 0u64, each, Ok)?;
     Ok(counts.iter().sum())
 }
 

@@ -128,7 +128,9 @@ impl Batch<'_> {
             return e.into();
         };
         let fresh = match e.kind() {
-            ErrorKind::Feature { detail } => Error::feature(detail.clone()),
+            ErrorKind::Feature { problem, detail } => {
+                Error::feature_problem(problem.clone(), detail.clone())
+            }
             ErrorKind::Decode { message, detail } => Error::decode(message, detail),
             _ => Error::feature(e.to_string()),
         };

@@ -4,6 +4,8 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::feature::FeatureProblem;
+
 /// What went wrong, without the location; see [`Error`] for where.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -60,9 +62,11 @@ pub enum ErrorKind {
         /// What the protobuf decoder said.
         detail: String,
     },
-    /// A feature has the wrong kind, count or value.
+    /// A feature has the wrong kind, count or value, or is missing.
     Feature {
-        /// Expected versus found, in words.
+        /// What is wrong, to match on: missing, wrong kind, wrong count, out of range, ...
+        problem: FeatureProblem,
+        /// Expected versus found, in words (what the error prints).
         detail: String,
     },
     /// JSON input that is not a valid record.
@@ -174,9 +178,16 @@ impl Error {
         })
     }
 
-    /// A feature error: wrong kind, count or value.
+    /// A feature error that fits none of [`FeatureProblem`]'s named cases
+    /// ([`FeatureProblem::Other`]), worded by `detail`.
     pub fn feature(detail: impl Into<String>) -> Self {
+        Error::feature_problem(FeatureProblem::Other, detail)
+    }
+
+    /// A feature error: `problem` to match on, worded by `detail`.
+    pub fn feature_problem(problem: FeatureProblem, detail: impl Into<String>) -> Self {
         Error::new(ErrorKind::Feature {
+            problem,
             detail: detail.into(),
         })
     }
@@ -283,7 +294,7 @@ impl fmt::Display for Error {
                 at(f)?;
                 write!(f, ": {detail}")?;
             }
-            ErrorKind::Feature { detail } => {
+            ErrorKind::Feature { detail, .. } => {
                 f.write_str("bad feature")?;
                 if let Some(key) = &self.0.key {
                     write!(f, " {key:?}")?;

@@ -98,32 +98,35 @@
 //! # Ok::<(), tfrecord_core::Error>(())
 //! ```
 
-pub mod compression;
+mod codec;
+mod compression;
 pub mod convert;
 pub mod crc;
-pub mod error;
+mod error;
+mod feature;
+mod input;
 pub mod json;
 pub mod parse;
 pub mod proto;
-pub mod reader;
+mod reader;
 pub mod text;
-pub mod writer;
+mod typed;
+mod writer;
 
+pub use codec::{
+    Container, Decode, DecodeOwned, Encode, OfRecord, Ragged, Sparse, TfExample, TfSequenceExample,
+};
 pub use compression::{Compression, Format};
 pub use error::{Error, ErrorKind, Result};
+pub use feature::{FeatureProblem, ListKind};
+pub use input::expand_path;
 pub use prost::Message;
 pub use reader::{
     Chunk, ChunkReader, ChunkRecords, ReaderOptions, RecordReader, SharedChunks, Unverified,
-    expand_path,
-};
-pub use writer::{RecordWriter, WriterOptions};
-pub mod codec;
-mod typed;
-
-pub use codec::{
-    Decode, DecodeOwned, Encode, OfRecord, Ragged, Sparse, TfExample, TfSequenceExample,
+    for_each_chunk,
 };
 pub use typed::{Reader, Writer};
+pub use writer::{RecordWriter, WriterOptions};
 
 #[cfg(feature = "derive")]
 pub use tfrecord_derive::{Example, SequenceExample};
@@ -135,14 +138,15 @@ pub mod __private {
     pub use crate::codec::wire;
     pub use crate::codec::{
         Chunk, Container, Decode, DecodeElem, DecodeField, DecodeFields, DecodeSteps, Dialect,
-        Encode, EncodeElem, EncodeField, EncodeFields, EncodeSteps, FeatureView, FieldError,
-        FieldInfo, FieldTable, ListKind, Msg, Of, OfRecord, Raw, Tf, TfExample, TfLossy,
-        TfSequenceExample, check_len, decode_record, entry_len, example_len, field, join_prefix,
-        key_word, missing, one_usual, present, put_context_header, put_entry, put_example_header,
-        put_lists_header, put_sparse, put_steps_entry, scan_features, scan_sequence, sequence_len,
-        sparse, sparse_entries_len, steps, steps_entry_len, unknown_key, walk_usual,
+        Encode, EncodeElem, EncodeField, EncodeFields, EncodeSteps, FeatureView, FieldInfo,
+        FieldTable, Msg, Of, OfRecord, Raw, Tf, TfExample, TfLossy, TfSequenceExample, check_len,
+        decode_record, entry_len, example_len, field, join_prefix, key_word, missing, one_usual,
+        present, put_context_header, put_entry, put_example_header, put_lists_header, put_sparse,
+        put_steps_entry, scan_features, scan_sequence, sequence_len, sparse, sparse_entries_len,
+        steps, steps_entry_len, unknown_key, walk_usual,
     };
     pub use crate::error::{Error, Result};
+    pub use crate::feature::{FeatureProblem, FeatureProblem as FieldError, ListKind};
     pub use ::core::option::Option::{self, None, Some};
     pub use ::core::result::Result::{Err, Ok};
     pub use ::std::vec::Vec;

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use crate::codec::{Container, Decode, DecodeOwned, Encode, TfExample};
 use crate::error::{Error, Result};
-use crate::reader::{ReaderOptions, RecordReader, locate};
+use crate::reader::frames::locate;
+use crate::reader::{ReaderOptions, RecordReader};
 use crate::writer::{RecordWriter, WriterOptions};
 
 /// Reads records of container `C` (by default `tensorflow.Example` in TFRecord files) as

@@ -11,7 +11,7 @@ use crate::crc::masked_crc32c;
 use crate::error::{Error, Result};
 
 /// The default write buffer: 1 MiB.
-pub const DEFAULT_WRITE_BUFFER: usize = 1 << 20;
+pub(crate) const DEFAULT_WRITE_BUFFER: usize = 1 << 20;
 
 /// How to write a record stream.
 #[derive(Clone, Debug)]

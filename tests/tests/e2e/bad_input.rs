@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tfrecord_core::crc::masked_crc32c;
 use tfrecord_core::{
     Chunk, ChunkReader, Compression, Error, ErrorKind, Format, ReaderOptions, RecordReader,
-    RecordWriter, SharedChunks, WriterOptions, reader,
+    RecordWriter, SharedChunks, WriterOptions, for_each_chunk,
 };
 
 use crate::support::{fixture, read_all};
@@ -529,7 +529,7 @@ fn shared_chunks_read_as_reading_the_file_does_on_one_thread_and_two() {
 /// read.
 type Located = (Vec<(u64, u64, Vec<u8>)>, Option<Error>);
 
-/// Reads a file with `reader::for_each_chunk`: the records of each chunk with where
+/// Reads a file with `for_each_chunk`: the records of each chunk with where
 /// `ChunkRecords` says each starts (byte offset, record index), put in stream order.
 fn read_all_parallel(path: &Path, opts: ReaderOptions, threads: usize) -> Located {
     type Chunks = Vec<(u64, Vec<(u64, u64, Vec<u8>)>)>;
@@ -546,7 +546,7 @@ fn read_all_parallel(path: &Path, opts: ReaderOptions, threads: usize) -> Locate
         got.push((chunk.offset(), lent));
         Ok::<_, Error>(())
     };
-    let res = reader::for_each_chunk(path, opts, threads, Chunks::new, each, Ok);
+    let res = for_each_chunk(path, opts, threads, Chunks::new, each, Ok);
     match res {
         Ok(states) => {
             let mut chunks: Chunks = states.into_iter().flatten().collect();
@@ -676,10 +676,10 @@ fn errors_of_the_callers_type_come_back_in_the_order_of_the_stream() {
         }
     };
     let opts = s.opts().buffer_size(64);
-    let res = reader::for_each_chunk(&path, opts.clone(), 2, || (), each, Ok);
+    let res = for_each_chunk(&path, opts.clone(), 2, || (), each, Ok);
     assert!(matches!(res, Err(Mine::TooLong(2))), "{res:?}");
     // An error of `finish` on every thread.
-    let res = reader::for_each_chunk(
+    let res = for_each_chunk(
         &path,
         opts,
         2,
@@ -689,7 +689,7 @@ fn errors_of_the_callers_type_come_back_in_the_order_of_the_stream() {
     );
     assert!(matches!(res, Err(Mine::TooLong(7))), "{res:?}");
     let missing = dir.path().join("missing.tfrecord");
-    let res = reader::for_each_chunk(&missing, s.opts(), 2, || (), |(), _| Ok(()), Ok);
+    let res = for_each_chunk(&missing, s.opts(), 2, || (), |(), _| Ok(()), Ok);
     assert!(
         matches!(&res, Err(Mine::Read(e)) if e.to_string().contains("missing.tfrecord")),
         "{res:?}"
@@ -707,7 +707,7 @@ fn errors_of_the_callers_type_come_back_in_the_order_of_the_stream() {
             Ok(())
         };
         let finish = |()| Err::<(), _>(Mine::TooLong(7));
-        let res = reader::for_each_chunk(&gz, opts.clone(), 3, || (), each, finish);
+        let res = for_each_chunk(&gz, opts.clone(), 3, || (), each, finish);
         assert!(
             matches!(&res, Err(Mine::Read(e)) if e.is_io(std::io::ErrorKind::UnexpectedEof) || e.to_string().contains("gzip")),
             "{res:?}"
@@ -727,7 +727,7 @@ fn a_panic_on_a_reading_thread_reaches_the_caller() {
                 assert!(chunk.first_record() < 2, "a panic in `each`");
                 Ok::<_, Error>(())
             };
-            reader::for_each_chunk(&path, s.opts().buffer_size(64), threads, || (), each, Ok)
+            for_each_chunk(&path, s.opts().buffer_size(64), threads, || (), each, Ok)
         });
         let payload = res.expect_err("the panic is resumed");
         let text = payload.downcast_ref::<&str>().copied();

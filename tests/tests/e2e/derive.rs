@@ -25,7 +25,7 @@ use proptest::prelude::*;
 use tfrecord_core::proto::{oneflow, tensorflow};
 use tfrecord_core::{
     Chunk, Decode, DecodeOwned, Encode, Error, ErrorKind, Example, Message, OfRecord, Ragged,
-    Reader, ReaderOptions, SequenceExample, TfExample, TfSequenceExample, Writer, reader,
+    Reader, ReaderOptions, SequenceExample, TfExample, TfSequenceExample, Writer, for_each_chunk,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -616,7 +616,7 @@ fn assert_exact(derived: &[u8], reference: &[u8], maps: &[&[u32]]) {
 
 /// `msg` with the entries (field 1) of the maps at `maps` sorted by key; `at` is `msg`'s path.
 fn sort_maps(msg: &[u8], at: &[u32], maps: &[&[u32]]) -> Vec<u8> {
-    use tfrecord_core::codec::wire::{Fields, Value, put_len_prefix};
+    use tfrecord_core::__private::wire::{Fields, Value, put_len_prefix};
     let mut fields: Vec<(u32, Vec<u8>)> = Vec::new();
     let mut walk = Fields::new(msg);
     while let Some((field, value)) = walk.next_field().expect("well-formed message") {
@@ -3343,7 +3343,7 @@ fn typed_writer_and_reader_files_both_containers_and_gzip() {
         }
         Ok::<_, Error>(())
     };
-    let counts = reader::for_each_chunk(&path, ReaderOptions::new(), 2, || 0, each, Ok).unwrap();
+    let counts = for_each_chunk(&path, ReaderOptions::new(), 2, || 0, each, Ok).unwrap();
     assert_eq!(counts.iter().sum::<usize>(), 2);
 
     // A decode error from a file names the file, the record and the key.
@@ -3362,7 +3362,7 @@ fn typed_writer_and_reader_files_both_containers_and_gzip() {
         while records.next_decoded::<Renamed, TfExample>()?.is_some() {}
         Ok::<_, Error>(())
     };
-    let in_chunk = reader::for_each_chunk(&path, ReaderOptions::new(), 2, || (), each, Ok);
+    let in_chunk = for_each_chunk(&path, ReaderOptions::new(), 2, || (), each, Ok);
     assert_eq!(in_chunk.unwrap_err().to_string(), e.to_string());
 }
 
@@ -3615,7 +3615,7 @@ struct StrictPlain {
 /// path) and through the general path alone: both give the same value or the same error.
 fn agree<'a, C, T>(bytes: &'a [u8], deny: Option<&'static str>)
 where
-    C: tfrecord_core::codec::Container,
+    C: tfrecord_core::Container,
     T: Decode<'a, C>
         + tfrecord_core::__private::FieldTable
         + tfrecord_core::__private::DecodeFields<'a, C::Dialect>

@@ -140,7 +140,7 @@ impl From<&Clip> for ClipTwin {
 /// to them.
 fn differential<C, G, T>(generated: &G, twin: &T)
 where
-    C: tfrecord_core::codec::Container,
+    C: tfrecord_core::Container,
     G: Encode<C> + for<'de> Decode<'de, C> + std::fmt::Debug,
     T: Encode<C> + for<'de> Decode<'de, C> + std::fmt::Debug,
 {

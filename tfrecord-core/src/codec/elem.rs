@@ -2,9 +2,9 @@
 
 use std::borrow::Cow;
 
-use super::field::FieldError;
-use super::wire::{get_varint, put_varint_value, varint_in_word, varint_len};
-use super::{Dialect, ListKind, Of, Tf, TfLossy};
+use super::dialect::{Dialect, Of, Tf, TfLossy};
+use super::wire::{self, get_varint, put_varint_value, varint_in_word, varint_len};
+use crate::feature::{FeatureProblem, ListKind};
 
 /// One value as it appears on the wire, before conversion to a Rust type.
 #[derive(Clone, Copy, Debug)]
@@ -53,7 +53,7 @@ pub trait DecodeElem<'de, D: Dialect>: Sized {
     ///
     /// # Errors
     /// A value out of the type's range, invalid UTF-8, an unknown enum variant.
-    fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError>;
+    fn from_raw(raw: Raw<'de>) -> Result<Self, FeatureProblem>;
 
     /// Appends every value of a packed run (`KIND` is packed). The default decodes one value
     /// at a time; integers override it to read a word at a time, floats with a bulk
@@ -61,8 +61,8 @@ pub trait DecodeElem<'de, D: Dialect>: Sized {
     ///
     /// # Errors
     /// As [`from_raw`](Self::from_raw), and malformed packed runs.
-    fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
-        super::field::for_each_packed(Self::KIND, run, |raw| {
+    fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FeatureProblem> {
+        for_each_packed(Self::KIND, run, |raw| {
             out.push(Self::from_raw(raw)?);
             Ok(())
         })
@@ -79,7 +79,7 @@ pub trait DecodeElem<'de, D: Dialect>: Sized {
         buf: &'de [u8],
         len: usize,
         out: &mut Vec<Self>,
-    ) -> Result<(), FieldError> {
+    ) -> Result<(), FeatureProblem> {
         Self::extend_packed(buf.get(..len).ok_or_else(run_past_end)?, out)
     }
 
@@ -87,7 +87,7 @@ pub trait DecodeElem<'de, D: Dialect>: Sized {
     /// allocating. `None` when the run holds another number of values, or when the type has no
     /// such path: the caller then takes the general path, which reports the count.
     #[inline]
-    fn array_packed<const N: usize>(run: &'de [u8]) -> Option<Result<[Self; N], FieldError>> {
+    fn array_packed<const N: usize>(run: &'de [u8]) -> Option<Result<[Self; N], FeatureProblem>> {
         let _ = run;
         None
     }
@@ -96,18 +96,18 @@ pub trait DecodeElem<'de, D: Dialect>: Sized {
 /// A list value said to be longer than the bytes that hold it (callers pass lengths they have
 /// checked).
 #[cold]
-pub(crate) fn run_past_end() -> FieldError {
-    FieldError::Malformed("a list value longer than its message")
+pub(crate) fn run_past_end() -> FeatureProblem {
+    FeatureProblem::Malformed("a list value longer than its message")
 }
 
 #[cold]
-fn bad_varint() -> FieldError {
-    FieldError::Malformed("bad varint in a packed run")
+fn bad_varint() -> FeatureProblem {
+    FeatureProblem::Malformed("bad varint in a packed run")
 }
 
 #[cold]
-fn out_of_range(v: i128, ty: &'static str) -> FieldError {
-    FieldError::Range {
+fn out_of_range(v: i128, ty: &'static str) -> FeatureProblem {
+    FeatureProblem::Range {
         value: v.to_string(),
         ty,
     }
@@ -131,17 +131,17 @@ macro_rules! int_elem {
         impl<'de> DecodeElem<'de, $d> for $t {
             const KIND: ListKind = $kind;
             #[inline]
-            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+            fn from_raw(raw: Raw<'de>) -> Result<Self, FeatureProblem> {
                 match raw {
                     Raw::Int(v) => {
-                        let conv: fn(u64) -> Result<$t, FieldError> = $conv;
+                        let conv: fn(u64) -> Result<$t, FeatureProblem> = $conv;
                         conv(v)
                     }
                     _ => Err(wrong_wire_type()),
                 }
             }
             #[inline]
-            fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
+            fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FeatureProblem> {
                 <Self as DecodeElem<'de, $d>>::extend_packed_within(run, run.len(), out)
             }
             #[inline(always)] // the hot loop of every packed run: keep it in its caller
@@ -149,8 +149,8 @@ macro_rules! int_elem {
                 buf: &'de [u8],
                 len: usize,
                 out: &mut Vec<Self>,
-            ) -> Result<(), FieldError> {
-                let conv: fn(u64) -> Result<$t, FieldError> = $conv;
+            ) -> Result<(), FeatureProblem> {
+                let conv: fn(u64) -> Result<$t, FeatureProblem> = $conv;
                 let run = buf.get(..len).ok_or_else(run_past_end)?;
                 // Every varint ends in one byte below 0x80: unless there is room for one value
                 // per byte already, reserve the count exactly.
@@ -176,8 +176,8 @@ macro_rules! int_elem {
                 Ok(())
             }
             #[inline]
-            fn array_packed<const N: usize>(mut run: &'de [u8]) -> Option<Result<[Self; N], FieldError>> {
-                let conv: fn(u64) -> Result<$t, FieldError> = $conv;
+            fn array_packed<const N: usize>(mut run: &'de [u8]) -> Option<Result<[Self; N], FeatureProblem>> {
+                let conv: fn(u64) -> Result<$t, FeatureProblem> = $conv;
                 let mut a = [<$t>::default(); N];
                 let mut n = 0;
                 while !run.is_empty() {
@@ -208,7 +208,7 @@ macro_rules! int64_elems {
             i8 => |v| i8::try_from(v.cast_signed()).map_err(|_| out_of_range(i128::from(v.cast_signed()), "i8")), |v| i64::from(*v).cast_unsigned();
             u32 => |v| u32::try_from(v.cast_signed()).map_err(|_| out_of_range(i128::from(v.cast_signed()), "u32")), |v| u64::from(*v);
             u16 => |v| u16::try_from(v.cast_signed()).map_err(|_| out_of_range(i128::from(v.cast_signed()), "u16")), |v| u64::from(*v);
-            bool => |v| match v { 0 => Ok(false), 1 => Ok(true), _ => Err(FieldError::Bool(v.cast_signed())) }, |v| u64::from(*v);
+            bool => |v| match v { 0 => Ok(false), 1 => Ok(true), _ => Err(FeatureProblem::Bool(v.cast_signed())) }, |v| u64::from(*v);
         }
     };
 }
@@ -227,9 +227,9 @@ int_elem! { Of, ListKind::Int32,
     i32 => |v| Ok((v as u32).cast_signed()), |v| i64::from(*v).cast_unsigned();
 }
 
-fn extend_f32(run: &[u8], out: &mut Vec<f32>) -> Result<(), FieldError> {
+fn extend_f32(run: &[u8], out: &mut Vec<f32>) -> Result<(), FeatureProblem> {
     if !run.len().is_multiple_of(4) {
-        return Err(FieldError::Malformed(
+        return Err(FeatureProblem::Malformed(
             "packed float run is not a multiple of 4 bytes",
         ));
     }
@@ -240,9 +240,9 @@ fn extend_f32(run: &[u8], out: &mut Vec<f32>) -> Result<(), FieldError> {
     Ok(())
 }
 
-fn extend_f64(run: &[u8], out: &mut Vec<f64>) -> Result<(), FieldError> {
+fn extend_f64(run: &[u8], out: &mut Vec<f64>) -> Result<(), FeatureProblem> {
     if !run.len().is_multiple_of(8) {
-        return Err(FieldError::Malformed(
+        return Err(FeatureProblem::Malformed(
             "packed double run is not a multiple of 8 bytes",
         ));
     }
@@ -267,17 +267,17 @@ macro_rules! float_elem {
         impl<'de> DecodeElem<'de, $d> for $t {
             const KIND: ListKind = $kind;
             #[inline]
-            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+            fn from_raw(raw: Raw<'de>) -> Result<Self, FeatureProblem> {
                 match raw {
                     Raw::$raw(bits) => Ok(<$t>::from_bits(bits)),
                     _ => Err(wrong_wire_type()),
                 }
             }
-            fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FieldError> {
+            fn extend_packed(run: &'de [u8], out: &mut Vec<Self>) -> Result<(), FeatureProblem> {
                 $extend(run, out)
             }
             #[inline]
-            fn array_packed<const N: usize>(run: &'de [u8]) -> Option<Result<[Self; N], FieldError>> {
+            fn array_packed<const N: usize>(run: &'de [u8]) -> Option<Result<[Self; N], FeatureProblem>> {
                 if run.len() != N * $n {
                     return None;
                 }
@@ -311,7 +311,7 @@ impl EncodeElem<TfLossy> for f64 {
 impl<'de> DecodeElem<'de, TfLossy> for f64 {
     const KIND: ListKind = ListKind::Float;
     #[inline]
-    fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+    fn from_raw(raw: Raw<'de>) -> Result<Self, FeatureProblem> {
         match raw {
             Raw::Float(bits) => Ok(f64::from(f32::from_bits(bits))),
             _ => Err(wrong_wire_type()),
@@ -320,8 +320,8 @@ impl<'de> DecodeElem<'de, TfLossy> for f64 {
 }
 
 #[cold]
-fn wrong_wire_type() -> FieldError {
-    FieldError::Malformed("value of the wrong wire type")
+fn wrong_wire_type() -> FeatureProblem {
+    FeatureProblem::Malformed("value of the wrong wire type")
 }
 
 /// `EncodeElem` for bytes-like types: `$t => |s| <the bytes of s>`.
@@ -343,13 +343,13 @@ macro_rules! bytes_encode {
     )*};
 }
 
-/// `DecodeElem` for bytes-like types: `$t => |b| <Result<$t, FieldError> from b: &'de [u8]>`.
+/// `DecodeElem` for bytes-like types: `$t => |b| <Result<$t, FeatureProblem> from b: &'de [u8]>`.
 macro_rules! bytes_decode {
     ($d:ty; $($t:ty => |$b:ident| $value:expr;)*) => {$(
         impl<'de> DecodeElem<'de, $d> for $t {
             const KIND: ListKind = ListKind::Bytes;
             #[inline]
-            fn from_raw(raw: Raw<'de>) -> Result<Self, FieldError> {
+            fn from_raw(raw: Raw<'de>) -> Result<Self, FeatureProblem> {
                 match raw {
                     Raw::Bytes($b) => $value,
                     _ => Err(wrong_wire_type()),
@@ -359,8 +359,8 @@ macro_rules! bytes_decode {
     )*};
 }
 
-fn utf8(b: &[u8]) -> Result<&str, FieldError> {
-    std::str::from_utf8(b).map_err(|_| FieldError::Utf8)
+fn utf8(b: &[u8]) -> Result<&str, FeatureProblem> {
+    std::str::from_utf8(b).map_err(|_| FeatureProblem::Utf8)
 }
 
 macro_rules! bytes_elem {
@@ -388,6 +388,46 @@ macro_rules! bytes_elem {
 bytes_elem!(Tf);
 bytes_elem!(TfLossy);
 bytes_elem!(Of);
+
+/// Calls `f` for each value of a packed run of `kind`.
+pub(crate) fn for_each_packed<'de>(
+    kind: ListKind,
+    mut run: &'de [u8],
+    mut f: impl FnMut(Raw<'de>) -> Result<(), FeatureProblem>,
+) -> Result<(), FeatureProblem> {
+    match kind {
+        ListKind::Int64 | ListKind::Int32 => {
+            while !run.is_empty() {
+                let v = wire::get_varint(&mut run)
+                    .map_err(|_| FeatureProblem::Malformed("bad varint in a packed run"))?;
+                f(Raw::Int(v))?;
+            }
+        }
+        ListKind::Float => {
+            if !run.len().is_multiple_of(4) {
+                return Err(FeatureProblem::Malformed(
+                    "packed float run is not a multiple of 4 bytes",
+                ));
+            }
+            for c in run.chunks_exact(4) {
+                f(Raw::Float(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))?;
+            }
+        }
+        ListKind::Double => {
+            if !run.len().is_multiple_of(8) {
+                return Err(FeatureProblem::Malformed(
+                    "packed double run is not a multiple of 8 bytes",
+                ));
+            }
+            for c in run.chunks_exact(8) {
+                let b = [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]];
+                f(Raw::Double(u64::from_le_bytes(b)))?;
+            }
+        }
+        ListKind::Bytes => f(Raw::Bytes(run))?,
+    }
+    Ok(())
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,125 +1,11 @@
 //! Whole features: a field's value list, its shape, and its presence.
 
-use std::fmt;
-
-use super::elem::{DecodeElem, EncodeElem, Raw};
+use super::dialect::{Dialect, Of, Tf, TfLossy};
+use super::elem::{DecodeElem, EncodeElem, Raw, for_each_packed};
+use super::message::Msg;
 use super::wire::{self, Fields, Value, len_field_len, put_len_prefix, put_tag, put_varint};
-use super::{Dialect, ListKind, Of, Tf, TfLossy};
-use crate::codec::record::Msg;
-
-/// Why one feature could not be decoded into its field. Turned into an
-/// [`Error`](crate::Error) naming the record, field and key by the generated code.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum FieldError {
-    /// The feature holds another kind of list.
-    WrongKind {
-        /// The kind the field needs.
-        expected: ListKind,
-        /// The kind found.
-        found: ListKind,
-    },
-    /// The feature holds the wrong number of values.
-    Count {
-        /// How many values the field needs.
-        expected: usize,
-        /// How many were found.
-        found: usize,
-    },
-    /// A value does not fit the field's type.
-    Range {
-        /// The value, in decimal.
-        value: String,
-        /// The Rust type.
-        ty: &'static str,
-    },
-    /// A `bool` field holds something other than 0 or 1.
-    Bool(i64),
-    /// A string field holds bytes that are not UTF-8.
-    Utf8,
-    /// An enum field holds a name or number no variant has.
-    UnknownVariant(String),
-    /// A required feature is absent.
-    Missing,
-    /// The feature's protobuf encoding is broken.
-    Malformed(&'static str),
-    /// A sparse index outside the declared size.
-    IndexOutOfRange {
-        /// The index found.
-        index: i64,
-        /// The declared size of its dimension.
-        size: u64,
-    },
-    /// A oneof member the dialect does not know.
-    UnknownKind(u32),
-}
-
-impl fmt::Display for FieldError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FieldError::WrongKind { expected, found } => {
-                write!(f, "expected {}, found {}", expected.name(), found.name())
-            }
-            FieldError::Count { expected, found } => {
-                let s = if *expected == 1 { "" } else { "s" };
-                write!(f, "expected {expected} value{s}, found {found}")
-            }
-            FieldError::Range { value, ty } => write!(f, "value {value} does not fit in `{ty}`"),
-            FieldError::Bool(v) => write!(f, "expected 0 or 1 for a `bool`, found {v}"),
-            FieldError::Utf8 => f.write_str("expected UTF-8 text, found invalid UTF-8 bytes"),
-            FieldError::UnknownVariant(v) => write!(f, "no enum variant matches {v}"),
-            FieldError::Missing => f.write_str("required feature is missing"),
-            FieldError::Malformed(what) => write!(f, "malformed feature: {what}"),
-            FieldError::IndexOutOfRange { index, size } => {
-                write!(
-                    f,
-                    "sparse index {index} is outside the declared size {size}"
-                )
-            }
-            FieldError::UnknownKind(tag) => write!(f, "unknown feature kind (oneof field {tag})"),
-        }
-    }
-}
-
-/// Calls `f` for each value of a packed run of `kind`.
-pub(crate) fn for_each_packed<'de>(
-    kind: ListKind,
-    mut run: &'de [u8],
-    mut f: impl FnMut(Raw<'de>) -> Result<(), FieldError>,
-) -> Result<(), FieldError> {
-    match kind {
-        ListKind::Int64 | ListKind::Int32 => {
-            while !run.is_empty() {
-                let v = wire::get_varint(&mut run)
-                    .map_err(|_| FieldError::Malformed("bad varint in a packed run"))?;
-                f(Raw::Int(v))?;
-            }
-        }
-        ListKind::Float => {
-            if !run.len().is_multiple_of(4) {
-                return Err(FieldError::Malformed(
-                    "packed float run is not a multiple of 4 bytes",
-                ));
-            }
-            for c in run.chunks_exact(4) {
-                f(Raw::Float(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))?;
-            }
-        }
-        ListKind::Double => {
-            if !run.len().is_multiple_of(8) {
-                return Err(FieldError::Malformed(
-                    "packed double run is not a multiple of 8 bytes",
-                ));
-            }
-            for c in run.chunks_exact(8) {
-                let b = [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]];
-                f(Raw::Double(u64::from_le_bytes(b)))?;
-            }
-        }
-        ListKind::Bytes => f(Raw::Bytes(run))?,
-    }
-    Ok(())
-}
+use crate::error::Error;
+use crate::feature::{FeatureProblem, ListKind};
 
 /// A decoded view of one `Feature` message (possibly split over several slices, which protobuf
 /// merges): which oneof member wins, and where its list bodies are.
@@ -140,7 +26,7 @@ impl<'de> FeatureView<'de> {
     ///
     /// # Errors
     /// Malformed protobuf.
-    pub fn new<D: Dialect>(msg: Msg<'de>) -> Result<Self, FieldError> {
+    pub fn new<D: Dialect>(msg: Msg<'de>) -> Result<Self, FeatureProblem> {
         // The layout every writer produces: one list message and nothing else (or nothing).
         if let Some(bytes) = msg.single() {
             if bytes.is_empty() {
@@ -185,7 +71,7 @@ impl<'de> FeatureView<'de> {
                     continue;
                 }
                 let Value::Len(body) = value else {
-                    return Err(FieldError::Malformed(
+                    return Err(FeatureProblem::Malformed(
                         "a feature list that is not a message",
                     ));
                 };
@@ -220,15 +106,15 @@ impl<'de> FeatureView<'de> {
     ///
     /// # Errors
     /// A list of another kind, or an oneof member the dialect does not know.
-    pub fn values<D: Dialect>(&self, expected: ListKind) -> Result<Values<'de>, FieldError> {
+    pub fn values<D: Dialect>(&self, expected: ListKind) -> Result<Values<'de>, FeatureProblem> {
         let Some(tag) = self.tag else {
             return Ok(Values::empty(expected));
         };
         let Some(found) = D::kind(tag) else {
-            return Err(FieldError::UnknownKind(tag));
+            return Err(FeatureProblem::UnknownKind(tag));
         };
         if found != expected {
-            return Err(FieldError::WrongKind { expected, found });
+            return Err(FeatureProblem::WrongKind { expected, found });
         }
         Ok(Values {
             kind: expected,
@@ -248,9 +134,9 @@ fn fields_remaining(f: &Fields<'_>) -> usize {
     f.remaining()
 }
 
-fn next<'a>(f: &mut Fields<'a>) -> Result<Option<(u32, Value<'a>)>, FieldError> {
+fn next<'a>(f: &mut Fields<'a>) -> Result<Option<(u32, Value<'a>)>, FeatureProblem> {
     f.next_field()
-        .map_err(|_| FieldError::Malformed("invalid protobuf in a feature"))
+        .map_err(|_| FeatureProblem::Malformed("invalid protobuf in a feature"))
 }
 
 /// An iterator over the raw values of one feature's list, across packed runs, unpacked values
@@ -293,7 +179,7 @@ impl<'de> Values<'de> {
     }
 
     /// The next list body of the winning oneof member.
-    fn next_body(&mut self) -> Result<Option<Fields<'de>>, FieldError> {
+    fn next_body(&mut self) -> Result<Option<Fields<'de>>, FeatureProblem> {
         if self.single.is_some() {
             // The one body was installed at construction.
             return Ok(None);
@@ -324,7 +210,7 @@ impl<'de> Values<'de> {
     ///
     /// # Errors
     /// Malformed protobuf, or a value of the wrong wire type.
-    pub fn next_chunk(&mut self) -> Result<Option<Chunk<'de>>, FieldError> {
+    pub fn next_chunk(&mut self) -> Result<Option<Chunk<'de>>, FeatureProblem> {
         loop {
             if self.body.is_none() {
                 if self.done_single {
@@ -360,7 +246,11 @@ impl<'de> Values<'de> {
                     ListKind::Int64 | ListKind::Int32 | ListKind::Float | ListKind::Double,
                     Value::Len(run),
                 ) => Chunk::Packed(run),
-                _ => return Err(FieldError::Malformed("a list value of the wrong wire type")),
+                _ => {
+                    return Err(FeatureProblem::Malformed(
+                        "a list value of the wrong wire type",
+                    ));
+                }
             };
             return Ok(Some(chunk));
         }
@@ -373,7 +263,7 @@ impl<'de> Values<'de> {
     pub fn extend_into<D: Dialect, T: DecodeElem<'de, D>>(
         mut self,
         out: &mut Vec<T>,
-    ) -> Result<(), FieldError> {
+    ) -> Result<(), FeatureProblem> {
         while let Some(chunk) = self.next_chunk()? {
             match chunk {
                 Chunk::Packed(run) => T::extend_packed(run, out)?,
@@ -387,7 +277,7 @@ impl<'de> Values<'de> {
     ///
     /// # Errors
     /// As [`next_chunk`](Self::next_chunk).
-    pub fn count_values(mut self) -> Result<usize, FieldError> {
+    pub fn count_values(mut self) -> Result<usize, FeatureProblem> {
         let mut n = 0usize;
         let kind = self.kind;
         while let Some(chunk) = self.next_chunk()? {
@@ -407,7 +297,7 @@ impl<'de> Values<'de> {
     /// # Errors
     /// A count other than one, and as [`extend_into`](Self::extend_into).
     #[inline]
-    pub fn one<D: Dialect, T: DecodeElem<'de, D>>(mut self) -> Result<T, FieldError> {
+    pub fn one<D: Dialect, T: DecodeElem<'de, D>>(mut self) -> Result<T, FeatureProblem> {
         let mut first: Option<T> = None;
         let mut found = 0usize;
         while let Some(chunk) = self.next_chunk()? {
@@ -442,12 +332,12 @@ impl<'de> Values<'de> {
         }
         match (found, first) {
             (1, Some(v)) => Ok(v),
-            (0, _) => Err(FieldError::Count {
+            (0, _) => Err(FeatureProblem::Count {
                 expected: 1,
                 found: 0,
             }),
             // More than one: the caller recounts from the view for the message.
-            _ => Err(FieldError::Count {
+            _ => Err(FeatureProblem::Count {
                 expected: 1,
                 found: usize::MAX,
             }),
@@ -473,7 +363,7 @@ fn only_value(body: &[u8]) -> Option<&[u8]> {
 #[inline]
 fn one_value<'de, D: Dialect, T: DecodeElem<'de, D>>(
     v: &'de [u8],
-) -> Option<Result<T, FieldError>> {
+) -> Option<Result<T, FeatureProblem>> {
     match T::KIND {
         ListKind::Bytes => Some(T::from_raw(Raw::Bytes(v))),
         ListKind::Float => {
@@ -499,7 +389,7 @@ fn one_value<'de, D: Dialect, T: DecodeElem<'de, D>>(
 pub(crate) fn extend_usual<'de, D: Dialect, T: DecodeElem<'de, D>>(
     v: &'de [u8],
     out: &mut Vec<T>,
-) -> Result<(), FieldError> {
+) -> Result<(), FeatureProblem> {
     extend_usual_within::<D, T>(v, v.len(), out)
 }
 
@@ -510,7 +400,7 @@ pub(crate) fn extend_usual_within<'de, D: Dialect, T: DecodeElem<'de, D>>(
     within: &'de [u8],
     len: usize,
     out: &mut Vec<T>,
-) -> Result<(), FieldError> {
+) -> Result<(), FeatureProblem> {
     if T::KIND.is_packed() {
         T::extend_packed_within(within, len, out)
     } else {
@@ -522,11 +412,11 @@ pub(crate) fn extend_usual_within<'de, D: Dialect, T: DecodeElem<'de, D>>(
 
 /// Checks that a usual-layout list of kind `found` suits a field of kind `expected`.
 #[inline]
-pub(crate) fn same_kind(expected: ListKind, found: ListKind) -> Result<(), FieldError> {
+pub(crate) fn same_kind(expected: ListKind, found: ListKind) -> Result<(), FeatureProblem> {
     if expected == found {
         Ok(())
     } else {
-        Err(FieldError::WrongKind { expected, found })
+        Err(FeatureProblem::WrongKind { expected, found })
     }
 }
 
@@ -535,7 +425,7 @@ pub(crate) fn same_kind(expected: ListKind, found: ListKind) -> Result<(), Field
 pub fn one_usual<'de, D: Dialect, T: DecodeElem<'de, D>>(
     found: ListKind,
     v: &'de [u8],
-) -> Option<Result<T, FieldError>> {
+) -> Option<Result<T, FeatureProblem>> {
     if let Err(e) = same_kind(T::KIND, found) {
         return Some(Err(e));
     }
@@ -548,9 +438,9 @@ pub fn one_usual<'de, D: Dialect, T: DecodeElem<'de, D>>(
 /// # Errors
 /// As [`DecodeField::decode`].
 #[inline(always)]
-pub fn decode_feature<'de, D: Dialect, T: DecodeField<'de, D>>(
+pub(crate) fn decode_feature<'de, D: Dialect, T: DecodeField<'de, D>>(
     msg: Msg<'de>,
-) -> Result<T, FieldError> {
+) -> Result<T, FeatureProblem> {
     if let Some(bytes) = msg.single()
         && let Some((tag, value)) = usual_feature(bytes)
         && let Some(found) = D::kind(tag)
@@ -607,12 +497,15 @@ impl<'de> FeatureView<'de> {
     /// The single list body, when the feature's kind is `expected` and its layout is the usual
     /// one; `Err` for a kind mismatch, `Ok(None)` when the general path must decide.
     #[inline]
-    fn fast_body<D: Dialect>(&self, expected: ListKind) -> Result<Option<&'de [u8]>, FieldError> {
+    fn fast_body<D: Dialect>(
+        &self,
+        expected: ListKind,
+    ) -> Result<Option<&'de [u8]>, FeatureProblem> {
         match (self.tag, self.single) {
             (Some(tag), Some(body)) => match D::kind(tag) {
                 Some(found) if found == expected => Ok(Some(body)),
-                Some(found) => Err(FieldError::WrongKind { expected, found }),
-                None => Err(FieldError::UnknownKind(tag)),
+                Some(found) => Err(FeatureProblem::WrongKind { expected, found }),
+                None => Err(FeatureProblem::UnknownKind(tag)),
             },
             _ => Ok(None),
         }
@@ -626,7 +519,7 @@ impl<'de> FeatureView<'de> {
     pub fn extend_into<D: Dialect, T: DecodeElem<'de, D>>(
         &self,
         out: &mut Vec<T>,
-    ) -> Result<(), FieldError> {
+    ) -> Result<(), FeatureProblem> {
         if let Some(body) = self.fast_body::<D>(T::KIND)? {
             if body.is_empty() {
                 return Ok(());
@@ -643,7 +536,7 @@ impl<'de> FeatureView<'de> {
     /// # Errors
     /// Wrong kind, a count other than one, a value out of range.
     #[inline]
-    pub fn one<D: Dialect, T: DecodeElem<'de, D>>(&self) -> Result<T, FieldError> {
+    pub fn one<D: Dialect, T: DecodeElem<'de, D>>(&self) -> Result<T, FeatureProblem> {
         if let Some(body) = self.fast_body::<D>(T::KIND)?
             && let Some(v) = only_value(body)
             && let Some(r) = one_value::<D, T>(v)
@@ -651,12 +544,12 @@ impl<'de> FeatureView<'de> {
             return r;
         }
         match self.values::<D>(T::KIND)?.one::<D, T>() {
-            Err(FieldError::Count {
+            Err(FeatureProblem::Count {
                 expected: 1,
                 found: usize::MAX,
             }) => {
                 let found = self.values::<D>(T::KIND)?.count_values()?;
-                Err(FieldError::Count { expected: 1, found })
+                Err(FeatureProblem::Count { expected: 1, found })
             }
             other => other,
         }
@@ -701,7 +594,7 @@ pub fn put_list_body<D: Dialect, E: EncodeElem<D>>(elems: &[E], buf: &mut Vec<u8
 /// A field type that encodes as one feature of dialect `D`: a value, a list, an array, an
 /// option.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a supported {D} feature field type",
+    message = "`{Self}` is not a supported feature field type",
     label = "unsupported field type",
     note = "supported field types: a value (i64, i32, i16, i8, u8, u64, u32, u16, bool, f32, String, \
             Vec<u8>, bytes::Bytes, &[u8], &str, Cow<[u8]>, Cow<str>, a unit-only enum deriving \
@@ -724,7 +617,7 @@ pub trait EncodeField<D: Dialect> {
 
 /// A field type that decodes from one feature of dialect `D`.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a supported {D} feature field type",
+    message = "`{Self}` is not a supported feature field type",
     label = "unsupported field type",
     note = "supported field types: a value (i64, i32, i16, i8, u8, u64, u32, u16, bool, f32, String, \
             Vec<u8>, bytes::Bytes, &[u8], &str, Cow<[u8]>, Cow<str>, a unit-only enum deriving \
@@ -738,13 +631,13 @@ pub trait DecodeField<'de, D: Dialect>: Sized {
     ///
     /// # Errors
     /// Wrong kind, wrong count, values out of range.
-    fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError>;
+    fn decode(view: &FeatureView<'de>) -> Result<Self, FeatureProblem>;
     /// Decodes a present feature in the layout every writer produces, without building a
     /// [`FeatureView`]: one list of kind `found` whose body is the one `value` field `value` (a
     /// packed run of numbers, or one bytes value). `None` hands the feature to
     /// [`decode`](Self::decode), which must then give the same result.
     #[inline]
-    fn decode_usual(found: ListKind, value: &'de [u8]) -> Option<Result<Self, FieldError>> {
+    fn decode_usual(found: ListKind, value: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
         let _ = (found, value);
         None
     }
@@ -776,14 +669,14 @@ macro_rules! __impl_scalar_field {
             #[inline]
             fn decode(
                 view: &$crate::__private::FeatureView<'de>,
-            ) -> ::core::result::Result<Self, $crate::__private::FieldError> {
+            ) -> ::core::result::Result<Self, $crate::__private::FeatureProblem> {
                 view.one::<$d, $t>()
             }
             #[inline]
             fn decode_usual(
                 found: $crate::__private::ListKind,
                 value: &'de [u8],
-            ) -> ::core::option::Option<::core::result::Result<Self, $crate::__private::FieldError>> {
+            ) -> ::core::option::Option<::core::result::Result<Self, $crate::__private::FeatureProblem>> {
                 $crate::__private::one_usual::<$d, $t>(found, value)
             }
         }
@@ -800,11 +693,11 @@ macro_rules! scalar_fields {
         }
         impl<'de> DecodeField<'de, $d> for &'de [u8] {
             const KIND: ListKind = ListKind::Bytes;
-            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FeatureProblem> {
                 view.one::<$d, &'de [u8]>()
             }
             #[inline]
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
                 one_usual::<$d, Self>(found, v)
             }
         }
@@ -815,11 +708,11 @@ macro_rules! scalar_fields {
         }
         impl<'de> DecodeField<'de, $d> for &'de str {
             const KIND: ListKind = ListKind::Bytes;
-            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FeatureProblem> {
                 view.one::<$d, &'de str>()
             }
             #[inline]
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
                 one_usual::<$d, Self>(found, v)
             }
         }
@@ -830,11 +723,11 @@ macro_rules! scalar_fields {
         }
         impl<'de> DecodeField<'de, $d> for std::borrow::Cow<'de, [u8]> {
             const KIND: ListKind = ListKind::Bytes;
-            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FeatureProblem> {
                 view.one::<$d, Self>()
             }
             #[inline]
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
                 one_usual::<$d, Self>(found, v)
             }
         }
@@ -845,11 +738,11 @@ macro_rules! scalar_fields {
         }
         impl<'de> DecodeField<'de, $d> for std::borrow::Cow<'de, str> {
             const KIND: ListKind = ListKind::Bytes;
-            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FeatureProblem> {
                 view.one::<$d, Self>()
             }
             #[inline]
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
                 one_usual::<$d, Self>(found, v)
             }
         }
@@ -861,13 +754,13 @@ macro_rules! scalar_fields {
         }
         impl<'de> DecodeField<'de, $d> for u8 {
             const KIND: ListKind = ListKind::Int64;
-            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FeatureProblem> {
                 let v = view.one::<$d, i64>()?;
-                u8::try_from(v).map_err(|_| FieldError::Range { value: v.to_string(), ty: "u8" })
+                u8::try_from(v).map_err(|_| FeatureProblem::Range { value: v.to_string(), ty: "u8" })
             }
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
                 Some(one_usual::<$d, i64>(found, v)?.and_then(|v| {
-                    u8::try_from(v).map_err(|_| FieldError::Range { value: v.to_string(), ty: "u8" })
+                    u8::try_from(v).map_err(|_| FeatureProblem::Range { value: v.to_string(), ty: "u8" })
                 }))
             }
         }
@@ -881,13 +774,13 @@ macro_rules! scalar_fields {
         impl<'de, T: DecodeElem<'de, $d>> DecodeField<'de, $d> for Vec<T> {
             const KIND: ListKind = T::KIND;
             #[inline]
-            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FeatureProblem> {
                 let mut out = Vec::new();
                 view.extend_into::<$d, T>(&mut out)?;
                 Ok(out)
             }
             #[inline]
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
                 let mut out = Vec::new();
                 Some(same_kind(T::KIND, found).and_then(|()| extend_usual::<$d, T>(v, &mut out)).map(|()| out))
             }
@@ -901,14 +794,14 @@ macro_rules! scalar_fields {
         }
         impl<'de, T: DecodeElem<'de, $d>, const N: usize> DecodeField<'de, $d> for [T; N] {
             const KIND: ListKind = T::KIND;
-            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FeatureProblem> {
                 let mut out = Vec::with_capacity(N);
                 view.extend_into::<$d, T>(&mut out)?;
                 let found = out.len();
-                <[T; N]>::try_from(out).map_err(|_| FieldError::Count { expected: N, found })
+                <[T; N]>::try_from(out).map_err(|_| FeatureProblem::Count { expected: N, found })
             }
             #[inline]
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
                 if let Err(e) = same_kind(T::KIND, found) {
                     return Some(Err(e));
                 }
@@ -929,11 +822,11 @@ macro_rules! scalar_fields {
         impl<'de, T: DecodeField<'de, $d>> DecodeField<'de, $d> for Option<T> {
             const KIND: ListKind = T::KIND;
             #[inline]
-            fn decode(view: &FeatureView<'de>) -> Result<Self, FieldError> {
+            fn decode(view: &FeatureView<'de>) -> Result<Self, FeatureProblem> {
                 T::decode(view).map(Some)
             }
             #[inline]
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FieldError>> {
+            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
                 Some(T::decode_usual(found, v)?.map(Some))
             }
             #[inline]
@@ -945,6 +838,31 @@ macro_rules! scalar_fields {
 scalar_fields!(Tf, TfLossy, Of);
 crate::__impl_scalar_field!(Of; f64);
 crate::__impl_scalar_field!(TfLossy; f64);
+
+/// Where a field lives, for error messages.
+#[derive(Debug)]
+pub struct FieldInfo {
+    /// The Rust type name.
+    pub record: &'static str,
+    /// The Rust field name.
+    pub member: &'static str,
+    /// The feature key.
+    pub key: &'static str,
+}
+
+impl FieldInfo {
+    /// An error about this field.
+    #[cold]
+    pub fn error(&self, e: FeatureProblem) -> Error {
+        let detail = format!("{e} (field `{}::{}`)", self.record, self.member);
+        Error::feature_problem(e, detail).with_key(self.key)
+    }
+}
+
+pub(crate) fn kind_tag<D: Dialect, T: EncodeField<D>>() -> u32 {
+    // The derive only accepts types whose kind the dialect has; 1 (bytes) is never reached.
+    D::tag(T::KIND).unwrap_or(1)
+}
 
 #[cfg(test)]
 pub(crate) mod tests {

@@ -3,88 +3,16 @@
 
 use std::borrow::Cow;
 
-use super::field::{DecodeField, EncodeField, FieldError};
+use super::container::Container;
+use super::dialect::Dialect;
+use super::field::{DecodeField, EncodeField, FieldInfo, kind_tag};
+use super::message::{Msg, malformed};
 use super::steps::{DecodeSteps, EncodeSteps};
 use super::wire::Fields as WireFields;
 use super::wire::{self, Value, len_field_len, len_tag_byte, put_len_prefix};
-use super::{Container, Dialect};
-use crate::error::{Error, Result};
-
-/// The serialized value of one map entry: a `Feature` (or `FeatureList`) message, possibly
-/// split over several slices that protobuf merges by concatenation.
-#[derive(Clone, Debug, Default)]
-pub struct Msg<'de> {
-    first: &'de [u8],
-    /// The rare further slices, behind one thin pointer so that a `Msg` is three words.
-    #[allow(clippy::box_collection)] // the box is the point: one word instead of three
-    more: Option<Box<Vec<&'de [u8]>>>,
-}
-
-impl<'de> Msg<'de> {
-    /// A message in one slice.
-    pub fn new(bytes: &'de [u8]) -> Self {
-        Msg {
-            first: bytes,
-            more: None,
-        }
-    }
-
-    fn push(&mut self, bytes: &'de [u8]) {
-        self.more.get_or_insert_with(Box::default).push(bytes);
-    }
-
-    /// The slices, in order.
-    pub fn slices(&self) -> impl Iterator<Item = &'de [u8]> + '_ {
-        std::iter::once(self.first).chain(self.more.iter().flat_map(|m| m.iter().copied()))
-    }
-
-    /// The message when it is in one slice (the common case).
-    #[inline]
-    pub fn single(&self) -> Option<&'de [u8]> {
-        if self.more.is_none() {
-            Some(self.first)
-        } else {
-            None
-        }
-    }
-
-    /// Slice `i`, if there is one.
-    pub fn slice(&self, i: usize) -> Option<&'de [u8]> {
-        if i == 0 {
-            Some(self.first)
-        } else {
-            self.more.as_ref()?.get(i - 1).copied()
-        }
-    }
-}
-
-/// Where a field lives, for error messages.
-#[derive(Debug)]
-pub struct FieldInfo {
-    /// The Rust type name.
-    pub record: &'static str,
-    /// The Rust field name.
-    pub member: &'static str,
-    /// The feature key.
-    pub key: &'static str,
-}
-
-impl FieldInfo {
-    /// An error about this field.
-    #[cold]
-    pub fn error(&self, e: FieldError) -> Error {
-        Error::feature(format!("{e} (field `{}::{}`)", self.record, self.member)).with_key(self.key)
-    }
-}
-
-#[cold]
-fn malformed(message: &'static str, e: &Error) -> Error {
-    Error::decode(
-        message,
-        e.to_string()
-            .trim_start_matches("invalid protobuf message: "),
-    )
-}
+use crate::compression::Format;
+use crate::error::{Error, ErrorKind, Result};
+use crate::feature::FeatureProblem;
 
 /// Reads a map entry (`key` = 1, `value` = 2): the last key wins; repeated values merge.
 #[inline]
@@ -198,7 +126,7 @@ pub fn scan_features<'de, C: Container>(
     bytes: &'de [u8],
     mut f: impl FnMut(&'de [u8], Msg<'de>) -> Result<()>,
 ) -> Result<()> {
-    let res = if C::FORMAT == crate::Format::OfRecord {
+    let res = if C::FORMAT == Format::OfRecord {
         for_each_entry(bytes, 1, &mut f)
     } else {
         let mut fields = WireFields::new(bytes);
@@ -215,7 +143,7 @@ pub fn scan_features<'de, C: Container>(
         })()
     };
     res.map_err(|e| match e.kind() {
-        crate::ErrorKind::Decode { .. } => malformed(C::MESSAGE, &e),
+        ErrorKind::Decode { .. } => malformed(C::MESSAGE, &e),
         _ => e,
     })
 }
@@ -236,7 +164,7 @@ pub fn walk_usual<'de, C: Container>(
     bytes: &'de [u8],
     mut f: impl FnMut(&'de [u8], &'de [u8]) -> bool,
 ) -> bool {
-    let map = if C::FORMAT == crate::Format::OfRecord {
+    let map = if C::FORMAT == Format::OfRecord {
         bytes
     } else {
         match bytes {
@@ -289,7 +217,7 @@ pub fn scan_sequence<'de>(
         Ok(())
     })();
     res.map_err(|e| match e.kind() {
-        crate::ErrorKind::Decode { .. } => malformed("tensorflow.SequenceExample", &e),
+        ErrorKind::Decode { .. } => malformed("tensorflow.SequenceExample", &e),
         _ => e,
     })
 }
@@ -311,7 +239,7 @@ pub trait FieldTable {
 
 /// Encoding the features of a derived type as map entries.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be flattened here: it does not derive `Example` for the {D} dialect",
+    message = "`{Self}` cannot be flattened here: it does not derive `Example` for this container",
     label = "`#[example(flatten)]` needs a struct deriving `Example` for this container",
     note = "`flatten` inlines the features of a struct that derives `Example` (a `dialect` \
             attribute on it limits which containers it supports)"
@@ -326,7 +254,7 @@ pub trait EncodeFields<D: Dialect> {
 
 /// Decoding a derived type from the feature values found for its slots.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be flattened here: it does not derive `Example` for the {D} dialect",
+    message = "`{Self}` cannot be flattened here: it does not derive `Example` for this container",
     label = "`#[example(flatten)]` needs a struct deriving `Example` for this container",
     note = "`flatten` inlines the features of a struct that derives `Example` (a `dialect` \
             attribute on it limits which containers it supports)"
@@ -421,11 +349,6 @@ pub fn entry_len<D: Dialect, T: EncodeField<D>>(key_len: usize, value: &T) -> us
     }
     let feature = len_field_len(value.body_len());
     len_field_len(len_field_len(key_len) + len_field_len(feature))
-}
-
-pub(crate) fn kind_tag<D: Dialect, T: EncodeField<D>>() -> u32 {
-    // The derive only accepts types whose kind the dialect has; 1 (bytes) is never reached.
-    D::tag(T::KIND).unwrap_or(1)
 }
 
 /// Appends one map entry holding a feature, keyed `prefix` + `key`.
@@ -529,7 +452,7 @@ pub fn field<'de, D: Dialect, T: DecodeField<'de, D>>(
 ) -> Result<T> {
     match slot {
         Some(m) => present::<D, T>(m, info),
-        None => T::absent().ok_or_else(|| info.error(FieldError::Missing)),
+        None => T::absent().ok_or_else(|| info.error(FeatureProblem::Missing)),
     }
 }
 
@@ -554,7 +477,7 @@ pub fn check_len<T>(values: &[T], n: usize, info: &FieldInfo) -> Result<()> {
     if values.len() == n {
         Ok(())
     } else {
-        Err(info.error(FieldError::Count {
+        Err(info.error(FeatureProblem::Count {
             expected: n,
             found: values.len(),
         }))
@@ -575,50 +498,6 @@ pub fn steps<'de, D: Dialect, L: DecodeSteps<'de, D>>(
         .map_err(|e| e.with_key(info.key))
 }
 
-/// Calls `f` with each step (one `Feature` message, field 1) of a `tensorflow.FeatureList`, in
-/// order, skipping unknown fields. The one walk over feature lists that both the derived
-/// decoders and the runtime parser use.
-///
-/// # Errors
-/// Malformed protobuf, a step that is not a message, or an error from `f`.
-pub(crate) fn for_each_step<'de>(
-    list: &Msg<'de>,
-    mut f: impl FnMut(&'de [u8]) -> Result<()>,
-) -> Result<()> {
-    for slice in list.slices() {
-        let mut rest = slice;
-        while let [t, tail @ ..] = rest {
-            // The usual step: tag 0x0a (field 1, length-delimited) and a length that fits.
-            if *t == 0x0a
-                && let Some((feature, after)) = super::wire::split_len(tail)
-            {
-                rest = after;
-                f(feature)?;
-                continue;
-            }
-            let mut fields = WireFields::new(rest);
-            let Some((num, v)) = fields
-                .next_field()
-                .map_err(|e| malformed("tensorflow.FeatureList", &Error::from(e)))?
-            else {
-                break;
-            };
-            rest = fields.rest();
-            if num != 1 {
-                continue;
-            }
-            let Value::Len(feature) = v else {
-                return Err(Error::decode(
-                    "tensorflow.FeatureList",
-                    "a feature list step that is not a message",
-                ));
-            };
-            f(feature)?;
-        }
-    }
-    Ok(())
-}
-
 /// The first (up to) eight bytes of a key as a little-endian integer: with the key's length it
 /// lets generated code dispatch on a key with integer comparisons instead of byte-string ones.
 #[inline]
@@ -637,12 +516,6 @@ pub fn key_word(key: &[u8]) -> u64 {
     }
 }
 
-/// The varint length helper, re-exported for generated code.
-#[inline]
-pub fn varint_len(v: u64) -> usize {
-    wire::varint_len(v)
-}
-
 /// The error for a key a `deny_unknown_keys` type does not read.
 #[cold]
 pub fn unknown_key(record: &'static str, key: &[u8]) -> Error {
@@ -653,7 +526,7 @@ pub fn unknown_key(record: &'static str, key: &[u8]) -> Error {
 /// The error for a required feature that is absent.
 #[cold]
 pub fn missing(info: &FieldInfo) -> Error {
-    info.error(FieldError::Missing)
+    info.error(FeatureProblem::Missing)
 }
 
 #[cfg(test)]

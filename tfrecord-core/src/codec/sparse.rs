@@ -1,11 +1,13 @@
 //! Sparse features, as `tf.io.SparseFeature` stores them: one int64 feature of indices per
 //! dimension and one feature of values.
 
-use super::Dialect;
+use super::dialect::Dialect;
 use super::elem::{DecodeElem, EncodeElem};
-use super::field::{FeatureView, FieldError};
-use super::record::{FieldInfo, Msg, entry_len, put_entry};
+use super::field::{EncodeField, FeatureView, FieldInfo};
+use super::message::Msg;
+use super::record::{entry_len, put_entry};
 use crate::error::Result;
+use crate::feature::FeatureProblem;
 
 /// A sparse tensor of one record, stored as `tf.io.SparseFeature` does it: for each dimension
 /// `d`, an int64 feature holding `indices[d]`, and a feature holding `values`; all the lists have
@@ -60,8 +62,8 @@ pub fn sparse_entries_len<D: Dialect, T: EncodeElem<D>>(
     s: &Sparse<T>,
 ) -> usize
 where
-    Vec<i64>: super::EncodeField<D>,
-    Vec<T>: super::EncodeField<D>,
+    Vec<i64>: EncodeField<D>,
+    Vec<T>: EncodeField<D>,
 {
     let empty = Vec::new();
     let idx: usize = index_keys
@@ -83,8 +85,8 @@ pub fn put_sparse<D: Dialect, T: EncodeElem<D>>(
     value_key: &[u8],
     s: &Sparse<T>,
 ) where
-    Vec<i64>: super::EncodeField<D>,
-    Vec<T>: super::EncodeField<D>,
+    Vec<i64>: EncodeField<D>,
+    Vec<T>: EncodeField<D>,
 {
     let empty = Vec::new();
     for (d, k) in index_keys.iter().enumerate() {
@@ -129,7 +131,7 @@ where
         let slot = index_slots.get_mut(d).and_then(Option::take);
         let idx: Vec<i64> = list::<D, i64>(slot, info)?;
         if idx.len() != values.len() {
-            return Err(info.error(FieldError::Count {
+            return Err(info.error(FeatureProblem::Count {
                 expected: values.len(),
                 found: idx.len(),
             }));
@@ -137,7 +139,7 @@ where
         if let Some(&bound) = size.get(d)
             && let Some(&bad) = idx.iter().find(|&&i| i < 0 || i.cast_unsigned() >= bound)
         {
-            return Err(info.error(FieldError::IndexOutOfRange {
+            return Err(info.error(FeatureProblem::IndexOutOfRange {
                 index: bad,
                 size: bound,
             }));

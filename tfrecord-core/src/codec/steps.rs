@@ -1,15 +1,15 @@
 //! Feature lists: the `#[example(sequence)]` fields of a `SequenceExample`, one feature per
 //! step, held as `Vec<S>` (one value per step) or flat as [`Ragged<T>`].
 
-use super::Dialect;
+use super::dialect::Dialect;
 use super::elem::{DecodeElem, EncodeElem};
 use super::field::{
-    DecodeField, EncodeField, FeatureView, extend_usual, extend_usual_within, list_body_len,
-    put_list_body, same_kind, usual_feature,
+    DecodeField, EncodeField, FeatureView, FieldInfo, extend_usual, extend_usual_within, kind_tag,
+    list_body_len, put_list_body, same_kind, usual_feature,
 };
-use super::record::{FieldInfo, Msg, for_each_step, kind_tag};
-use super::wire::{self, len_field_len, put_len_prefix};
-use crate::error::Result;
+use super::message::{Msg, malformed};
+use super::wire::{self, Fields as WireFields, Value, len_field_len, put_len_prefix};
+use crate::error::{Error, Result};
 
 /// A field type that encodes as a `tensorflow.FeatureList` of dialect `D`: `Vec<S>` of a
 /// feature type `S`, or [`Ragged<T>`].
@@ -395,4 +395,47 @@ impl<'de, D: Dialect, T: DecodeElem<'de, D>> DecodeSteps<'de, D> for Ragged<T> {
         })?;
         Ok(out)
     }
+}
+/// Calls `f` with each step (one `Feature` message, field 1) of a `tensorflow.FeatureList`, in
+/// order, skipping unknown fields. The one walk over feature lists that both the derived
+/// decoders and the runtime parser use.
+///
+/// # Errors
+/// Malformed protobuf, a step that is not a message, or an error from `f`.
+pub(crate) fn for_each_step<'de>(
+    list: &Msg<'de>,
+    mut f: impl FnMut(&'de [u8]) -> Result<()>,
+) -> Result<()> {
+    for slice in list.slices() {
+        let mut rest = slice;
+        while let [t, tail @ ..] = rest {
+            // The usual step: tag 0x0a (field 1, length-delimited) and a length that fits.
+            if *t == 0x0a
+                && let Some((feature, after)) = super::wire::split_len(tail)
+            {
+                rest = after;
+                f(feature)?;
+                continue;
+            }
+            let mut fields = WireFields::new(rest);
+            let Some((num, v)) = fields
+                .next_field()
+                .map_err(|e| malformed("tensorflow.FeatureList", &Error::from(e)))?
+            else {
+                break;
+            };
+            rest = fields.rest();
+            if num != 1 {
+                continue;
+            }
+            let Value::Len(feature) = v else {
+                return Err(Error::decode(
+                    "tensorflow.FeatureList",
+                    "a feature list step that is not a message",
+                ));
+            };
+            f(feature)?;
+        }
+    }
+    Ok(())
 }

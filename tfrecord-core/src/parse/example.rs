@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 use super::buffers::Buffers;
 use super::fast::{KeyPredictor, extend_usual, list_tag};
 use super::ragged::{PartT, Rag, compose};
-use super::read::{extend, feature_error, field_error, to_i64, view};
+use super::read::{extend, feature_error, field_error, problem_error, to_i64, view};
 use super::spec::{Held, OutputPlan, Plan, RawKey, RawKind, SplitsDType, shape_string};
 use super::tensor::{Tensor, Values};
 use crate::codec::{FeatureView, Msg, TfExample, scan_features, walk_usual};
 use crate::error::{Error, Result};
+use crate::feature::FeatureProblem;
 
 /// What one key collected over a run of records: the values, and where each record's end.
 #[derive(Clone, Debug)]
@@ -324,9 +325,10 @@ fn read_key(raw: &RawKey, slot: Option<Msg<'_>>, buf: &mut KeyBuf, index: usize)
             None => match default {
                 Some(d) => buf.values.extend_from(d),
                 None => {
-                    return Err(feature_error(
+                    return Err(problem_error(
                         key,
                         index,
+                        FeatureProblem::Missing,
                         format!(
                             "feature (data type: {}) is required but could not be found: \
                              expected {stride} value{} of shape {}, found none and no default",
@@ -341,9 +343,13 @@ fn read_key(raw: &RawKey, slot: Option<Msg<'_>>, buf: &mut KeyBuf, index: usize)
                 let n = extend(&mut buf.values, &f)
                     .map_err(|e| field_error(key, index, raw.dtype, e))?;
                 if n != *stride {
-                    return Err(feature_error(
+                    return Err(problem_error(
                         key,
                         index,
+                        FeatureProblem::Count {
+                            expected: *stride,
+                            found: n,
+                        },
                         format!(
                             "number of {} values != expected: expected {stride} (output shape {}), found {n}",
                             raw.dtype.name(),

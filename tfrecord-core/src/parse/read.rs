@@ -2,28 +2,54 @@
 
 use super::spec::DType;
 use super::tensor::Values;
-use crate::codec::{FeatureView, FieldError, ListKind, Msg, Tf};
+use crate::codec::{FeatureView, Msg, Tf};
 use crate::error::Error;
+use crate::feature::{FeatureProblem, ListKind};
 
 /// An error about feature `key` of record `record`.
 #[cold]
 pub(crate) fn feature_error(key: &str, record: usize, detail: impl Into<String>) -> Error {
-    Error::feature(detail)
+    problem_error(key, record, FeatureProblem::Other, detail)
+}
+
+/// An error about feature `key` of record `record`, with the problem callers match on.
+#[cold]
+pub(crate) fn problem_error(
+    key: &str,
+    record: usize,
+    problem: FeatureProblem,
+    detail: impl Into<String>,
+) -> Error {
+    Error::feature_problem(problem, detail)
         .with_key(key)
         .with_record(u64::try_from(record).unwrap_or(u64::MAX))
 }
 
 /// Turns a wire-level error about feature `key` of record `record` into an [`Error`].
 #[cold]
-pub(crate) fn field_error(key: &str, record: usize, dtype: DType, e: FieldError) -> Error {
+pub(crate) fn field_error(key: &str, record: usize, dtype: DType, e: FeatureProblem) -> Error {
     match e {
-        FieldError::WrongKind { found, .. } => {
-            feature_error(key, record, dtype_mismatch(dtype, found))
-        }
-        FieldError::Malformed(what) => Error::decode("tensorflow.Feature", what)
+        FeatureProblem::WrongKind { found, .. } => problem_error(
+            key,
+            record,
+            wrong_kind(dtype, found),
+            dtype_mismatch(dtype, found),
+        ),
+        FeatureProblem::Malformed(what) => Error::decode("tensorflow.Feature", what)
             .with_key(key)
             .with_record(u64::try_from(record).unwrap_or(u64::MAX)),
-        other => feature_error(key, record, other.to_string()),
+        other => {
+            let detail = other.to_string();
+            problem_error(key, record, other, detail)
+        }
+    }
+}
+
+/// The problem of a feature of `expected` type holding a list of kind `found`.
+pub(crate) fn wrong_kind(expected: DType, found: ListKind) -> FeatureProblem {
+    FeatureProblem::WrongKind {
+        expected: expected.list_kind(),
+        found,
     }
 }
 
@@ -52,7 +78,7 @@ pub(crate) fn view<'de>(
 ///
 /// # Errors
 /// A list of another kind, or malformed protobuf.
-pub(crate) fn extend(out: &mut Values, view: &FeatureView<'_>) -> Result<usize, FieldError> {
+pub(crate) fn extend(out: &mut Values, view: &FeatureView<'_>) -> Result<usize, FeatureProblem> {
     let before = out.len();
     match out {
         Values::Int64(v) => view.extend_into::<Tf, i64>(v)?,
@@ -64,7 +90,7 @@ pub(crate) fn extend(out: &mut Values, view: &FeatureView<'_>) -> Result<usize, 
         }
         // Feature specs never hold these types (`Plan::compile` rejects them).
         Values::Bool(_) | Values::Int32(_) | Values::Float64(_) => {
-            return Err(FieldError::Range {
+            return Err(FeatureProblem::Range {
                 value: "a list".into(),
                 ty: "a dtype tf.train.Example cannot hold",
             });
@@ -77,7 +103,7 @@ pub(crate) fn extend(out: &mut Values, view: &FeatureView<'_>) -> Result<usize, 
 ///
 /// # Errors
 /// A list of another kind.
-pub(crate) fn check_kind(view: &FeatureView<'_>, dtype: DType) -> Result<(), FieldError> {
+pub(crate) fn check_kind(view: &FeatureView<'_>, dtype: DType) -> Result<(), FeatureProblem> {
     view.values::<Tf>(dtype.list_kind()).map(|_| ())
 }
 

@@ -12,12 +12,14 @@ use super::example::{
 use super::fast::{KeyPredictor, Sink, for_each_field_1, list_tag};
 use super::ragged::Rag;
 use super::read::{
-    check_kind, dtype_mismatch, extend, feature_error, field_error, for_each_step, to_i64, view,
+    check_kind, dtype_mismatch, extend, feature_error, field_error, for_each_step, problem_error,
+    to_i64, view, wrong_kind,
 };
 use super::spec::{Held, Plan, RawKey, RawKind, SplitsDType, shape_string};
 use super::tensor::{Tensor, Values};
-use crate::codec::{FeatureView, FieldError, Msg, scan_sequence, usual_step_values};
+use crate::codec::{FeatureView, Msg, scan_sequence, usual_step_values};
 use crate::error::{Error, Result};
+use crate::feature::FeatureProblem;
 
 /// The parsed batch: context tensors, feature-list tensors, feature-list lengths.
 pub(crate) type SequenceOutput = (
@@ -169,16 +171,17 @@ fn general_batch<R: AsRef<[u8]>>(ctx: &Plan, seq: &Plan, records: &[R]) -> Resul
 }
 
 #[cold]
-fn kind_error(raw: &RawKey, record: usize, step: Option<usize>, err: FieldError) -> Error {
+fn kind_error(raw: &RawKey, record: usize, step: Option<usize>, err: FeatureProblem) -> Error {
     match err {
-        FieldError::WrongKind { found, .. } => {
+        FeatureProblem::WrongKind { found, .. } => {
             let place = match step {
                 None => "context feature".to_string(),
                 Some(s) => format!("feature list step {s}"),
             };
-            feature_error(
+            problem_error(
                 &raw.key,
                 record,
+                wrong_kind(raw.dtype, found),
                 format!("{place}: {}", dtype_mismatch(raw.dtype, found)),
             )
         }
@@ -235,9 +238,10 @@ fn context_key(raw: &RawKey, slots: Vec<Option<Msg<'_>>>) -> Result<RawOut> {
                 match (c, default) {
                     (None, Some(d)) => values.extend_from(d),
                     (None, None) => {
-                        return Err(feature_error(
+                        return Err(problem_error(
                             key,
                             e,
+                            FeatureProblem::Missing,
                             format!(
                                 "feature (data type: {}) is required but could not be found: \
                                  expected {n} values of shape {}, found none and no default",
@@ -248,9 +252,13 @@ fn context_key(raw: &RawKey, slots: Vec<Option<Msg<'_>>>) -> Result<RawOut> {
                     }
                     (Some(c), _) => {
                         if *c != n {
-                            return Err(feature_error(
+                            return Err(problem_error(
                                 key,
                                 e,
+                                FeatureProblem::Count {
+                                    expected: n,
+                                    found: *c,
+                                },
                                 format!(
                                     "unexpected number of elements: expected {n} (shape {}), found {c}",
                                     shape_string(false, shape)
@@ -372,9 +380,10 @@ fn list_key(raw: &RawKey, slots: Vec<Option<Msg<'_>>>) -> Result<(RawOut, Option
             for (e, rec) in recs.iter().enumerate() {
                 let (n, steps) = match rec {
                     None if !allow_missing => {
-                        return Err(feature_error(
+                        return Err(problem_error(
                             key,
                             e,
+                            FeatureProblem::Missing,
                             "feature list is required but could not be found (set allow_missing \
                              to treat a missing list as empty)",
                         ));
@@ -382,9 +391,13 @@ fn list_key(raw: &RawKey, slots: Vec<Option<Msg<'_>>>) -> Result<(RawOut, Option
                     None => (0, 0),
                     Some(r) => {
                         if let Some((step, c)) = r.bad_step {
-                            return Err(feature_error(
+                            return Err(problem_error(
                                 key,
                                 e,
+                                FeatureProblem::Count {
+                                    expected: stride,
+                                    found: c,
+                                },
                                 format!(
                                     "step {step}: number of values != expected: expected {stride} \
                                      (output shape {}), found {c}",

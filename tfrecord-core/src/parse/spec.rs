@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::tensor::Values;
-use crate::codec::ListKind;
 use crate::error::{Error, Result};
+use crate::feature::ListKind;
 
 /// The element type of a feature: `tf.int64`, `tf.float32` or `tf.string`, the three types a
 /// `tf.train.Feature` can hold (`int64_list`, `float_list`, `bytes_list`).

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
-use super::{ReaderOptions, RecordReader, Source, io_error, locate};
+use super::frames::{ReaderOptions, RecordReader, Source, io_error, locate};
 use crate::codec::{Container, Decode};
 use crate::compression::{Compression, Format};
 use crate::crc::masked_crc32c;

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use super::{Chunk, ChunkReader, ReaderOptions, SharedChunks};
+use super::chunks::{Chunk, ChunkReader, SharedChunks};
+use super::frames::ReaderOptions;
 use crate::compression::Compression;
 use crate::error::{Error, Result};
 
@@ -31,13 +32,13 @@ use crate::error::{Error, Result};
 ///
 /// Chunks go to threads in no fixed order; [`Chunk::offset`] and [`Chunk::first_record`] say
 /// where each lies in the stream, and [`Chunk::records`] lends its records in place with every
-/// check a [`RecordReader`](super::RecordReader) makes. Those checks run as `each` reads the
+/// check a [`RecordReader`](super::frames::RecordReader) makes. Those checks run as `each` reads the
 /// records: a chunk is cut where a frame fails its length checks, and the error shows when
-/// [`ChunkRecords::next_record`](super::ChunkRecords::next_record) reaches that frame, so an
+/// [`ChunkRecords::next_record`](super::chunks::ChunkRecords::next_record) reaches that frame, so an
 /// `each` that stops reading a chunk early may not see it.
 ///
 /// ```
-/// use tfrecord_core::{RecordWriter, ReaderOptions, WriterOptions, reader};
+/// use tfrecord_core::{RecordWriter, ReaderOptions, WriterOptions, for_each_chunk};
 ///
 /// # let dir = tempfile::tempdir()?;
 /// # let path = dir.path().join("data.tfrecord");
@@ -56,7 +57,7 @@ use crate::error::{Error, Result};
 ///     }
 ///     Ok::<_, tfrecord_core::Error>(())
 /// };
-/// let sums = reader::for_each_chunk(&path, opts, 2, || 0u64, sum_chunk, Ok)?;
+/// let sums = for_each_chunk(&path, opts, 2, || 0u64, sum_chunk, Ok)?;
 /// assert_eq!(sums.len(), 2);
 /// assert_eq!(sums.iter().sum::<u64>(), 9_999 * 10_000 / 2);
 /// # Ok::<(), Box<dyn std::error::Error>>(())

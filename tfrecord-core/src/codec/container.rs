@@ -1,0 +1,89 @@
+//! The record messages typed values are encoded as (`tensorflow.Example`,
+//! `tensorflow.SequenceExample`, `oneflow.OFRecord`), and the [`Encode`] / [`Decode`] traits
+//! derived types implement for them.
+
+use super::dialect::{Dialect, Of, Tf};
+use crate::compression::Format;
+use crate::error::Result;
+
+/// A record message type that typed values are encoded as.
+pub trait Container: 'static {
+    /// The feature vocabulary of the message.
+    type Dialect: Dialect;
+    /// The framing its files use.
+    const FORMAT: Format;
+    /// The protobuf message name, for error messages.
+    const MESSAGE: &'static str;
+}
+
+/// `tensorflow.Example` in TFRecord files.
+#[derive(Debug)]
+pub enum TfExample {}
+
+impl Container for TfExample {
+    type Dialect = Tf;
+    const FORMAT: Format = Format::TfRecord;
+    const MESSAGE: &'static str = "tensorflow.Example";
+}
+
+/// `tensorflow.SequenceExample` in TFRecord files.
+#[derive(Debug)]
+pub enum TfSequenceExample {}
+
+impl Container for TfSequenceExample {
+    type Dialect = Tf;
+    const FORMAT: Format = Format::TfRecord;
+    const MESSAGE: &'static str = "tensorflow.SequenceExample";
+}
+
+/// `oneflow.OFRecord` in OFRecord files.
+#[derive(Debug)]
+pub enum OfRecord {}
+
+impl Container for OfRecord {
+    type Dialect = Of;
+    const FORMAT: Format = Format::OfRecord;
+    const MESSAGE: &'static str = "oneflow.OFRecord";
+}
+
+/// A typed value that encodes as one record message of container `C`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be encoded as a {C} record",
+    note = "derive it with `#[derive(Example)]` (tf.train.Example and OFRecord) or \
+            `#[derive(SequenceExample)]`; a `dialect` attribute limits which containers it supports"
+)]
+pub trait Encode<C: Container = TfExample> {
+    /// The exact length of the encoded message.
+    fn encoded_len(&self) -> usize;
+
+    /// Appends the encoded message to `buf`.
+    fn encode_raw(&self, buf: &mut Vec<u8>);
+
+    /// The encoded message in a new buffer of exactly the right size.
+    fn encode_to_vec(&self) -> Vec<u8> {
+        let mut buf = Vec::with_capacity(self.encoded_len());
+        self.encode_raw(&mut buf);
+        buf
+    }
+}
+
+/// A typed value that decodes from one record message of container `C`, possibly borrowing
+/// from the record's bytes for `'de`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be decoded from a {C} record",
+    note = "derive it with `#[derive(Example)]` (tf.train.Example and OFRecord) or \
+            `#[derive(SequenceExample)]`; a `dialect` attribute limits which containers it supports"
+)]
+pub trait Decode<'de, C: Container = TfExample>: Sized {
+    /// Decodes one serialized message.
+    ///
+    /// # Errors
+    /// Malformed protobuf, a missing required feature, a wrong kind or count, a value out of
+    /// range; the error names the feature key.
+    fn decode(bytes: &'de [u8]) -> Result<Self>;
+}
+
+/// A type that decodes from container `C` without borrowing: `for<'de> Decode<'de, C>`.
+pub trait DecodeOwned<C: Container = TfExample>: for<'de> Decode<'de, C> {}
+
+impl<C: Container, T: for<'de> Decode<'de, C>> DecodeOwned<C> for T {}

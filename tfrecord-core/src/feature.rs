@@ -1,0 +1,120 @@
+//! The vocabulary of one feature: which value list it holds ([`ListKind`]), and what can be
+//! wrong with it ([`FeatureProblem`]).
+
+use std::fmt;
+
+/// The kind of value list a feature holds: the member of the `Feature` oneof.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ListKind {
+    /// `bytes_list`.
+    Bytes,
+    /// `float_list`.
+    Float,
+    /// `double_list` (OFRecord only).
+    Double,
+    /// `int32_list` (OFRecord only).
+    Int32,
+    /// `int64_list`.
+    Int64,
+}
+
+impl ListKind {
+    /// The protobuf field name: `bytes_list`, `float_list`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            ListKind::Bytes => "bytes_list",
+            ListKind::Float => "float_list",
+            ListKind::Double => "double_list",
+            ListKind::Int32 => "int32_list",
+            ListKind::Int64 => "int64_list",
+        }
+    }
+
+    /// Whether list values are packed scalars (everything but bytes).
+    pub fn is_packed(self) -> bool {
+        !matches!(self, ListKind::Bytes)
+    }
+}
+
+/// What is wrong with one feature, for callers to match on: the `problem` of an
+/// [`ErrorKind::Feature`](crate::ErrorKind::Feature), whose `detail` words it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FeatureProblem {
+    /// The feature holds another kind of list.
+    WrongKind {
+        /// The kind the field needs.
+        expected: ListKind,
+        /// The kind found.
+        found: ListKind,
+    },
+    /// The feature holds the wrong number of values.
+    Count {
+        /// How many values the field needs.
+        expected: usize,
+        /// How many were found.
+        found: usize,
+    },
+    /// A value does not fit the field's type.
+    Range {
+        /// The value, in decimal.
+        value: String,
+        /// The Rust type.
+        ty: &'static str,
+    },
+    /// A `bool` field holds something other than 0 or 1.
+    Bool(i64),
+    /// A string field holds bytes that are not UTF-8.
+    Utf8,
+    /// An enum field holds a name or number no variant has.
+    UnknownVariant(String),
+    /// A required feature is absent.
+    Missing,
+    /// The feature's protobuf encoding is broken.
+    Malformed(&'static str),
+    /// A sparse index outside the declared size.
+    IndexOutOfRange {
+        /// The index found.
+        index: i64,
+        /// The declared size of its dimension.
+        size: u64,
+    },
+    /// A oneof member the dialect does not know.
+    UnknownKind(u32),
+    /// Another problem, worded in the error's detail: a feature spec the runtime parser
+    /// rejects, or values that cannot form the requested tensor.
+    Other,
+}
+
+impl fmt::Display for FeatureProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FeatureProblem::WrongKind { expected, found } => {
+                write!(f, "expected {}, found {}", expected.name(), found.name())
+            }
+            FeatureProblem::Count { expected, found } => {
+                let s = if *expected == 1 { "" } else { "s" };
+                write!(f, "expected {expected} value{s}, found {found}")
+            }
+            FeatureProblem::Range { value, ty } => {
+                write!(f, "value {value} does not fit in `{ty}`")
+            }
+            FeatureProblem::Bool(v) => write!(f, "expected 0 or 1 for a `bool`, found {v}"),
+            FeatureProblem::Utf8 => f.write_str("expected UTF-8 text, found invalid UTF-8 bytes"),
+            FeatureProblem::UnknownVariant(v) => write!(f, "no enum variant matches {v}"),
+            FeatureProblem::Missing => f.write_str("required feature is missing"),
+            FeatureProblem::Malformed(what) => write!(f, "malformed feature: {what}"),
+            FeatureProblem::IndexOutOfRange { index, size } => {
+                write!(
+                    f,
+                    "sparse index {index} is outside the declared size {size}"
+                )
+            }
+            FeatureProblem::UnknownKind(tag) => {
+                write!(f, "unknown feature kind (oneof field {tag})")
+            }
+            FeatureProblem::Other => f.write_str("invalid feature"),
+        }
+    }
+}
