@@ -2,8 +2,8 @@
 //! `RESULT {json}` lines of the harness's protocol with `"peer": "tfrecord-rs"`.
 //!
 //! ```text
-//! tfrecord-bench [--data DIR] [--out DIR] [--reps N] [--workloads a,b] [--ops x,y]
-//!                [--variants st,mt2,spec,spec_mt2] [--peak-rss] [--stream-only]
+//! tfrecord-bench [--data DIR] [--out DIR] [--reps N] [--workloads LIST] [--ops LIST]
+//!                [--variants LIST] [--peak-rss | --stream-only]
 //! ```
 //!
 //! The data directory holds `<workload>.tfrecord[.gz]` and the `<workload>.json` sidecars
@@ -51,6 +51,7 @@ mod writes;
 use std::io::Write as _;
 use std::process::ExitCode;
 
+use clap::Parser as _;
 use tfrecord_core::ReaderOptions;
 
 use crate::args::{Args, WORKLOADS};
@@ -106,7 +107,7 @@ fn run(args: &Args) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    match Args::parse().and_then(|args| run(&args)) {
+    match run(&Args::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("tfrecord-bench: {e}");
