@@ -29,13 +29,9 @@ log() { echo "[bench/run.sh] $*" >&2; }
 
 report() {
   local dir="$1" cmd="$2"
-  python3 "$HERE/report.py" --logs "$dir" --peers "$PEERS_DIR" --repo "$REPO" \
-    --command "$cmd" --out "$OUT_MD"
+  python3 "$HERE/report.py" --logs "$dir" --command "$cmd" --out "$OUT_MD"
   log "wrote $OUT_MD"
 }
-
-PEERS_DIR="$(cd "${PEERS_DIR:-$REPO/../shared/peers}" && pwd)"
-[ -x "$PEERS_DIR/run_peers.sh" ] || { log "no run_peers.sh in $PEERS_DIR; set PEERS_DIR"; exit 1; }
 
 if [ "${1:-}" = "--report-only" ]; then
   [ -n "${2:-}" ] || { log "usage: bench/run.sh --report-only LOG_DIR"; exit 2; }
@@ -44,6 +40,9 @@ if [ "${1:-}" = "--report-only" ]; then
   report "$2" "$cmd"
   exit 0
 fi
+
+PEERS_DIR="$(cd "${PEERS_DIR:-$REPO/../shared/peers}" && pwd)"
+[ -x "$PEERS_DIR/run_peers.sh" ] || { log "no run_peers.sh in $PEERS_DIR; set PEERS_DIR"; exit 1; }
 
 export VENV="${VENV:-/tmp/peers/tfenv}"
 export LOG_DIR="${LOG_DIR:-/tmp/peers/logs/tfrecord-rs-$(date +%Y%m%d-%H%M%S)}"

@@ -1,12 +1,8 @@
 //! Batch consumers, and the multi-threaded drivers: threads taking turns at one chunk reader
 //! and parsing their chunks, and in-memory batches split over threads.
 
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tfrecord_core::crc::masked_crc32c;
 use tfrecord_core::{Chunk, ReaderOptions, RecordReader, for_each_chunk};
 
 use crate::records::{BATCH, Batcher, Shape, decode};
@@ -28,16 +24,6 @@ impl Totals {
         self.records += o.records;
         self.rows += o.rows;
         self.values += o.values;
-    }
-
-    /// The totals of a whole run from those of its two halves.
-    pub(crate) fn join(
-        a: Result<Totals, String>,
-        b: Result<Totals, String>,
-    ) -> Result<Totals, String> {
-        let mut t = a?;
-        t.add(b?);
-        Ok(t)
     }
 }
 
@@ -199,17 +185,9 @@ impl BatchSink for RawSink {
 pub(crate) fn read_batches<K: BatchSink>(
     sc: &Sidecar,
     opts: ReaderOptions,
-    sink: K,
-) -> Result<Totals, String> {
-    let reader = RecordReader::open(&sc.path, opts).map_err(|e| e.to_string())?;
-    read_batches_from(reader, sink)
-}
-
-/// [`read_batches`] from any reader (one half of a file: [`FileHalves`]).
-pub(crate) fn read_batches_from<K: BatchSink, R: Read>(
-    mut reader: RecordReader<R>,
     mut sink: K,
 ) -> Result<Totals, String> {
+    let mut reader = RecordReader::open(&sc.path, opts).map_err(|e| e.to_string())?;
     let mut recs: Vec<Vec<u8>> = (0..BATCH).map(|_| Vec::new()).collect();
     let mut records = 0u64;
     loop {
@@ -228,46 +206,6 @@ pub(crate) fn read_batches_from<K: BatchSink, R: Read>(
                 ..sink.totals()
             });
         }
-    }
-}
-
-/// An uncompressed record file cut in two where its middle record starts, so that two
-/// one-thread readers can each read one half ([`Halves`](crate::timing::Halves)).
-pub(crate) struct FileHalves {
-    path: PathBuf,
-    /// Where half 1 starts, and where the file ends.
-    cut: [u64; 2],
-}
-
-impl FileHalves {
-    /// Finds the start of record `records / 2` by reading the records before it.
-    pub(crate) fn new(sc: &Sidecar, opts: ReaderOptions) -> Result<Self, String> {
-        let mut reader = RecordReader::open(&sc.path, opts).map_err(|e| e.to_string())?;
-        let mut buf = Vec::new();
-        for _ in 0..sc.num_records / 2 {
-            if !reader.read_into(&mut buf).map_err(|e| e.to_string())? {
-                return Err(format!("{}: fewer records than the sidecar says", sc.name));
-            }
-        }
-        let size = std::fs::metadata(&sc.path)
-            .map_err(|e| e.to_string())?
-            .len();
-        Ok(FileHalves {
-            path: sc.path.clone(),
-            cut: [reader.offset(), size],
-        })
-    }
-
-    /// The bytes of half 0 or 1, for a reader of them alone.
-    pub(crate) fn open(&self, half: usize) -> Result<std::io::Take<File>, String> {
-        let (start, end) = if half == 0 {
-            (0, self.cut[0])
-        } else {
-            (self.cut[0], self.cut[1])
-        };
-        let mut f = File::open(&self.path).map_err(|e| e.to_string())?;
-        f.seek(SeekFrom::Start(start)).map_err(|e| e.to_string())?;
-        Ok(f.take(end - start))
     }
 }
 
@@ -357,79 +295,4 @@ pub(crate) fn mem_parallel<K: BatchSink>(
         }
         Ok(t)
     })
-}
-
-/// The read + framing + CRC limit, as the harness's `frame_crc_file` baseline takes it (not a
-/// library op): the whole file read into `whole` (cleared, its capacity reused), then its
-/// framing walked by hand and both masked CRC32Cs of every record checked. Returns the records.
-pub(crate) fn frame_crc_file(path: &Path, whole: &mut Vec<u8>) -> Result<u64, String> {
-    whole.clear();
-    File::open(path)
-        .and_then(|mut f| f.read_to_end(whole))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let bad = |at: usize, what: &str| format!("{}: byte {at}: {what}", path.display());
-    // Little-endian words from slices at least that long.
-    let le32 = |b: &[u8]| u32::from_le_bytes(std::array::from_fn(|i| b[i]));
-    let le64 = |b: &[u8]| u64::from_le_bytes(std::array::from_fn(|i| b[i]));
-    let (mut at, mut records) = (0usize, 0u64);
-    while at < whole.len() {
-        let head = whole
-            .get(at..at + 12)
-            .ok_or_else(|| bad(at, "truncated frame header"))?;
-        let (len, len_crc) = head.split_at(8);
-        if masked_crc32c(len) != le32(len_crc) {
-            return Err(bad(at, "length CRC mismatch"));
-        }
-        let end = usize::try_from(le64(len))
-            .ok()
-            .and_then(|l| (at + 16).checked_add(l))
-            .filter(|&end| end <= whole.len())
-            .ok_or_else(|| bad(at, "frame runs past the end of the file"))?;
-        let (data, data_crc) = whole[at + 12..end].split_at(end - at - 16);
-        if masked_crc32c(data) != le32(data_crc) {
-            return Err(bad(at, "data CRC mismatch"));
-        }
-        std::hint::black_box(data);
-        at = end;
-        records += 1;
-    }
-    Ok(records)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::frame_crc_file;
-    use tfrecord_core::{RecordWriter, WriterOptions};
-
-    #[test]
-    fn frame_crc_file_counts_records_and_rejects_a_flipped_bit() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let path = dir.path().join("limit.tfrecord");
-        let mut w = RecordWriter::create(&path, WriterOptions::new()).expect("created");
-        for i in 0..5u8 {
-            w.write(&vec![i; usize::from(i) * 100]).expect("written");
-        }
-        w.finish().expect("finished");
-        let mut whole = Vec::new();
-        assert_eq!(frame_crc_file(&path, &mut whole), Ok(5));
-        let good = std::fs::read(&path).expect("read back");
-        // A payload byte of the last record (4 x 100 bytes, after the first four frames).
-        let last = (0..4).map(|i| 16 + i * 100).sum::<usize>();
-        for (at, want) in [
-            (3, "byte 0: length CRC mismatch"),
-            (last + 12 + 7, &format!("byte {last}: data CRC mismatch")),
-        ] {
-            let mut bad = good.clone();
-            bad[at] ^= 0x10;
-            std::fs::write(&path, &bad).expect("written");
-            let err = frame_crc_file(&path, &mut whole).expect_err("the flip is caught");
-            assert!(err.ends_with(want), "{err}");
-        }
-        std::fs::write(&path, &good[..good.len() - 1]).expect("written");
-        let err = frame_crc_file(&path, &mut whole).expect_err("the cut is caught");
-        assert!(
-            err.ends_with("frame runs past the end of the file"),
-            "{err}"
-        );
-    }
 }
