@@ -7,8 +7,13 @@
 //! - `wire`: every valid protobuf encoding of the messages decodes to the same values.
 //! - `bad_input`: truncated, corrupted, oversized and foreign files give located errors and
 //!   never a panic or wrong data.
-//! - `derive`: `#[derive(Example)]` and `#[derive(SequenceExample)]` round trips for every row
-//!   of the type mapping, in every container, checked against the generic prost types.
+//! - `derive_*`: `#[derive(Example)]` and `#[derive(SequenceExample)]` checked against the
+//!   generic prost types, with the model, test types and checks in `support`:
+//!   `derive_round_trips` (every row of the type mapping, in every container and encoding),
+//!   `derive_values` (hand-picked values and their errors), `derive_keys` (keys, absence,
+//!   defaults), `derive_wire` (wire-level differences), `derive_sequence`, `derive_sparse`,
+//!   `derive_files` (the typed `Writer` and `Reader`) and `derive_decoders` (damaged input,
+//!   the one-pass decode).
 //! - `hygiene`: generated code compiles with the prelude shadowed and lints denied.
 //! - `parse`: `tfrecord_core::parse` reproduces what `tf.io.parse_example` and
 //!   `tf.io.parse_sequence_example` returned (or the errors they raised) for the recorded cases.
@@ -26,8 +31,22 @@ mod support;
 mod bad_input;
 #[path = "e2e/conformance.rs"]
 mod conformance;
-#[path = "e2e/derive.rs"]
-mod derive;
+#[path = "e2e/derive_decoders.rs"]
+mod derive_decoders;
+#[path = "e2e/derive_files.rs"]
+mod derive_files;
+#[path = "e2e/derive_keys.rs"]
+mod derive_keys;
+#[path = "e2e/derive_round_trips.rs"]
+mod derive_round_trips;
+#[path = "e2e/derive_sequence.rs"]
+mod derive_sequence;
+#[path = "e2e/derive_sparse.rs"]
+mod derive_sparse;
+#[path = "e2e/derive_values.rs"]
+mod derive_values;
+#[path = "e2e/derive_wire.rs"]
+mod derive_wire;
 #[path = "e2e/hygiene.rs"]
 mod hygiene;
 #[path = "e2e/import.rs"]

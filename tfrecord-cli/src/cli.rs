@@ -126,7 +126,7 @@ pub(crate) enum Command {
     /// In the records written, a fixed or var feature is stored under its name, a sparse
     /// feature as its index and value keys, so `parse --spec` with the same spec reads them back.
     /// Errors name the file, the record index and the feature.
-    FromAvro(crate::import::FromAvroArgs),
+    FromAvro(FromAvroArgs),
     /// Convert JSON Lines or CSV records to records, one `tf.train.Example` each.
     ///
     /// Type mapping: integers to int64, floats to float, strings to bytes, booleans to int64
@@ -136,7 +136,7 @@ pub(crate) enum Command {
     /// non-empty cell is one, else bytes. `--spec` forces dtypes, shapes and defaults. Anything
     /// unmappable (a list of objects, strings mixed with numbers, ...) is an error naming the
     /// record and the field, or skipped with a warning with `--skip-unmappable`.
-    FromRecords(crate::import::FromRecordsArgs),
+    FromRecords(FromRecordsArgs),
     /// Write one record per image of a folder: `image/encoded` (the file's bytes),
     /// `image/format`, `image/filename`, `height`, `width`, `depth` (from the header; no pixel
     /// is decoded), and `label` / `label/text` from the class sub-folder (`DIR/<class>/*.jpg`,
@@ -145,7 +145,7 @@ pub(crate) enum Command {
     /// Images are shuffled with `--seed` (default 0; `--no-shuffle` keeps name order) and can
     /// be split into `--shards N` files named `prefix-00000-of-0000N.tfrecord`. With
     /// `--output-format ofrecord`, OUT is a directory of OneFlow `part-00000` files.
-    FromImages(crate::import::FromImagesArgs),
+    FromImages(FromImagesArgs),
 }
 
 /// A container format as a command-line value.
@@ -420,6 +420,103 @@ pub(crate) struct InferArgs {
     /// Input format and compression.
     #[command(flatten)]
     pub(crate) read: ReadOpts,
+}
+
+/// Flags of `from-avro`.
+#[derive(Debug, Args)]
+pub(crate) struct FromAvroArgs {
+    /// Avro object container files (any codec: null, deflate, snappy, zstandard, bzip2, xz), or
+    /// `-` for standard input.
+    #[arg(value_name = "IN", required = true)]
+    pub(crate) inputs: Vec<PathBuf>,
+    /// The TOML spec: each feature's `source` is its key expression (else its name).
+    #[arg(long, value_name = "SPEC.toml")]
+    pub(crate) spec: PathBuf,
+    /// The record of the spec to use [default: the spec's only record].
+    #[arg(long, value_name = "NAME")]
+    pub(crate) record: Option<String>,
+    /// Read the files with this reader schema (`.avsc`): Avro schema resolution projects
+    /// fields, promotes types (`int` to `long`, `float` to `double`) and fills new fields'
+    /// defaults [default: each file's writer schema].
+    #[arg(long, value_name = "SCHEMA.avsc")]
+    pub(crate) reader_schema: Option<PathBuf>,
+    /// Print the batched tensors (one JSON object per batch, as `parse` prints them) instead of
+    /// writing records.
+    #[arg(long, conflicts_with = "output")]
+    pub(crate) tensors: bool,
+    /// With `--tensors`: records per batch; the last batch may be shorter [default: all
+    /// records in one batch].
+    #[arg(long, value_name = "N", requires = "tensors", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) batch_size: Option<u64>,
+    /// Output file, or `-` for standard output (required unless `--tensors`).
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub(crate) output: Option<PathBuf>,
+    /// Format, compression and level.
+    #[command(flatten)]
+    pub(crate) encoding: Encoding,
+}
+
+/// The input format of `from-records`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum RecordFormatArg {
+    /// JSON Lines: one JSON object per line.
+    #[value(alias = "json", alias = "ndjson")]
+    Jsonl,
+    /// Comma-separated values with a header row.
+    Csv,
+}
+
+/// Flags of `from-records`.
+#[derive(Debug, Args)]
+pub(crate) struct FromRecordsArgs {
+    /// A JSON Lines or CSV file, or `-` for standard input.
+    #[arg(value_name = "IN", default_value = "-")]
+    pub(crate) input: PathBuf,
+    /// The input format [default: from the file name (`.csv`, `.tsv`: csv), else jsonl].
+    #[arg(long, value_enum, ignore_case = true)]
+    pub(crate) format: Option<RecordFormatArg>,
+    /// A TOML spec forcing the dtype (and shape, default) of some fields: each feature reads
+    /// the field its `source` names (`a/b` for nested objects), else its key.
+    #[arg(long, value_name = "SPEC.toml")]
+    pub(crate) spec: Option<PathBuf>,
+    /// The record of the spec to use [default: the spec's only record].
+    #[arg(long, value_name = "NAME", requires = "spec")]
+    pub(crate) record: Option<String>,
+    /// Leave out fields that cannot be mapped (with a warning on standard error) instead of
+    /// failing.
+    #[arg(long)]
+    pub(crate) skip_unmappable: bool,
+    /// The CSV delimiter [default: `,`; a tab for `.tsv`].
+    #[arg(long, value_name = "CHAR")]
+    pub(crate) delimiter: Option<char>,
+    /// Output file, format and compression.
+    #[command(flatten)]
+    pub(crate) write: WriteOpts,
+}
+
+/// Flags of `from-images`.
+#[derive(Debug, Args)]
+pub(crate) struct FromImagesArgs {
+    /// The folder: one sub-folder per class (`flower_photos/daisy/*.jpg`), or images only.
+    #[arg(value_name = "DIR")]
+    pub(crate) dir: PathBuf,
+    /// The output file (the shard name prefix with `--shards`), a directory for OFRecord
+    /// `part-NNNNN` files, or `-` for standard output (one shard).
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub(crate) output: PathBuf,
+    /// Split the records over this many files: `prefix-00000-of-00004.tfrecord`, ...
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub(crate) shards: u64,
+    /// The shuffle seed (the same seed gives the same order everywhere).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Keep the images in name order instead of shuffling them.
+    #[arg(long)]
+    pub(crate) no_shuffle: bool,
+    /// Format (TFRecord files, or OFRecord `part-NNNNN` files in the directory OUT),
+    /// compression and level.
+    #[command(flatten)]
+    pub(crate) encoding: Encoding,
 }
 
 #[cfg(test)]

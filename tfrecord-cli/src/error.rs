@@ -1,7 +1,7 @@
-//! The error type of the command and how it maps to an exit status.
+//! The error type of the command, how it maps to an exit status, and how it is reported.
 
 use std::fmt;
-use std::io;
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 /// Why a command failed.
@@ -85,4 +85,20 @@ impl From<io::Error> for CliError {
     fn from(e: io::Error) -> Self {
         CliError::Output(e)
     }
+}
+
+/// Prints an error on standard error, as `main` does for the error that ends a command. Spec
+/// errors come first as their own rustc-style report.
+pub(crate) fn report(err: &CliError) {
+    let mut stderr = io::stderr().lock();
+    match err {
+        CliError::Spec(e) => {
+            let _ = write!(stderr, "{e}");
+        }
+        CliError::SpecFile(_, d) => {
+            let _ = write!(stderr, "{d}");
+        }
+        _ => {}
+    }
+    let _ = writeln!(stderr, "tfrecord: error: {err}");
 }

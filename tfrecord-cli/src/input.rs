@@ -10,6 +10,7 @@ use tfrecord_core::{
     for_each_chunk,
 };
 
+use crate::cli::ReadOpts;
 use crate::error::{CliError, CliResult};
 
 /// The name standard input goes by in messages.
@@ -71,6 +72,19 @@ pub(crate) fn resolve_all(args: &[PathBuf]) -> CliResult<Vec<Source>> {
         out.extend(resolve(arg)?);
     }
     Ok(out)
+}
+
+/// Reader options for one source of a reading command.
+pub(crate) fn reader_options(
+    read: &ReadOpts,
+    source: &Source,
+    verify_data_crc: bool,
+) -> ReaderOptions {
+    let flag = read.compression.map(Into::into);
+    ReaderOptions::new()
+        .format(read.input_format.into())
+        .compression(source.compression(flag))
+        .verify_data_crc(verify_data_crc)
 }
 
 /// A record reader over a file or standard input.
@@ -223,6 +237,19 @@ pub(crate) enum Flow {
     Continue,
     /// Stop reading this source.
     Stop,
+}
+
+impl Flow {
+    /// Counts one record off `left`, the records a `--limit` still allows: [`Flow::Stop`] when
+    /// that was the last one.
+    pub(crate) fn count_down(left: &mut u64) -> Flow {
+        *left -= 1;
+        if *left == 0 {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    }
 }
 
 /// Which protobuf message a record holds.

@@ -28,27 +28,27 @@
 mod cli;
 mod commands;
 mod error;
-mod generate;
-mod import;
-mod infer;
 mod input;
 mod output;
-mod parse;
+mod spec;
+mod stdout;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-use crate::error::CliResult;
+use crate::commands::{cat, convert, count, from_json, generate, import, infer, parse, verify};
+use crate::error::{CliResult, report};
 
+/// Runs the subcommand the command line names.
 fn run(cli: &Cli) -> CliResult<ExitCode> {
     match &cli.command {
-        Command::Cat(a) => commands::cat(a),
-        Command::Count(a) => commands::count(a),
-        Command::Verify(a) => commands::verify(a),
-        Command::FromJson(a) => commands::from_json(a),
-        Command::Convert(a) => commands::convert(a),
+        Command::Cat(a) => cat::run(a),
+        Command::Count(a) => count::run(a),
+        Command::Verify(a) => verify::run(a),
+        Command::FromJson(a) => from_json::run(a),
+        Command::Convert(a) => convert::run(a),
         Command::Gen(a) => generate::run(a),
         Command::Parse(a) => parse::run(a),
         Command::Infer(a) => infer::run(a),
@@ -64,7 +64,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
-            commands::report(&e);
+            report(&e);
             e.exit_code()
         }
     }

@@ -1,5 +1,7 @@
 //! Helpers shared by the test modules: fixture paths, hex, SHA-256, reading a whole record
-//! stream, comparing decoded features with the recorded JSON, and protobuf wire-format builders.
+//! stream, comparing decoded features with the recorded JSON, and protobuf wire-format builders;
+//! and, in modules of their own, what the `derive_*` tests share: the model of a feature map,
+//! the encodings prost never writes, the checks, and the test types.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -7,6 +9,17 @@ use std::path::PathBuf;
 use serde_json::Value;
 use tfrecord_core::proto::{oneflow, tensorflow};
 use tfrecord_core::{Error, RecordReader};
+
+#[path = "support/attr_types.rs"]
+pub(crate) mod attr_types;
+#[path = "support/checks.rs"]
+pub(crate) mod checks;
+#[path = "support/model.rs"]
+pub(crate) mod model;
+#[path = "support/styled.rs"]
+pub(crate) mod styled;
+#[path = "support/value_types.rs"]
+pub(crate) mod value_types;
 
 /// The folder of the recorded conformance fixtures (copied from TensorFlow 2.21 / protobuf).
 pub(crate) const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/conformance");

@@ -2,7 +2,7 @@
 //! run time lives in `tfrecord_core::__private`; this module only wires fields to it.
 
 use proc_macro2::{Literal as Lit, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 
 use super::attrs::{Binding, BytesRepr, Container, Lowered};
 use crate::ir::{DType, FeatureKind, Field, Literal, Presence, RecordKind};
@@ -241,17 +241,56 @@ fn de_lifetime(generics: &syn::Generics) -> (TokenStream, syn::Lifetime) {
     }
 }
 
-/// What both record expansions start from: the support path, generics for the encode impls
-/// and for the decode impls (with the `'de` lifetime), and the fields with their bindings.
-struct Prelude<'a> {
-    p: TokenStream,
-    cx: Ctx<'a>,
+/// The heads of the impls a derive generates: the type with its generics, for the encode
+/// impls, and with the `'de` lifetime added where the type has none, for the decode impls.
+struct ImplHeads<'a> {
     name: &'a syn::Ident,
     impl_generics: syn::ImplGenerics<'a>,
     ty_generics: syn::TypeGenerics<'a>,
     where_clause: Option<&'a syn::WhereClause>,
+    /// The lifetime decoded values borrow: the type's own, else `'__de`.
     de: syn::Lifetime,
     de_generics: TokenStream,
+}
+
+impl<'a> ImplHeads<'a> {
+    fn new(input: &'a syn::DeriveInput) -> Self {
+        let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+        let (extra_lt, de) = de_lifetime(&input.generics);
+        let params = &input.generics.params;
+        ImplHeads {
+            name: &input.ident,
+            impl_generics,
+            ty_generics,
+            where_clause,
+            de,
+            de_generics: quote!(<#extra_lt #params>),
+        }
+    }
+
+    /// `impl<..> Trait for Type<..> where ..`.
+    fn encode(&self, tr: &TokenStream) -> TokenStream {
+        self.head(&self.impl_generics, tr)
+    }
+
+    /// `impl<'de, ..> Trait for Type<..> where ..`: `Trait` may name the `'de` lifetime.
+    fn decode(&self, tr: &TokenStream) -> TokenStream {
+        self.head(&self.de_generics, tr)
+    }
+
+    /// `impl #generics Trait for Type<..> where ..`.
+    fn head(&self, generics: &impl ToTokens, tr: &TokenStream) -> TokenStream {
+        let (name, ty_generics, where_clause) = (self.name, &self.ty_generics, self.where_clause);
+        quote!(impl #generics #tr for #name #ty_generics #where_clause)
+    }
+}
+
+/// What both record expansions start from: the support path, the impl heads, and the fields
+/// with their bindings.
+struct Prelude<'a> {
+    p: TokenStream,
+    cx: Ctx<'a>,
+    heads: ImplHeads<'a>,
     record: &'a crate::ir::Record,
     fields: Vec<(&'a Field, &'a Binding)>,
 }
@@ -260,21 +299,13 @@ impl<'a> Prelude<'a> {
     fn new(input: &'a syn::DeriveInput, lowered: &'a Lowered) -> Self {
         let krate = &lowered.krate;
         let p = quote!(#krate::__private);
-        let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-        let (extra_lt, de) = de_lifetime(&input.generics);
-        let params = &input.generics.params;
         Prelude {
             cx: Ctx {
                 lowered,
                 p: p.clone(),
             },
             p,
-            name: &input.ident,
-            impl_generics,
-            ty_generics,
-            where_clause,
-            de,
-            de_generics: quote!(<#extra_lt #params>),
+            heads: ImplHeads::new(input),
             record: &lowered.record,
             fields: lowered
                 .record
@@ -291,15 +322,11 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
     let Prelude {
         p,
         cx,
-        name,
-        impl_generics,
-        ty_generics,
-        where_clause,
-        de,
-        de_generics,
+        heads,
         record,
         fields,
     } = Prelude::new(input, lowered);
+    let de = &heads.de;
     let own: Vec<&(&Field, &Binding)> = fields
         .iter()
         .filter(|(f, _)| !f.skip && !f.flatten)
@@ -341,9 +368,10 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
             }
         }
     });
+    let table_head = heads.encode(&quote!(#p::FieldTable));
     let table = quote! {
         #[automatically_derived]
-        impl #impl_generics #p::FieldTable for #name #ty_generics #where_clause {
+        #table_head {
             const SLOTS: usize = #total;
             #[inline]
             fn slot(__key: &[u8]) -> #p::Option<usize> {
@@ -471,9 +499,13 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
             )
         };
         let one_pass = cx.one_pass(of, &fields, &container, record.deny_unknown_keys);
+        let encode_fields = heads.encode(&quote!(#p::EncodeFields<#dial>));
+        let decode_fields = heads.decode(&quote!(#p::DecodeFields<#de, #dial>));
+        let encode = heads.encode(&quote!(#p::Encode<#container>));
+        let decode = heads.decode(&quote!(#p::Decode<#de, #container>));
         out.extend(quote! {
             #[automatically_derived]
-            impl #impl_generics #p::EncodeFields<#dial> for #name #ty_generics #where_clause {
+            #encode_fields {
                 #[inline]
                 fn entries_len(&self, __prefix: &[u8]) -> usize {
                     0usize #(#lens)*
@@ -484,14 +516,14 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
                 }
             }
             #[automatically_derived]
-            impl #de_generics #p::DecodeFields<#de, #dial> for #name #ty_generics #where_clause {
+            #decode_fields {
                 #[inline]
                 fn from_slots(__slots: &mut [#p::Option<#p::Msg<#de>>]) -> #p::Result<Self> {
                     #p::Ok(Self { #(#inits)* })
                 }
             }
             #[automatically_derived]
-            impl #impl_generics #p::Encode<#container> for #name #ty_generics #where_clause {
+            #encode {
                 #[inline]
                 fn encoded_len(&self) -> usize {
                     let __n = #p::EncodeFields::<#dial>::entries_len(self, b"");
@@ -505,7 +537,7 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
                 }
             }
             #[automatically_derived]
-            impl #de_generics #p::Decode<#de, #container> for #name #ty_generics #where_clause {
+            #decode {
                 #[inline]
                 fn decode(__bytes: &#de [u8]) -> #p::Result<Self> {
                     #one_pass
@@ -522,15 +554,11 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
     let Prelude {
         p,
         cx,
-        name,
-        impl_generics,
-        ty_generics,
-        where_clause,
-        de,
-        de_generics,
+        heads,
         record,
         fields,
     } = Prelude::new(input, lowered);
+    let de = &heads.de;
     let is_steps = |f: &Field| matches!(f.kind, FeatureKind::Steps { .. });
     let ctx: Vec<&(&Field, &Binding)> = fields
         .iter()
@@ -694,9 +722,11 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
         let value = cx.decode_value(false, f, b, &slot);
         quote!(#m: #value,)
     });
+    let encode = heads.encode(&quote!(#p::Encode<#p::TfSequenceExample>));
+    let decode = heads.decode(&quote!(#p::Decode<#de, #p::TfSequenceExample>));
     quote! {
         #[automatically_derived]
-        impl #impl_generics #p::Encode<#p::TfSequenceExample> for #name #ty_generics #where_clause {
+        #encode {
             #[inline]
             fn encoded_len(&self) -> usize {
                 let __c = 0usize #(#ctx_lens)*;
@@ -716,7 +746,7 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
             }
         }
         #[automatically_derived]
-        impl #de_generics #p::Decode<#de, #p::TfSequenceExample> for #name #ty_generics #where_clause {
+        #decode {
             fn decode(__bytes: &#de [u8]) -> #p::Result<Self> {
                 #ctx_decl
                 #seq_decl
@@ -824,21 +854,24 @@ pub(crate) fn fallback(
         return quote!();
     }
     let p = quote!(#krate::__private);
-    let name = &input.ident;
-    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let (extra_lt, de) = de_lifetime(&input.generics);
-    let params = &input.generics.params;
-    let de_generics = quote!(<#extra_lt #params>);
+    let heads = ImplHeads::new(input);
+    let de = &heads.de;
     let containers = match kind {
         RecordKind::SequenceExample => vec![quote!(#p::TfSequenceExample)],
         _ => vec![quote!(#p::TfExample), quote!(#p::OfRecord)],
     };
+    let encode = containers
+        .iter()
+        .map(|c| heads.encode(&quote!(#p::Encode<#c>)));
+    let decode = containers
+        .iter()
+        .map(|c| heads.decode(&quote!(#p::Decode<#de, #c>)));
     quote! {#(
-        impl #impl_generics #p::Encode<#containers> for #name #ty_generics #where_clause {
+        #encode {
             fn encoded_len(&self) -> usize { ::core::unreachable!() }
             fn encode_raw(&self, _: &mut #p::Vec<u8>) { ::core::unreachable!() }
         }
-        impl #de_generics #p::Decode<#de, #containers> for #name #ty_generics #where_clause {
+        #decode {
             fn decode(_: &#de [u8]) -> #p::Result<Self> { ::core::unreachable!() }
         }
     )*}

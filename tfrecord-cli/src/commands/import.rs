@@ -1,10 +1,9 @@
 //! `tfrecord from-avro`, `from-records` and `from-images`: the importers of `tfrecord-import`.
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
 use tfrecord_core::parse::tensors_to_json;
 use tfrecord_core::{Compression, Format};
 use tfrecord_import::avro::{self, AvroSpec, ReadOptions};
@@ -12,108 +11,12 @@ use tfrecord_import::images::{self, ImageOptions};
 use tfrecord_import::records::{self, RecordFormat, RecordOptions, RecordSpec};
 use tfrecord_import::{Error as ImportError, FeatureRow};
 
-use crate::cli::{Encoding, WriteOpts};
-use crate::commands::with_stdout;
+use crate::cli::{FromAvroArgs, FromImagesArgs, FromRecordsArgs, RecordFormatArg, WriteOpts};
 use crate::error::{CliError, CliResult};
+use crate::input::is_dash;
 use crate::output::RecordSink;
-use crate::parse::{pick_record, read_spec};
-
-/// Flags of `from-avro`.
-#[derive(Debug, Args)]
-pub(crate) struct FromAvroArgs {
-    /// Avro object container files (any codec: null, deflate, snappy, zstandard, bzip2, xz), or
-    /// `-` for standard input.
-    #[arg(value_name = "IN", required = true)]
-    pub(crate) inputs: Vec<PathBuf>,
-    /// The TOML spec: each feature's `source` is its key expression (else its name).
-    #[arg(long, value_name = "SPEC.toml")]
-    pub(crate) spec: PathBuf,
-    /// The record of the spec to use [default: the spec's only record].
-    #[arg(long, value_name = "NAME")]
-    pub(crate) record: Option<String>,
-    /// Read the files with this reader schema (`.avsc`): Avro schema resolution projects
-    /// fields, promotes types (`int` to `long`, `float` to `double`) and fills new fields'
-    /// defaults [default: each file's writer schema].
-    #[arg(long, value_name = "SCHEMA.avsc")]
-    pub(crate) reader_schema: Option<PathBuf>,
-    /// Print the batched tensors (one JSON object per batch, as `parse` prints them) instead of
-    /// writing records.
-    #[arg(long, conflicts_with = "output")]
-    pub(crate) tensors: bool,
-    /// With `--tensors`: records per batch; the last batch may be shorter [default: all
-    /// records in one batch].
-    #[arg(long, value_name = "N", requires = "tensors", value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) batch_size: Option<u64>,
-    /// Output file, or `-` for standard output (required unless `--tensors`).
-    #[arg(short = 'o', long = "output", value_name = "OUT")]
-    pub(crate) output: Option<PathBuf>,
-    /// Format, compression and level.
-    #[command(flatten)]
-    pub(crate) encoding: Encoding,
-}
-
-/// The input format of `from-records`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum RecordFormatArg {
-    /// JSON Lines: one JSON object per line.
-    #[value(alias = "json", alias = "ndjson")]
-    Jsonl,
-    /// Comma-separated values with a header row.
-    Csv,
-}
-
-/// Flags of `from-records`.
-#[derive(Debug, Args)]
-pub(crate) struct FromRecordsArgs {
-    /// A JSON Lines or CSV file, or `-` for standard input.
-    #[arg(value_name = "IN", default_value = "-")]
-    pub(crate) input: PathBuf,
-    /// The input format [default: from the file name (`.csv`, `.tsv`: csv), else jsonl].
-    #[arg(long, value_enum, ignore_case = true)]
-    pub(crate) format: Option<RecordFormatArg>,
-    /// A TOML spec forcing the dtype (and shape, default) of some fields: each feature reads
-    /// the field its `source` names (`a/b` for nested objects), else its key.
-    #[arg(long, value_name = "SPEC.toml")]
-    pub(crate) spec: Option<PathBuf>,
-    /// The record of the spec to use [default: the spec's only record].
-    #[arg(long, value_name = "NAME", requires = "spec")]
-    pub(crate) record: Option<String>,
-    /// Leave out fields that cannot be mapped (with a warning on standard error) instead of
-    /// failing.
-    #[arg(long)]
-    pub(crate) skip_unmappable: bool,
-    /// The CSV delimiter [default: `,`; a tab for `.tsv`].
-    #[arg(long, value_name = "CHAR")]
-    pub(crate) delimiter: Option<char>,
-    /// Output file, format and compression.
-    #[command(flatten)]
-    pub(crate) write: WriteOpts,
-}
-
-/// Flags of `from-images`.
-#[derive(Debug, Args)]
-pub(crate) struct FromImagesArgs {
-    /// The folder: one sub-folder per class (`flower_photos/daisy/*.jpg`), or images only.
-    #[arg(value_name = "DIR")]
-    pub(crate) dir: PathBuf,
-    /// The output file (the shard name prefix with `--shards`), a directory for OFRecord
-    /// `part-NNNNN` files, or `-` for standard output (one shard).
-    #[arg(short = 'o', long = "output", value_name = "OUT")]
-    pub(crate) output: PathBuf,
-    /// Split the records over this many files: `prefix-00000-of-00004.tfrecord`, ...
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000))]
-    pub(crate) shards: u64,
-    /// The shuffle seed (the same seed gives the same order everywhere).
-    #[arg(long, value_name = "S", default_value_t = 0)]
-    pub(crate) seed: u64,
-    /// Keep the images in name order instead of shuffling them.
-    #[arg(long)]
-    pub(crate) no_shuffle: bool,
-    /// Format (TFRecord files, or OFRecord `part-NNNNN` files in the directory OUT),
-    /// compression and level.
-    #[command(flatten)]
-    pub(crate) encoding: Encoding,
-}
+use crate::spec::{pick_record, read_spec};
+use crate::stdout::with_stdout;
 
 fn failed(e: &ImportError) -> CliError {
     CliError::Failed(e.to_string())
@@ -261,7 +164,7 @@ pub(crate) fn from_records(args: &FromRecordsArgs) -> CliResult<ExitCode> {
 pub(crate) fn from_images(args: &FromImagesArgs) -> CliResult<ExitCode> {
     let format: Format = args.encoding.output_format.into();
     let shards = usize::try_from(args.shards).unwrap_or(usize::MAX);
-    if crate::input::is_dash(&args.output) {
+    if is_dash(&args.output) {
         if shards != 1 {
             return Err(CliError::Usage(
                 "--shards needs a file output, not standard output".into(),

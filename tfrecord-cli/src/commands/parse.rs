@@ -2,7 +2,7 @@
 //! and `tf.io.parse_sequence_example` return them.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::Value;
@@ -11,57 +11,12 @@ use tfrecord_core::parse::{
 };
 use tfrecord_core::proto::{self, oneflow};
 use tfrecord_core::{Error, ErrorKind, Format, Message, convert};
-use tfrecord_schema::ir::{Record, Schema};
 
 use crate::cli::ParseArgs;
-use crate::commands::{Stdout, reader_options, with_stdout};
 use crate::error::{CliError, CliResult};
-use crate::input::{Flow, Location, for_each_record, resolve_all};
-
-/// Reads a TOML spec file.
-///
-/// # Errors
-/// An unreadable file, or every error in the spec (rustc-style).
-pub(crate) fn read_spec(path: &Path) -> CliResult<Schema> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::Failed(format!("{}: cannot read the spec: {e}", path.display())))?;
-    Schema::from_toml_str(&text, &path.display().to_string())
-        .map_err(|d| CliError::SpecFile(path.to_path_buf(), d))
-}
-
-/// The record to use: the one named, else the spec's only record.
-///
-/// # Errors
-/// An unknown name, or several records and no name; the message lists the names.
-pub(crate) fn pick_record<'a>(
-    schema: &'a Schema,
-    path: &Path,
-    name: Option<&str>,
-) -> CliResult<&'a Record> {
-    let names: Vec<&str> = schema.records.iter().map(|r| r.name.as_str()).collect();
-    let list = || names.join(", ");
-    match name {
-        Some(n) => schema.records.iter().find(|r| r.name == n).ok_or_else(|| {
-            CliError::Usage(format!(
-                "{}: no record `{n}` (the spec has: {})",
-                path.display(),
-                list()
-            ))
-        }),
-        None => match schema.records.as_slice() {
-            [one] => Ok(one),
-            [] => Err(CliError::Failed(format!(
-                "{}: the spec has no records",
-                path.display()
-            ))),
-            _ => Err(CliError::Usage(format!(
-                "{}: the spec has several records ({}): choose one with --record",
-                path.display(),
-                list()
-            ))),
-        },
-    }
-}
+use crate::input::{Flow, Location, Source, for_each_record, reader_options, resolve_all};
+use crate::spec::{pick_record, read_spec};
+use crate::stdout::{Stdout, with_stdout};
 
 /// The compiled parser of the chosen record.
 enum Parser {
@@ -175,7 +130,7 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
     };
     let from_of = Format::from(args.read.input_format) == Format::OfRecord;
     let sources = resolve_all(&args.files)?;
-    let files: Vec<PathBuf> = sources.iter().map(crate::input::Source::name).collect();
+    let files: Vec<PathBuf> = sources.iter().map(Source::name).collect();
     let size = args
         .batch_size
         .and_then(|n| usize::try_from(n).ok())

@@ -12,9 +12,9 @@ use tfrecord_schema::ir::{Dialect, RecordKind, Schema};
 use tfrecord_schema::symbol;
 
 use crate::cli::InferArgs;
-use crate::commands::{reader_options, with_stdout};
 use crate::error::{CliError, CliResult};
-use crate::input::{Decoded, Flow, RecordType, for_each_record, resolve_all};
+use crate::input::{Decoded, Flow, RecordType, for_each_record, reader_options, resolve_all};
+use crate::stdout::with_stdout;
 
 fn tf_observed(f: &tensorflow::Feature) -> Observed {
     use tensorflow::feature::Kind;
@@ -128,12 +128,7 @@ pub(crate) fn run(args: &InferArgs) -> CliResult<ExitCode> {
                     );
                 }
             }
-            left -= 1;
-            Ok(if left == 0 {
-                Flow::Stop
-            } else {
-                Flow::Continue
-            })
+            Ok(Flow::count_down(&mut left))
         })?;
     }
     let inferred = inferrer.finish(&name);

@@ -1,0 +1,134 @@
+//! `tfrecord from-json`: JSON Lines (canonical proto3 JSON, one record a line) to a record file.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde_json::Value;
+use tfrecord_core::proto;
+use tfrecord_core::{Error, ErrorKind, json};
+
+use crate::cli::FromJsonArgs;
+use crate::error::{CliError, CliResult};
+use crate::input::{RecordType, Source, is_dash};
+use crate::output::RecordSink;
+
+/// The message of a JSON error, without the "invalid JSON record" prefix the library adds.
+fn json_detail(e: &Error) -> String {
+    match e.kind() {
+        ErrorKind::Json { detail } => detail.clone(),
+        _ => e.to_string(),
+    }
+}
+
+/// serde_json's message without its "at line 1 column N" suffix (each line is parsed alone).
+fn syntax_detail(e: &serde_json::Error) -> String {
+    let mut s = e.to_string();
+    if let Some(i) = s.rfind(" at line ") {
+        s.truncate(i);
+    }
+    format!("column {}: not valid JSON: {s}", e.column())
+}
+
+/// Parses one JSON line as the record type and encodes it.
+fn encode_json_line(ty: RecordType, line: &str) -> Result<Vec<u8>, String> {
+    let value: Value = serde_json::from_str(line).map_err(|e| syntax_detail(&e))?;
+    let encoded = match ty {
+        RecordType::Example => json::example_from_json(&value).map(|m| proto::encode_example(&m)),
+        RecordType::SequenceExample => {
+            json::sequence_example_from_json(&value).map(|m| proto::encode_sequence_example(&m))
+        }
+        RecordType::OfRecord => {
+            json::ofrecord_from_json(&value).map(|m| proto::encode_ofrecord(&m))
+        }
+    };
+    encoded.map_err(|e| json_detail(&e))
+}
+
+/// `tfrecord from-json`.
+pub(crate) fn run(args: &FromJsonArgs) -> CliResult<ExitCode> {
+    let ty = RecordType::for_format(args.write.encoding.output_format.into(), args.sequence)?;
+    let mut sink = RecordSink::create(&args.write)?;
+    for arg in &args.inputs {
+        let source = if is_dash(arg) {
+            Source::Stdin
+        } else {
+            Source::File(arg.clone())
+        };
+        let name = source.name();
+        let mut reader: Box<dyn BufRead> = match &source {
+            Source::Stdin => Box::new(io::stdin().lock()),
+            Source::File(p) => {
+                let f = File::open(p).map_err(|e| Error::from(e).with_path(p))?;
+                Box::new(BufReader::with_capacity(1 << 20, f))
+            }
+        };
+        json_lines(&mut reader, &name, ty, &mut sink)?;
+    }
+    sink.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Encodes every non-blank line of one JSON Lines input into the sink.
+fn json_lines(
+    reader: &mut dyn BufRead,
+    name: &Path,
+    ty: RecordType,
+    sink: &mut RecordSink,
+) -> CliResult<()> {
+    let mut line = Vec::new();
+    let mut lineno = 0u64;
+    let mut record = 0u64;
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Error::from(e).with_path(name))?;
+        if n == 0 {
+            return Ok(());
+        }
+        lineno += 1;
+        let fail = |detail: String| -> CliError {
+            Error::json(format!("line {lineno}: {detail}"))
+                .with_path(name)
+                .with_record(record)
+                .into()
+        };
+        let mut bytes = &line[..];
+        if lineno == 1 {
+            bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        }
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| fail(format!("not valid UTF-8 ({e})")))?
+            .trim();
+        if text.is_empty() {
+            continue;
+        }
+        let encoded = encode_json_line(ty, text).map_err(fail)?;
+        sink.write(&encoded)?;
+        record += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tfrecord_core::Message as _;
+    use tfrecord_core::proto::oneflow;
+
+    #[test]
+    fn json_line_errors_name_the_field() {
+        let err = encode_json_line(
+            RecordType::Example,
+            r#"{"features": {"feature": {"x": {"int64List": {"value": ["y"]}}}}}"#,
+        )
+        .unwrap_err();
+        assert!(err.contains("int64List"), "{err}");
+        let err = encode_json_line(RecordType::Example, "{").unwrap_err();
+        assert!(err.starts_with("column"), "{err}");
+        assert!(!err.contains("at line"), "{err}");
+        let ok = encode_json_line(RecordType::OfRecord, r#"{"feature": {}}"#).unwrap();
+        assert!(oneflow::OfRecord::decode(&ok[..]).is_ok());
+    }
+}

@@ -1,0 +1,254 @@
+//! The TOML front end: a spec file -> [IR](crate::ir), with every error collected and located.
+//!
+//! The spec format is described, with a reference table of every key, in the
+//! [crate documentation](crate#the-spec-format).
+//!
+//! The document is read as spanned TOML values (`toml::de::DeTable`) and walked by hand rather
+//! than deserialized with serde: serde stops at the first error, and the walk reports every
+//! unknown key, bad value and broken rule of the file at once, each at the byte range it
+//! comes from. The IR's [`Origin`](crate::ir::Origin)s index a table of those ranges, and a
+//! [`Part`](crate::check::Part) of a [`check::Diagnostic`] picks the range to point at.
+//!
+//! Here the file is parsed and its top level walked; `values` reads single values, `record`
+//! and `feature` lower a record's and a feature's table, and `spans` keeps where each was
+//! written.
+
+mod feature;
+mod record;
+mod spans;
+mod values;
+
+use ::toml::de::DeTable;
+
+use self::spans::SpanTable;
+use self::values::{Lower, ordered};
+use crate::check;
+use crate::diagnostics::{Diagnostics, SourceMap};
+use crate::ir::Schema;
+use crate::symbol;
+
+impl Schema {
+    /// Reads a TOML spec. `file_name` is only used in messages (write it as the user should
+    /// see it, e.g. relative to the crate).
+    ///
+    /// # Errors
+    /// Every problem in the file at once: TOML syntax, unknown keys (with a suggestion), values
+    /// of the wrong type, and every rule of [`check`], each with file, line, column and a caret
+    /// under the value.
+    ///
+    /// # Examples
+    /// ```
+    /// use tfrecord_schema::ir::{DType, Schema};
+    ///
+    /// let spec = r#"
+    /// [records.Mnist.features."image/encoded"]
+    /// dtype = "bytes"
+    /// field = "image"
+    /// [records.Mnist.features.label]
+    /// dtype = "int64"
+    /// default = 0
+    /// "#;
+    /// let schema = Schema::from_toml_str(spec, "mnist.toml")?;
+    /// let mnist = &schema.records[0];
+    /// assert_eq!(mnist.fields[0].member, "image");
+    /// assert_eq!(mnist.fields[1].dtype, Some(DType::Int64));
+    ///
+    /// let err = Schema::from_toml_str("[records.Mnist.features.label]\ndtype = \"int46\"\n", "mnist.toml")
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("did you mean `int64`?"));
+    /// # Ok::<(), tfrecord_schema::Diagnostics>(())
+    /// ```
+    pub fn from_toml_str(src: &str, file_name: &str) -> Result<Schema, Diagnostics> {
+        lower(src, file_name).map(|l| l.schema)
+    }
+}
+
+/// A spec lowered to the IR, with the spans to report later problems (code generation) at.
+pub(crate) struct Lowered {
+    pub(crate) schema: Schema,
+    #[cfg_attr(not(feature = "builder"), allow(dead_code))]
+    pub(crate) spans: SpanTable,
+}
+
+/// Reads a spec: parse, lower, check. Every error of every phase that ran is returned.
+pub(crate) fn lower(src: &str, file_name: &str) -> Result<Lowered, Diagnostics> {
+    let map = SourceMap::new(file_name, src);
+    let (root, parse_errors) = DeTable::parse_recoverable(src);
+    if !parse_errors.is_empty() {
+        let errors = parse_errors
+            .iter()
+            .map(|e| {
+                let span = e.span().unwrap_or(0..0);
+                let msg = e.message().trim_end().trim_end_matches('.').to_string();
+                let mut lines = msg.lines();
+                let first = lines.next().unwrap_or("invalid TOML").to_string();
+                let mut err = map.error(&span, format!("invalid TOML: {first}"));
+                for l in lines.filter(|l| !l.trim().is_empty()) {
+                    err = err.note(l.trim());
+                }
+                err
+            })
+            .collect();
+        return Err(Diagnostics::new(errors));
+    }
+    let mut cx = Lower {
+        map: &map,
+        errors: Vec::new(),
+        sites: Vec::new(),
+    };
+    let mut schema = Schema::default();
+    for (key, value) in ordered(root.get_ref()) {
+        if key.get_ref() == "records" {
+            let Some(records) = cx.table(value, "records") else {
+                continue;
+            };
+            for (name, record) in ordered(records) {
+                if let Some(r) = cx.record(name, record) {
+                    schema.records.push(r);
+                }
+            }
+        } else {
+            cx.unknown(key, symbol::SPEC_TOP, "top-level key");
+        }
+    }
+    let spans = SpanTable {
+        map: map.clone(),
+        sites: cx.sites,
+    };
+    let mut errors = cx.errors;
+    for record in &schema.records {
+        errors.extend(check::check(record).iter().map(|d| spans.render(d)));
+    }
+    if errors.is_empty() {
+        Ok(Lowered { schema, spans })
+    } else {
+        Err(Diagnostics::new(errors))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::{
+        DType, Dialect, FeatureKind, Literal, Partition, Presence, RecordKind, Schema,
+    };
+
+    fn errors(src: &str) -> String {
+        Schema::from_toml_str(src, "t.toml")
+            .expect_err("spec has errors")
+            .to_string()
+    }
+
+    #[test]
+    fn lowers_every_kind() {
+        let src = r#"
+[records.Clip]
+kind = "sequence_example"
+dialect = "tf"
+doc = "A clip."
+[records.Clip.context.id]
+dtype = "int64"
+[records.Clip.context."a/b"]
+dtype = "float"
+kind = "var"
+optional = true
+[records.Clip.sequence.frames]
+dtype = "bytes"
+allow_missing = true
+[records.Clip.sequence.tokens]
+dtype = "int64"
+kind = "var"
+[records.Clip.sequence.nested]
+dtype = "int64"
+kind = "ragged"
+partitions = [{ row_lengths = "nested/len" }, { uniform_row_length = 2 }]
+
+[records.Ex.features.idx]
+dtype = "float"
+kind = "sparse"
+index_key = ["i", "j"]
+value_key = "v"
+size = [3, 4]
+[records.Ex.features.label]
+dtype = "int64"
+shape = [2]
+default = [1, 2]
+"#;
+        let schema = Schema::from_toml_str(src, "t.toml").unwrap();
+        let clip = &schema.records[0];
+        assert_eq!(clip.kind, RecordKind::SequenceExample);
+        assert_eq!(clip.dialect, Dialect::Tf);
+        assert_eq!(clip.doc, ["A clip."]);
+        let members: Vec<&str> = clip.fields.iter().map(|f| f.member.as_str()).collect();
+        assert_eq!(members, ["id", "a_b", "frames", "tokens", "nested"]);
+        assert_eq!(clip.fields[1].presence, Presence::Optional);
+        assert_eq!(
+            clip.fields[2].kind,
+            FeatureKind::FixedSequence {
+                shape: vec![],
+                allow_missing: true
+            }
+        );
+        assert_eq!(
+            clip.fields[3].kind,
+            FeatureKind::Steps {
+                step: Box::new(FeatureKind::Var)
+            }
+        );
+        assert_eq!(
+            clip.fields[4].kind,
+            FeatureKind::Steps {
+                step: Box::new(FeatureKind::Ragged {
+                    value_key: "nested".into(),
+                    partitions: vec![
+                        Partition::RowLengths("nested/len".into()),
+                        Partition::UniformRowLength(2)
+                    ],
+                    row_splits_dtype: DType::Int32,
+                })
+            }
+        );
+        let ex = &schema.records[1];
+        assert_eq!(ex.fields[0].key, "v");
+        assert_eq!(ex.fields[0].member, "idx");
+        assert_eq!(
+            ex.fields[1].presence,
+            Presence::Default(Literal::List(vec![Literal::Int(1), Literal::Int(2)]))
+        );
+    }
+
+    #[test]
+    fn reports_every_error_with_a_caret() {
+        let out = errors(
+            r#"[records.Mnist]
+dialekt = "tf"
+[records.Mnist.features.label]
+dtype = "int46"
+[records.Mnist.features.x]
+dtype = "int32"
+default = 3000000000
+"#,
+        );
+        assert!(out.contains("error: unknown record key `dialekt`"), "{out}");
+        assert!(out.contains("= help: did you mean `dialect`?"), "{out}");
+        assert!(out.contains("--> t.toml:4:9"), "{out}");
+        assert!(out.contains("^^^^^^^"), "{out}");
+        assert!(out.contains("does not fit in `int32`"), "{out}");
+    }
+
+    #[test]
+    fn member_collisions_name_both_features() {
+        let out = errors(
+            r#"[records.R.features."image/encoded"]
+dtype = "bytes"
+[records.R.features.image_encoded]
+dtype = "bytes"
+"#,
+        );
+        assert!(
+            out.contains("both become the Rust field `image_encoded`"),
+            "{out}"
+        );
+        assert!(out.contains("--> t.toml:3:21"), "{out}");
+        assert!(out.contains("--> t.toml:1:21"), "{out}");
+    }
+}
