@@ -174,9 +174,13 @@ impl fmt::Display for KeyExpr {
     }
 }
 
+/// The state of parsing one key expression.
 struct Parser<'a> {
+    /// The whole expression, for messages.
     text: &'a str,
+    /// Its characters.
     chars: &'a [char],
+    /// The position of the next character in `chars`.
     pos: usize,
 }
 
@@ -193,6 +197,7 @@ impl Parser<'_> {
         self.chars.get(self.pos).copied()
     }
 
+    /// A syntax error at the current position.
     fn error(&self, what: &str) -> Error {
         let found = self
             .peek()
@@ -203,6 +208,7 @@ impl Parser<'_> {
         ))
     }
 
+    /// The identifier at the current position (possibly empty).
     fn ident(&mut self) -> String {
         let start = self.pos;
         while self.peek().is_some_and(is_ident) {

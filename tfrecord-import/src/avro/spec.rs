@@ -126,48 +126,69 @@ impl AvroFeature {
     }
 }
 
-/// A sparse feature's index or value key.
+/// A sparse feature's index or value key: exactly one of `root` and `relative` is set.
 #[derive(Clone, Debug)]
 pub(super) struct SparseKey {
     /// The key as written (the feature key in the records output).
     pub(super) name: String,
-    /// Relative to each element (`None`) or from the root.
+    /// The key's expression when it starts at the record's root (`@`).
     pub(super) root: Option<KeyExpr>,
+    /// The key's expression when it is read from each element the feature's source names.
     pub(super) relative: Option<KeyExpr>,
 }
 
+/// An [`AvroKind`] once checked against its key expression.
 #[derive(Clone, Debug)]
-pub(super) enum Plan {
+pub(super) enum CompiledKind {
+    /// A `FixedLen` feature.
     Fixed {
+        /// As [`AvroKind::FixedLen`]'s.
         shape: Vec<Option<u64>>,
+        /// As [`AvroKind::FixedLen`]'s.
         default: Option<Values>,
+        /// The source has exactly one `[*]` and the shape two or more dimensions: the array's
+        /// elements fill the shape row-major.
         reshape: bool,
     },
+    /// A `VarLen` feature.
     Var {
+        /// As [`AvroKind::VarLen`]'s.
         default: Option<Values>,
-        skip: bool,
+        /// As [`AvroKind::VarLen`]'s.
+        skip_missing: bool,
     },
+    /// A `Sparse` feature, its keys parsed.
     Sparse {
-        index: Vec<SparseKey>,
-        value: SparseKey,
+        /// One per dimension of `size`.
+        index_keys: Vec<SparseKey>,
+        /// Where the values come from.
+        value_key: SparseKey,
+        /// The dense shape, batch dimension excluded.
         size: Vec<u64>,
-        sorted: bool,
+        /// Keep the entries in traversal order instead of sorting them.
+        already_sorted: bool,
     },
 }
 
+/// An [`AvroFeature`] checked, with its key expression parsed.
 #[derive(Clone, Debug)]
-pub(super) struct Compiled {
+pub(super) struct CompiledFeature {
+    /// The output name.
     pub(super) name: String,
+    /// The element type.
     pub(super) dtype: DType,
+    /// The parsed `source`.
     pub(super) expr: KeyExpr,
-    pub(super) dims: usize,
-    pub(super) plan: Plan,
+    /// The dimensions the key expression adds: one per `[*]` or filter.
+    pub(super) expr_dims: usize,
+    /// The layout.
+    pub(super) kind: CompiledKind,
 }
 
 /// A checked list of [`AvroFeature`]s: Avro records to batched tensors or to records.
 #[derive(Clone, Debug)]
 pub struct AvroSpec {
-    pub(super) features: Vec<Compiled>,
+    pub(super) features: Vec<CompiledFeature>,
 }
 
 impl AvroSpec {
@@ -178,7 +199,7 @@ impl AvroSpec {
     /// whose rank does not match the expression's dimensions, a default of another dtype or
     /// size, a sparse feature whose `size` does not have one entry per index key.
     pub fn new(features: impl IntoIterator<Item = AvroFeature>) -> Result<Self> {
-        let mut out: Vec<Compiled> = Vec::new();
+        let mut out: Vec<CompiledFeature> = Vec::new();
         for f in features {
             let located = |e: Error| e.with_feature(f.name.clone());
             if f.name.is_empty() {
@@ -202,7 +223,7 @@ impl AvroSpec {
                 }
                 Ok(())
             };
-            let plan = match f.kind {
+            let kind = match f.kind {
                 AvroKind::FixedLen { shape, default } => {
                     let rank = shape.len();
                     let known: Option<Vec<u64>> = shape.iter().copied().collect();
@@ -248,7 +269,7 @@ impl AvroSpec {
                             }
                         }
                     }
-                    Plan::Fixed {
+                    CompiledKind::Fixed {
                         shape,
                         default,
                         reshape,
@@ -266,9 +287,9 @@ impl AvroSpec {
                             )));
                         }
                     }
-                    Plan::Var {
+                    CompiledKind::Var {
                         default,
-                        skip: skip_missing,
+                        skip_missing,
                     }
                 }
                 AvroKind::Sparse {
@@ -306,20 +327,20 @@ impl AvroSpec {
                             }
                         })
                     };
-                    Plan::Sparse {
-                        index: index_keys.iter().map(|k| key(k)).collect::<Result<_>>()?,
-                        value: key(&value_key)?,
+                    CompiledKind::Sparse {
+                        index_keys: index_keys.iter().map(|k| key(k)).collect::<Result<_>>()?,
+                        value_key: key(&value_key)?,
                         size,
-                        sorted: already_sorted,
+                        already_sorted,
                     }
                 }
             };
-            out.push(Compiled {
+            out.push(CompiledFeature {
                 name: f.name,
                 dtype: f.dtype,
                 expr,
-                dims,
-                plan,
+                expr_dims: dims,
+                kind,
             });
         }
         if out.is_empty() {

@@ -5,11 +5,12 @@ use apache_avro::types::Value;
 use tfrecord_core::parse::{DType, Tensor, Tensors, Values};
 
 use super::eval::{Node, eval, type_name, unwrap_union};
-use super::spec::{AvroSpec, Compiled, MAX_ELEMENTS, Plan, SparseKey, dtype_name};
+use super::spec::{AvroSpec, CompiledFeature, CompiledKind, MAX_ELEMENTS, SparseKey, dtype_name};
 use crate::error::{Error, Result};
 use crate::row::FeatureRow;
 
-fn dims_str(batch: usize, dims: &[usize]) -> String {
+/// A shape as tensorflow-io's messages print it: `[batch,d1,...]`.
+fn format_shape(batch: usize, dims: &[usize]) -> String {
     let mut parts = vec![batch.to_string()];
     parts.extend(dims.iter().map(ToString::to_string));
     format!("[{}]", parts.join(","))
@@ -49,9 +50,9 @@ impl AvroSpec {
         for f in &self.features {
             let located = |e: Error| e.with_feature(f.name.clone());
             let t = f.tensor(one).map_err(located)?;
-            match (t, &f.plan) {
+            match (t, &f.kind) {
                 (Tensor::Dense { values, .. }, _) => row.insert(f.name.clone(), values),
-                (Tensor::Sparse { values, .. }, Plan::Var { .. }) if !values.is_empty() => {
+                (Tensor::Sparse { values, .. }, CompiledKind::Var { .. }) if !values.is_empty() => {
                     row.insert(f.name.clone(), values);
                 }
                 (
@@ -60,7 +61,11 @@ impl AvroSpec {
                         values,
                         dense_shape,
                     },
-                    Plan::Sparse { index, value, .. },
+                    CompiledKind::Sparse {
+                        index_keys: index,
+                        value_key: value,
+                        ..
+                    },
                 ) => {
                     let rank = dense_shape.len();
                     for (j, key) in index.iter().enumerate() {
@@ -86,7 +91,7 @@ impl AvroSpec {
 }
 
 /// The Avro types a dtype takes, for messages.
-fn avro_types(d: DType) -> &'static str {
+fn avro_type_names(d: DType) -> &'static str {
     match d {
         DType::Bool => "boolean",
         DType::Int32 => "int",
@@ -99,7 +104,7 @@ fn avro_types(d: DType) -> &'static str {
 }
 
 /// Appends the value `v` to `out`, whose variant is the feature's dtype.
-fn push_leaf(out: &mut Values, v: &Value) -> Result<()> {
+fn push_value(out: &mut Values, v: &Value) -> Result<()> {
     match (&mut *out, v) {
         (Values::Bool(o), Value::Boolean(b)) => o.push(*b),
         (Values::Int32(o), Value::Int(x) | Value::Date(x) | Value::TimeMillis(x)) => o.push(*x),
@@ -135,18 +140,19 @@ fn push_leaf(out: &mut Values, v: &Value) -> Result<()> {
             };
             return Err(Error::new(format!(
                 "Expected types: '{}' but got type {} (dtype {} takes Avro {} values only{hint})",
-                avro_types(d),
+                avro_type_names(d),
                 type_name(v),
                 dtype_name(d),
-                avro_types(d)
+                avro_type_names(d)
             )));
         }
     }
     Ok(())
 }
 
-/// Appends element `i` of `src` (or its only element) to `out` (same variant).
-fn push_from(out: &mut Values, src: &Values, i: usize) {
+/// Appends element `i` of a default `src` (or its only element, a scalar default) to `out`
+/// (same variant).
+fn push_default(out: &mut Values, src: &Values, i: usize) {
     let i = if src.len() == 1 { 0 } else { i };
     match (out, src) {
         (Values::Int64(o), Values::Int64(s)) => o.extend(s.get(i)),
@@ -178,6 +184,7 @@ fn max_counts(trees: &[Node<'_>], k: usize) -> Vec<usize> {
     m
 }
 
+/// The element count of a shape, an error beyond [`MAX_ELEMENTS`].
 fn checked_product(dims: &[usize]) -> Result<usize> {
     dims.iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d))
@@ -185,12 +192,14 @@ fn checked_product(dims: &[usize]) -> Result<usize> {
         .ok_or_else(|| Error::new(format!("the output shape {dims:?} has too many elements")))
 }
 
-fn to_i64(n: usize) -> i64 {
+/// A count or position as a tensor index (saturating; counts never come near the limit).
+fn saturating_i64(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-impl Compiled {
-    fn trees<'v>(&self, records: &'v [Value]) -> Result<Vec<Node<'v>>> {
+impl CompiledFeature {
+    /// The key expression's tree in each record of the batch.
+    fn eval_records<'v>(&self, records: &'v [Value]) -> Result<Vec<Node<'v>>> {
         records
             .iter()
             .enumerate()
@@ -198,23 +207,28 @@ impl Compiled {
             .collect()
     }
 
+    /// The feature's tensor for a batch of records.
     fn tensor(&self, records: &[Value]) -> Result<Tensor> {
-        match &self.plan {
-            Plan::Fixed {
+        match &self.kind {
+            CompiledKind::Fixed {
                 shape,
                 default,
                 reshape,
             } => self.fixed(records, shape, default.as_ref(), *reshape),
-            Plan::Var { default, skip } => self.var(records, default.as_ref(), *skip),
-            Plan::Sparse {
-                index,
-                value,
+            CompiledKind::Var {
+                default,
+                skip_missing,
+            } => self.var(records, default.as_ref(), *skip_missing),
+            CompiledKind::Sparse {
+                index_keys,
+                value_key,
                 size,
-                sorted,
-            } => self.sparse(records, index, value, size, *sorted),
+                already_sorted,
+            } => self.sparse(records, index_keys, value_key, size, *already_sorted),
         }
     }
 
+    /// A `FixedLen` feature's dense tensor.
     fn fixed(
         &self,
         records: &[Value],
@@ -222,9 +236,9 @@ impl Compiled {
         default: Option<&Values>,
         reshape: bool,
     ) -> Result<Tensor> {
-        let trees = self.trees(records)?;
+        let trees = self.eval_records(records)?;
         let batch = trees.len();
-        let counts = max_counts(&trees, self.dims);
+        let counts = max_counts(&trees, self.expr_dims);
         let dims: Vec<usize> = if reshape {
             shape
                 .iter()
@@ -247,7 +261,7 @@ impl Compiled {
         for j in (0..dims.len().saturating_sub(1)).rev() {
             strides[j] = strides[j + 1].saturating_mul(dims[j + 1]);
         }
-        let shape_text = dims_str(batch, &dims);
+        let shape_text = format_shape(batch, &dims);
         let _ = total;
         let mut out = Values::empty(self.dtype);
         let mut slots: Vec<Option<&Value>> = Vec::new();
@@ -273,14 +287,14 @@ impl Compiled {
                                         *slot = Some(v);
                                     }
                                 }
-                                Node::Hole(h) => {
+                                Node::Missing(h) => {
                                     reason.get_or_insert_with(|| h.clone());
                                 }
                                 Node::List(_) => {}
                             }
                         }
                     }
-                    Node::Hole(h) => reason = Some(h.clone()),
+                    Node::Missing(h) => reason = Some(h.clone()),
                     Node::Value(v) => {
                         if let Some(slot) = slots.first_mut() {
                             *slot = Some(v);
@@ -288,7 +302,7 @@ impl Compiled {
                     }
                 }
             } else {
-                place(
+                fill_slots(
                     tree,
                     0,
                     0,
@@ -302,8 +316,8 @@ impl Compiled {
             }
             for (i, slot) in slots.iter().enumerate() {
                 match (slot, default) {
-                    (Some(v), _) => push_leaf(&mut out, v).map_err(located)?,
-                    (None, Some(d)) => push_from(&mut out, d, i),
+                    (Some(v), _) => push_value(&mut out, v).map_err(located)?,
+                    (None, Some(d)) => push_default(&mut out, d, i),
                     (None, None) => {
                         let present = slots.iter().filter(|s| s.is_some()).count();
                         let why = match reason {
@@ -331,20 +345,21 @@ impl Compiled {
         })
     }
 
+    /// A `VarLen` feature's sparse tensor.
     fn var(&self, records: &[Value], default: Option<&Values>, skip: bool) -> Result<Tensor> {
-        let trees = self.trees(records)?;
-        let k = self.dims;
+        let trees = self.eval_records(records)?;
+        let k = self.expr_dims;
         let mut indices: Vec<i64> = Vec::new();
         let mut values = Values::empty(self.dtype);
         let mut path: Vec<i64> = Vec::new();
         for (r, tree) in trees.iter().enumerate() {
             let located = |e: Error| e.with_record(r as u64);
             path.clear();
-            path.push(to_i64(r));
+            path.push(saturating_i64(r));
             if k == 0 {
                 path.push(0);
             }
-            emit(
+            push_var_entries(
                 tree,
                 k,
                 0,
@@ -356,11 +371,11 @@ impl Compiled {
             )
             .map_err(located)?;
         }
-        let mut dense_shape = vec![to_i64(trees.len())];
+        let mut dense_shape = vec![saturating_i64(trees.len())];
         if k == 0 {
             dense_shape.push(i64::from(!values.is_empty()));
         } else {
-            dense_shape.extend(max_counts(&trees, k).into_iter().map(to_i64));
+            dense_shape.extend(max_counts(&trees, k).into_iter().map(saturating_i64));
         }
         Ok(Tensor::Sparse {
             indices,
@@ -369,6 +384,7 @@ impl Compiled {
         })
     }
 
+    /// A `Sparse` feature's sparse tensor.
     fn sparse(
         &self,
         records: &[Value],
@@ -426,7 +442,7 @@ impl Compiled {
             }
             for (i, v) in vals.iter().enumerate() {
                 let mut idx = Vec::with_capacity(rank);
-                idx.push(to_i64(r));
+                idx.push(saturating_i64(r));
                 for (j, list) in idx_lists.iter().enumerate() {
                     let n = match list.get(i) {
                         Some(Value::Long(n)) => *n,
@@ -450,7 +466,7 @@ impl Compiled {
                     }
                     idx.push(n);
                 }
-                push_leaf(&mut values, v)
+                push_value(&mut values, v)
                     .map_err(|e| located(Error::new(format!("value key `{}`: {e}", value.name))))?;
                 entries.push((idx, entries.len()));
             }
@@ -461,7 +477,7 @@ impl Compiled {
         let perm: Vec<usize> = entries.iter().map(|e| e.1).collect();
         let values = permute(values, &perm);
         let indices: Vec<i64> = entries.into_iter().flat_map(|e| e.0).collect();
-        let mut dense_shape = vec![to_i64(records.len())];
+        let mut dense_shape = vec![saturating_i64(records.len())];
         dense_shape.extend(size.iter().map(|&s| i64::try_from(s).unwrap_or(i64::MAX)));
         Ok(Tensor::Sparse {
             indices,
@@ -491,7 +507,7 @@ fn permute(values: Values, perm: &[usize]) -> Values {
 fn flatten_values<'v>(n: &Node<'v>, out: &mut Vec<&'v Value>) -> Result<(), String> {
     match n {
         Node::Value(v) => out.push(v),
-        Node::Hole(h) => return Err(h.clone()),
+        Node::Missing(h) => return Err(h.clone()),
         Node::List(items) => {
             for it in items {
                 flatten_values(it, out)?;
@@ -505,14 +521,15 @@ fn flatten_values<'v>(n: &Node<'v>, out: &mut Vec<&'v Value>) -> Result<(), Stri
 fn collect_items<'v>(n: &Node<'v>, out: &mut Vec<&'v Value>) {
     match n {
         Node::Value(v) => out.push(v),
-        Node::Hole(_) => {}
+        Node::Missing(_) => {}
         Node::List(items) => items.iter().for_each(|i| collect_items(i, out)),
     }
 }
 
-/// Puts the values of `node` (at `depth`, block offset `offset`) into `slots`.
+/// Puts the values of a fixed feature's tree (`node` at `depth`, block offset `offset`) into
+/// their row-major `slots`; the first missing value's reason goes to `reason`.
 #[allow(clippy::too_many_arguments)]
-fn place<'v>(
+fn fill_slots<'v>(
     node: &Node<'v>,
     depth: usize,
     offset: usize,
@@ -528,7 +545,7 @@ fn place<'v>(
                 *s = Some(v);
             }
         }
-        Node::Hole(h) => {
+        Node::Missing(h) => {
             reason.get_or_insert_with(|| h.clone());
         }
         Node::List(items) => {
@@ -544,7 +561,7 @@ fn place<'v>(
                 )));
             }
             for (i, it) in items.iter().enumerate() {
-                place(
+                fill_slots(
                     it,
                     depth + 1,
                     offset + i * stride,
@@ -563,7 +580,7 @@ fn place<'v>(
 /// Appends the entries of a var feature's tree: `path` holds the batch index (and the levels
 /// above `depth`).
 #[allow(clippy::too_many_arguments)]
-fn emit(
+fn push_var_entries(
     node: &Node<'_>,
     k: usize,
     depth: usize,
@@ -575,10 +592,10 @@ fn emit(
 ) -> Result<()> {
     match node {
         Node::Value(v) => {
-            push_leaf(values, v)?;
+            push_value(values, v)?;
             indices.extend_from_slice(path);
         }
-        Node::Hole(h) => {
+        Node::Missing(h) => {
             if skip {
                 return Ok(());
             }
@@ -586,7 +603,7 @@ fn emit(
                 // A missing value at the innermost level takes the default; above it there are
                 // no positions to fill.
                 Some(d) if depth >= k => {
-                    push_from(values, d, 0);
+                    push_default(values, d, 0);
                     indices.extend_from_slice(path);
                 }
                 Some(_) => {}
@@ -601,8 +618,8 @@ fn emit(
         }
         Node::List(items) => {
             for (i, it) in items.iter().enumerate() {
-                path.push(to_i64(i));
-                emit(it, k, depth + 1, path, indices, values, default, skip)?;
+                path.push(saturating_i64(i));
+                push_var_entries(it, k, depth + 1, path, indices, values, default, skip)?;
                 path.pop();
             }
         }
