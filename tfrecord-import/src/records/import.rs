@@ -8,8 +8,11 @@ use std::path::Path;
 
 use tfrecord_schema::ir::Presence;
 
-use super::input::{Input, RecordFormat, Scalar, for_each_raw};
-use super::mapping::{Kind, by_kind, cell_kinds, force, kind_word, list_kind, literal, unify};
+use super::input::{Input, RecordFormat, Scalar, for_each_record};
+use super::mapping::{
+    ListKind, cell_kinds, convert_to_dtype, convert_to_kind, kind_word, list_kind, literal_values,
+    unify,
+};
 use super::spec::RecordSpec;
 use crate::error::{Error, Result};
 use crate::progress::Progress;
@@ -84,10 +87,10 @@ pub fn import_records(
     let mut summary = RecordSummary::default();
 
     // Pass 1: the kind of every field not in the spec.
-    let mut kinds: BTreeMap<String, Kind> = BTreeMap::new();
+    let mut kinds: BTreeMap<String, ListKind> = BTreeMap::new();
     // CSV: (every cell an integer, a number, a boolean) per column.
     let mut csv_kinds: BTreeMap<String, (bool, bool, bool)> = BTreeMap::new();
-    for_each_raw(&source, format, delimiter, |raw, _| {
+    for_each_record(&source, format, delimiter, |raw, _| {
         let Ok(fields) = &raw.fields else {
             return Ok(());
         };
@@ -108,13 +111,13 @@ pub fn import_records(
                 continue;
             };
             let entry = kinds.entry(key.clone()).or_insert_with(|| k.clone());
-            if let Kind::Conflict(..) = entry {
+            if let ListKind::Conflict(..) = entry {
                 continue;
             }
             match unify(entry, &k) {
                 Some(u) => *entry = u,
                 None => {
-                    *entry = Kind::Conflict(
+                    *entry = ListKind::Conflict(
                         raw.index,
                         format!(
                             "holds {} here but {} in earlier records (line {}); give it a dtype \
@@ -132,18 +135,18 @@ pub fn import_records(
     .map_err(located)?;
     for (key, (i, f, b)) in csv_kinds {
         let k = if i {
-            Kind::Int
+            ListKind::Int
         } else if f {
-            Kind::Float
+            ListKind::Float
         } else if b {
-            Kind::Bool
+            ListKind::Bool
         } else {
-            Kind::Bytes
+            ListKind::Bytes
         };
         kinds.insert(key, k);
     }
     for (key, kind) in &kinds {
-        if let Kind::Conflict(record, msg) = kind {
+        if let ListKind::Conflict(record, msg) = kind {
             let e = located(
                 Error::new(msg.clone())
                     .with_record(*record)
@@ -159,7 +162,7 @@ pub fn import_records(
 
     // Pass 2: convert and write.
     let progress = Progress::new(opts.progress, source.len(), "records");
-    for_each_raw(&source, format, delimiter, |raw, bytes| {
+    for_each_record(&source, format, delimiter, |raw, bytes| {
         progress.set(bytes);
         let at = |e: Error| located(e.with_record(raw.index));
         let fields = match raw.fields {
@@ -179,7 +182,7 @@ pub fn import_records(
         for (key, field) in &fields {
             let converted = field.clone().and_then(|scalars| {
                 if let Some(rule) = spec.rules.get(key) {
-                    let values = force(&scalars, rule.dtype)?;
+                    let values = convert_to_dtype(&scalars, rule.dtype)?;
                     if let Some(n) = rule.count
                         && values.len() as u64 != n
                     {
@@ -196,8 +199,10 @@ pub fn import_records(
                         list_kind(&scalars)?;
                     }
                     match kinds.get(key) {
-                        Some(Kind::Conflict(..)) => Ok(None),
-                        Some(k) => by_kind(&scalars, k, csv).map(|v| Some((key.clone(), v))),
+                        Some(ListKind::Conflict(..)) => Ok(None),
+                        Some(k) => {
+                            convert_to_kind(&scalars, k, csv).map(|v| Some((key.clone(), v)))
+                        }
                         // Only empty lists ever: no kind to give it.
                         None => Ok(None),
                     }
@@ -226,7 +231,7 @@ pub fn import_records(
             }
             match &rule.presence {
                 Presence::Default(lit) => {
-                    let v = literal(lit, rule.dtype).map_err(|m| {
+                    let v = literal_values(lit, rule.dtype).map_err(|m| {
                         at(Error::new(format!("bad default: {m}")).with_field(source.clone()))
                     })?;
                     row.insert(rule.key.clone(), v);

@@ -44,6 +44,7 @@ pub(super) enum Scalar {
 }
 
 impl Scalar {
+    /// The scalar's kind with an article (`an integer`, ...), for messages.
     pub(super) fn word(&self) -> &'static str {
         match self {
             Scalar::Int(_) => "an integer",
@@ -73,14 +74,14 @@ fn flatten_json(v: &Json, prefix: &str, out: &mut Vec<(String, Field)>) {
         }
         _ => {
             let mut scalars = Vec::new();
-            let field = collect(v, &mut scalars).map(|()| scalars);
+            let field = json_scalars(v, &mut scalars).map(|()| scalars);
             out.push((prefix.to_string(), field));
         }
     }
 }
 
 /// The scalars of a JSON value (arrays flattened row-major).
-fn collect(v: &Json, out: &mut Vec<Scalar>) -> std::result::Result<(), String> {
+fn json_scalars(v: &Json, out: &mut Vec<Scalar>) -> std::result::Result<(), String> {
     match v {
         Json::Null => Err("a list holding null cannot be a feature".into()),
         Json::Bool(b) => {
@@ -101,7 +102,7 @@ fn collect(v: &Json, out: &mut Vec<Scalar>) -> std::result::Result<(), String> {
             out.push(Scalar::Str(s.clone()));
             Ok(())
         }
-        Json::Array(items) => items.iter().try_for_each(|i| collect(i, out)),
+        Json::Array(items) => items.iter().try_for_each(|i| json_scalars(i, out)),
         Json::Object(_) => Err(
             "a list of objects cannot be a feature (a feature holds one list of numbers or \
              strings)"
@@ -134,18 +135,18 @@ impl Input {
 
 /// One record of the input: its index, its 1-based line, and its fields (or why the whole
 /// record cannot be read).
-pub(super) struct Raw {
+pub(super) struct RawRecord {
     pub(super) index: u64,
     pub(super) line: u64,
     pub(super) fields: std::result::Result<Vec<(String, Field)>, String>,
 }
 
 /// Calls `f` with each record of the input.
-pub(super) fn for_each_raw(
+pub(super) fn for_each_record(
     input: &Input,
     format: RecordFormat,
     delimiter: u8,
-    mut f: impl FnMut(Raw, u64) -> Result<()>,
+    mut f: impl FnMut(RawRecord, u64) -> Result<()>,
 ) -> Result<()> {
     let reader = input.open()?;
     match format {
@@ -192,7 +193,7 @@ pub(super) fn for_each_raw(
                     .collect();
                 let bytes = record.position().map_or(0, csv::Position::byte);
                 f(
-                    Raw {
+                    RawRecord {
                         index,
                         line,
                         fields: Ok(fields),
@@ -245,7 +246,7 @@ pub(super) fn for_each_raw(
                     Err(e) => Err(format!("invalid JSON: {e}")),
                 };
                 f(
-                    Raw {
+                    RawRecord {
                         index,
                         line: n as u64 + 1,
                         fields,

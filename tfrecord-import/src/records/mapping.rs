@@ -8,46 +8,52 @@ use super::input::Scalar;
 
 /// The list kind inferred for a field over all records.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) enum Kind {
+pub(super) enum ListKind {
+    /// `int64_list`.
     Int,
+    /// `float_list`.
     Float,
+    /// `int64_list` of 0 / 1.
     Bool,
+    /// `bytes_list`.
     Bytes,
     /// Kinds that do not unify: (record, message).
     Conflict(u64, String),
 }
 
-fn scalar_kind(s: &Scalar) -> Kind {
+/// The kind of one scalar.
+fn scalar_kind(s: &Scalar) -> ListKind {
     match s {
-        Scalar::Int(_) => Kind::Int,
-        Scalar::Float(_) => Kind::Float,
-        Scalar::Bool(_) => Kind::Bool,
-        Scalar::Str(_) => Kind::Bytes,
+        Scalar::Int(_) => ListKind::Int,
+        Scalar::Float(_) => ListKind::Float,
+        Scalar::Bool(_) => ListKind::Bool,
+        Scalar::Str(_) => ListKind::Bytes,
     }
 }
 
-pub(super) fn kind_word(k: &Kind) -> &'static str {
+/// The kind's values in a message: `integers`, `floats`, ...
+pub(super) fn kind_word(k: &ListKind) -> &'static str {
     match k {
-        Kind::Int => "integers",
-        Kind::Float => "floats",
-        Kind::Bool => "booleans",
-        Kind::Bytes => "strings",
-        Kind::Conflict(..) => "conflicting values",
+        ListKind::Int => "integers",
+        ListKind::Float => "floats",
+        ListKind::Bool => "booleans",
+        ListKind::Bytes => "strings",
+        ListKind::Conflict(..) => "conflicting values",
     }
 }
 
 /// The kind holding both, if any: integers widen to floats, booleans (0/1) to integers.
-pub(super) fn unify(a: &Kind, b: &Kind) -> Option<Kind> {
+pub(super) fn unify(a: &ListKind, b: &ListKind) -> Option<ListKind> {
     Some(match (a, b) {
         (x, y) if x == y => x.clone(),
-        (Kind::Int, Kind::Float) | (Kind::Float, Kind::Int) => Kind::Float,
-        (Kind::Bool, Kind::Int) | (Kind::Int, Kind::Bool) => Kind::Int,
-        (Kind::Bool, Kind::Float) | (Kind::Float, Kind::Bool) => Kind::Float,
+        (ListKind::Int, ListKind::Float) | (ListKind::Float, ListKind::Int) => ListKind::Float,
+        (ListKind::Bool, ListKind::Int) | (ListKind::Int, ListKind::Bool) => ListKind::Int,
+        (ListKind::Bool, ListKind::Float) | (ListKind::Float, ListKind::Bool) => ListKind::Float,
         _ => return None,
     })
 }
 
-/// The CSV kind of a cell's text: the narrowest kind it parses as.
+/// Which kinds a CSV cell's text parses as: (an integer, a number, a boolean).
 pub(super) fn cell_kinds(text: &str) -> (bool, bool, bool) {
     let t = text.trim();
     let int = t.parse::<i64>().is_ok();
@@ -57,8 +63,8 @@ pub(super) fn cell_kinds(text: &str) -> (bool, bool, bool) {
 }
 
 /// A list's kind: its scalars' kinds unified, or why they do not unify.
-pub(super) fn list_kind(scalars: &[Scalar]) -> std::result::Result<Option<Kind>, String> {
-    let mut kind: Option<Kind> = None;
+pub(super) fn list_kind(scalars: &[Scalar]) -> std::result::Result<Option<ListKind>, String> {
+    let mut kind: Option<ListKind> = None;
     for s in scalars {
         let k = scalar_kind(s);
         kind = Some(match &kind {
@@ -75,8 +81,11 @@ pub(super) fn list_kind(scalars: &[Scalar]) -> std::result::Result<Option<Kind>,
     Ok(kind)
 }
 
-/// Converts scalars to values of a forced dtype; `None` with the reason when one does not fit.
-pub(super) fn force(scalars: &[Scalar], dtype: DType) -> std::result::Result<Values, String> {
+/// Converts scalars to values of a forced dtype; the reason when one does not fit.
+pub(super) fn convert_to_dtype(
+    scalars: &[Scalar],
+    dtype: DType,
+) -> std::result::Result<Values, String> {
     let bad = |s: &Scalar| {
         format!(
             "{} ({}) does not convert to {}",
@@ -175,7 +184,7 @@ pub(super) fn force(scalars: &[Scalar], dtype: DType) -> std::result::Result<Val
 }
 
 /// A default literal as values of `dtype`.
-pub(super) fn literal(lit: &Literal, dtype: DType) -> std::result::Result<Values, String> {
+pub(super) fn literal_values(lit: &Literal, dtype: DType) -> std::result::Result<Values, String> {
     fn flat(l: &Literal, out: &mut Vec<Scalar>) {
         match l {
             Literal::List(items) => items.iter().for_each(|i| flat(i, out)),
@@ -190,25 +199,25 @@ pub(super) fn literal(lit: &Literal, dtype: DType) -> std::result::Result<Values
     }
     let mut s = Vec::new();
     flat(lit, &mut s);
-    force(&s, dtype)
+    convert_to_dtype(&s, dtype)
 }
 
 /// Values of an inferred kind.
-pub(super) fn by_kind(
+pub(super) fn convert_to_kind(
     scalars: &[Scalar],
-    kind: &Kind,
+    kind: &ListKind,
     csv: bool,
 ) -> std::result::Result<Values, String> {
     match kind {
-        Kind::Int | Kind::Bool => force(scalars, DType::Int64),
-        Kind::Float => force(scalars, DType::Float),
-        _ if csv => force(scalars, DType::Bytes),
+        ListKind::Int | ListKind::Bool => convert_to_dtype(scalars, DType::Int64),
+        ListKind::Float => convert_to_dtype(scalars, DType::Float),
+        _ if csv => convert_to_dtype(scalars, DType::Bytes),
         _ => {
             // JSON: only strings are bytes.
             if let Some(s) = scalars.iter().find(|s| !matches!(s, Scalar::Str(_))) {
                 return Err(format!("{} where other records hold strings", s.word()));
             }
-            force(scalars, DType::Bytes)
+            convert_to_dtype(scalars, DType::Bytes)
         }
     }
 }
