@@ -1,4 +1,5 @@
-//! Key expressions: the seed's path syntax into an Avro value.
+//! Key expressions: the path syntax into an Avro value of tensorflow-io's Avro dataset
+//! (`tfio.experimental.columnar.parse_avro`).
 //!
 //! | part | meaning | dimension |
 //! | --- | --- | --- |
@@ -395,7 +396,7 @@ mod tests {
     }
 
     #[test]
-    fn parses_every_seed_expression() {
+    fn parses_every_kind_of_part() {
         assert_eq!(steps("name.first"), [field("name"), field("first")]);
         assert_eq!(
             steps("friends[2].name.first"),

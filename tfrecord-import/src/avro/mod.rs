@@ -1,13 +1,19 @@
-//! Avro to tensors and to records, with the key expressions of the Avro dataset design (seed
-//! `002`, as tensorflow-io's `parse_avro` shipped most of it).
+//! Avro to tensors and to records, with key expressions: the path syntax into an Avro record of
+//! tensorflow-io's Avro dataset ([`tfio.experimental.columnar.parse_avro`][parse_avro]), with
+//! the semantics its design gives them where the shipped implementation crashes or differs (see
+//! "Where tensorflow-io differs" below).
+//!
+//! [parse_avro]: https://www.tensorflow.org/io/api_docs/python/tfio/experimental/columnar/parse_avro
 //!
 //! An [`AvroSpec`] is a list of [`AvroFeature`]s, each an output name, a [key
 //! expression](expr) into the Avro record (its `source`), a dtype and a kind. It gives two
 //! outputs:
 //!
 //! - **batched tensors** ([`AvroSpec::parse_batch`]): one
-//!   [`Tensor`](tfrecord_core::parse::Tensor) per feature, batch dimension first, with the
-//!   semantics of the seed's Tables 2 and 3;
+//!   [`Tensor`](tfrecord_core::parse::Tensor) per feature, batch dimension first, with
+//!   `tf.io.parse_example`'s feature semantics: a `FixedLen` feature is a dense tensor, a
+//!   `VarLen` or `Sparse` feature a sparse one, each `[*]` or filter adds a dimension (see
+//!   "Shapes");
 //! - **records** ([`AvroSpec::row`]): one `tf.train.Example` (or `OFRecord`) per Avro record,
 //!   whose features `tf.io.parse_example` reads back with the same spec
 //!   (`tfrecord parse --spec`): fixed and var features under their name, a sparse feature as
@@ -17,7 +23,7 @@
 //! where each feature may name its key expression with `source = "..."` (else its table key is
 //! the key expression).
 //!
-//! # Types (seed Table 1, strict)
+//! # Types (Avro types to TensorFlow dtypes, strict)
 //!
 //! | Avro | dtype |
 //! | --- | --- |
@@ -45,7 +51,8 @@
 //!   same position is used). Without a default a missing value is an error naming the reason
 //!   (a null, an absent map key, an index past the end, too few elements). More elements than
 //!   a dimension holds are an error. With exactly one `[*]`, a shape of another rank reshapes
-//!   the array's elements row-major (the seed's "combining and reshaping").
+//!   the array's elements row-major (a non-nested array combined into a multi-dimensional
+//!   tensor).
 //! - **`VarLen`**: sparse, indices `[batch, i1, ..., ik]` (positions within each level,
 //!   filters numbered from 0 in order), dense shape `[batch, m1, ..., mk]`. A key without `[*]`
 //!   gives one value per record at `[batch, 0]`. A missing value takes the (scalar) default,
@@ -61,11 +68,12 @@
 //! tensorflow-io 0.37 takes an output's rank from the first record of a batch (an empty
 //! outer array there drops dimensions), crashes on `@` inside filters, on scalar `@` index keys,
 //! on `friends[N]` with `N` equal to the array length and on missing values without a default,
-//! leaves sparse indices beyond `size` unchecked, and has no `[*]` over a map (the seed's
-//! `@cars[*].engine.id`). Here ranks come from the expression, those inputs give the seed's
-//! results or a clear error, `[*]` takes a map's values in key order, and index keys may also be Avro `int`s
-//! (as in the seed's own examples). A missing map key or array index takes the default when
-//! there is one (tensorflow-io always fails).
+//! leaves sparse indices beyond `size` unchecked, reads sparse index keys as Avro `long` only,
+//! and has no `[*]` over a map (such as `@cars[*].engine.id` over a map of cars). Here ranks
+//! come from the expression, those inputs give the results the rules above define or a clear
+//! error, `[*]` takes a map's values in key order, and index keys may also be Avro `int`s. A
+//! missing map key or array index takes the default when there is one (tensorflow-io always
+//! fails).
 
 mod eval;
 pub mod expr;

@@ -436,7 +436,7 @@ impl AvroSpec {
     }
 }
 
-/// The dtype's name in the seed's vocabulary (`float32`, `float64`, ...).
+/// The dtype's name as TensorFlow spells it (`float32`, `float64`, ...), for messages.
 pub(super) fn dtype_name(d: DType) -> &'static str {
     match d {
         DType::Int64 => "int64",

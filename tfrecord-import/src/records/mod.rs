@@ -1,12 +1,13 @@
 //! JSON Lines and CSV records to `tf.train.Example`s (or `OFRecord`s), one per record, with
-//! the type mapping of seed `000`'s record writer:
+//! the type mapping of TensorFlow's record writers, in which every feature is an `int64_list`,
+//! a `float_list` or a `bytes_list`:
 //!
 //! | record field | feature |
 //! | --- | --- |
 //! | integer (JSON integer; CSV column of integers) | `int64_list` |
 //! | float (JSON number with a fraction or exponent; CSV column of numbers) | `float_list` |
 //! | string (CSV: any other column) | `bytes_list` (UTF-8) |
-//! | boolean (`true` / `false`) | `int64_list` of 0 / 1, as TensorFlow's guide coerces `bool` |
+//! | boolean (`true` / `false`) | `int64_list` of 0 / 1, as [TensorFlow's guide][guide] maps `bool` |
 //! | array (also nested, row-major) of one of the above | a list of that kind |
 //! | object | its fields, flattened to `parent/child` keys |
 //! | `null`, empty CSV cell | no feature (absent) |
@@ -30,6 +31,8 @@
 //! `default` when the field is absent (no default: an error; `optional`: left out), `var`
 //! features take any count. Other fields are mapped by the table above (or are unmappable with
 //! `deny_unknown_keys = true`).
+//!
+//! [guide]: https://www.tensorflow.org/tutorials/load_data/tfrecord
 
 mod import;
 mod input;
