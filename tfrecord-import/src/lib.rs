@@ -3,13 +3,13 @@
 //! are thin shells over this crate.
 //!
 //! - [`avro`]: Avro object container files (every codec the `apache-avro` crate reads, with
-//!   writer to reader schema resolution) mapped to features by the key expressions of the Avro
-//!   dataset design (`name.first`, `friends[*].address[*].street`, `cars['nickname'].color`,
+//!   writer to reader schema resolution) mapped to features by tensorflow-io's Avro key
+//!   expressions (`name.first`, `friends[*].address[*].street`, `cars['nickname'].color`,
 //!   `friends[gender='unknown']`, `@name.first`, `multi:int`, ...), either as batched tensors
 //!   with `tf.io.parse_example`'s feature semantics, or as one `tf.train.Example` per Avro
 //!   record.
-//! - [`records`]: JSON Lines and CSV records, one `tf.train.Example` each, with the record
-//!   writer's type table (floats to `float_list`, integers to `int64_list`, strings to
+//! - [`records`]: JSON Lines and CSV records, one `tf.train.Example` each, with TensorFlow's
+//!   record writer type mapping (floats to `float_list`, integers to `int64_list`, strings to
 //!   `bytes_list`; booleans to 0 / 1), nested objects flattened to `a/b` keys, and an optional
 //!   spec forcing dtypes.
 //! - [`images`]: one record per image file of a folder, with the encoded bytes, the size and

@@ -15,7 +15,7 @@ pub(crate) enum Node<'v> {
     /// A missing value: a null, an absent map key, an index past the end of an array, a union
     /// whose active branch is not the one selected. The text says which, for an error when no
     /// default applies.
-    Hole(String),
+    Missing(String),
     /// The elements of one `[*]` or filter level.
     List(Vec<Node<'v>>),
 }
@@ -110,6 +110,7 @@ pub(crate) fn eval<'v>(expr: &KeyExpr, value: &'v Value, root: &'v Value) -> Res
     walk(expr, &expr.steps, start, root)
 }
 
+/// A part of a key expression as written, for messages.
 fn describe(step: &Step) -> String {
     match step {
         Step::Field(n) => n.clone(),
@@ -121,10 +122,11 @@ fn describe(step: &Step) -> String {
     }
 }
 
+/// Evaluates the remaining `steps` on `value`, one step at a time.
 fn walk<'v>(expr: &KeyExpr, steps: &[Step], value: &'v Value, root: &'v Value) -> Result<Node<'v>> {
     let Some((step, rest)) = steps.split_first() else {
         return Ok(match unwrap_union(value) {
-            Value::Null => Node::Hole("the value is null".into()),
+            Value::Null => Node::Missing("the value is null".into()),
             v => Node::Value(v),
         });
     };
@@ -133,7 +135,7 @@ fn walk<'v>(expr: &KeyExpr, steps: &[Step], value: &'v Value, root: &'v Value) -
         return if branch_matches(*b, v) {
             walk(expr, rest, v, root)
         } else {
-            Ok(Node::Hole(format!(
+            Ok(Node::Missing(format!(
                 "the union holds {}, not the branch `:{}`",
                 type_name(v),
                 b.name()
@@ -145,7 +147,7 @@ fn walk<'v>(expr: &KeyExpr, steps: &[Step], value: &'v Value, root: &'v Value) -
         // A null container: no elements for a dimension, a missing value otherwise.
         return Ok(match step {
             Step::All | Step::Filter(_) => Node::List(Vec::new()),
-            _ => Node::Hole(format!("the value before `{}` is null", describe(step))),
+            _ => Node::Missing(format!("the value before `{}` is null", describe(step))),
         });
     }
     match step {
@@ -166,7 +168,7 @@ fn walk<'v>(expr: &KeyExpr, steps: &[Step], value: &'v Value, root: &'v Value) -
         Step::Index(i) => match v {
             Value::Array(items) => match items.get(*i) {
                 Some(inner) => walk(expr, rest, inner, root),
-                None => Ok(Node::Hole(format!(
+                None => Ok(Node::Missing(format!(
                     "Invalid index {i}. Range [0, {}).",
                     items.len()
                 ))),
@@ -176,7 +178,7 @@ fn walk<'v>(expr: &KeyExpr, steps: &[Step], value: &'v Value, root: &'v Value) -
         Step::MapKey(k) => match v {
             Value::Map(m) => match m.get(k) {
                 Some(inner) => walk(expr, rest, inner, root),
-                None => Ok(Node::Hole(format!("Unable to find key '{k}'."))),
+                None => Ok(Node::Missing(format!("Unable to find key '{k}'."))),
             },
             other => Err(expected("map", other, expr, &describe(step))),
         },
@@ -202,7 +204,7 @@ fn walk<'v>(expr: &KeyExpr, steps: &[Step], value: &'v Value, root: &'v Value) -
             }
             None => Err(expected("array', 'map", v, expr, "[...=...]")),
         },
-        Step::Branch(_) => Ok(Node::Hole(String::new())), // handled above
+        Step::Branch(_) => Ok(Node::Missing(String::new())), // handled above
     }
 }
 
@@ -247,7 +249,7 @@ fn operand<'v>(
                 )));
             }
         }),
-        Node::Hole(_) | Node::List(_) => None,
+        Node::Missing(_) | Node::List(_) => None,
     })
 }
 
@@ -272,7 +274,7 @@ mod tests {
         match n {
             Node::Value(Value::String(s)) => out.push(s.clone()),
             Node::Value(v) => out.push(format!("{v:?}")),
-            Node::Hole(h) => out.push(format!("hole: {h}")),
+            Node::Missing(h) => out.push(format!("missing: {h}")),
             Node::List(items) => items.iter().for_each(|i| leaves(i, out)),
         }
     }
@@ -336,19 +338,19 @@ mod tests {
         assert_eq!(run("friends[2].name.first", &p).unwrap(), ["Fay"]);
         assert_eq!(
             run("friends[3].name.first", &p).unwrap(),
-            ["hole: Invalid index 3. Range [0, 3)."]
+            ["missing: Invalid index 3. Range [0, 3)."]
         );
         assert_eq!(run("cars['a'].color", &p).unwrap(), ["red"]);
         assert_eq!(
             run("cars['b'].color", &p).unwrap(),
-            ["hole: Unable to find key 'b'."]
+            ["missing: Unable to find key 'b'."]
         );
         assert_eq!(run("multi:string", &p).unwrap(), ["seven"]);
-        assert!(run("multi:int", &p).unwrap()[0].starts_with("hole: the union holds string"));
-        assert_eq!(run("nick", &p).unwrap(), ["hole: the value is null"]);
+        assert!(run("multi:int", &p).unwrap()[0].starts_with("missing: the union holds string"));
+        assert_eq!(run("nick", &p).unwrap(), ["missing: the value is null"]);
         assert_eq!(
             run("nick.x", &p).unwrap(),
-            ["hole: the value before `x` is null"]
+            ["missing: the value before `x` is null"]
         );
         let e = run("nam.first", &p).unwrap_err().to_string();
         assert!(e.contains("Unable to find name 'nam'."), "{e}");

@@ -1,4 +1,5 @@
-//! Key expressions: the seed's path syntax into an Avro value.
+//! Key expressions: the path syntax into an Avro value of tensorflow-io's Avro dataset
+//! (`tfio.experimental.columnar.parse_avro`).
 //!
 //! | part | meaning | dimension |
 //! | --- | --- | --- |
@@ -174,9 +175,13 @@ impl fmt::Display for KeyExpr {
     }
 }
 
+/// The state of parsing one key expression.
 struct Parser<'a> {
+    /// The whole expression, for messages.
     text: &'a str,
+    /// Its characters.
     chars: &'a [char],
+    /// The position of the next character in `chars`.
     pos: usize,
 }
 
@@ -193,6 +198,7 @@ impl Parser<'_> {
         self.chars.get(self.pos).copied()
     }
 
+    /// A syntax error at the current position.
     fn error(&self, what: &str) -> Error {
         let found = self
             .peek()
@@ -203,6 +209,7 @@ impl Parser<'_> {
         ))
     }
 
+    /// The identifier at the current position (possibly empty).
     fn ident(&mut self) -> String {
         let start = self.pos;
         while self.peek().is_some_and(is_ident) {
@@ -389,7 +396,7 @@ mod tests {
     }
 
     #[test]
-    fn parses_every_seed_expression() {
+    fn parses_every_kind_of_part() {
         assert_eq!(steps("name.first"), [field("name"), field("first")]);
         assert_eq!(
             steps("friends[2].name.first"),

@@ -19,7 +19,7 @@ trait Source: Read + Seek {}
 impl<T: Read + Seek> Source for T {}
 
 /// How many records are decoded from a block at a time.
-const CHUNK: u64 = 256;
+const RECORDS_PER_DECODE: u64 = 256;
 
 /// The records of one Avro object container file, in file order, each resolved to the reader
 /// schema when one is given (projection, promotions such as `int` to `long`, defaults of new
@@ -175,7 +175,7 @@ impl<'s> AvroFile<'s> {
         }
     }
 
-    /// Decodes up to [`CHUNK`] records of the current block into `self.buffered`.
+    /// Decodes up to [`RECORDS_PER_DECODE`] records of the current block into `self.buffered`.
     fn decode_chunk(&mut self) -> Result<()> {
         let reader = GenericDatumReader::builder(&self.writer)
             .maybe_reader_schema(self.reader_schema)
@@ -183,7 +183,7 @@ impl<'s> AvroFile<'s> {
             .map_err(|e| Error::new(format!("cannot resolve the schemas: {e}")))?;
         let mut slice = self.block.get(self.block_pos..).unwrap_or(&[]);
         let before = slice.len();
-        for _ in 0..self.block_left.min(CHUNK) {
+        for _ in 0..self.block_left.min(RECORDS_PER_DECODE) {
             let index = self.next_index + self.buffered.len() as u64;
             let v = reader.read_value(&mut slice).map_err(|e| {
                 Error::new(format!("cannot decode the record: {e}")).with_record(index)
@@ -195,6 +195,7 @@ impl<'s> AvroFile<'s> {
         Ok(())
     }
 
+    /// The next record, decoding the next chunk or block when the buffer is empty.
     fn step(&mut self) -> Result<Option<Value>> {
         if self.buffered.is_empty() {
             if self.block_left == 0 && !self.next_block()? {
@@ -260,6 +261,7 @@ fn read_long(r: &mut impl Read) -> Result<Option<i64>> {
     Ok(Some(((value >> 1) as i64) ^ -((value & 1) as i64)))
 }
 
+/// Reads a `long` that must be there: the end of the stream is a truncated file.
 fn need_long(r: &mut impl Read, what: &str) -> Result<i64> {
     read_long(r)?.ok_or_else(|| Error::new(format!("truncated Avro file: no {what}")))
 }

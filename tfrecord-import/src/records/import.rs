@@ -1,0 +1,420 @@
+//! The import: two passes over the input (the kind of every field, then the conversion) and
+//! one output record per input record.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use tfrecord_schema::ir::Presence;
+
+use super::input::{Input, RecordFormat, Scalar, for_each_record};
+use super::mapping::{
+    ListKind, cell_kinds, convert_to_dtype, convert_to_kind, kind_word, list_kind, literal_values,
+    unify,
+};
+use super::spec::RecordSpec;
+use crate::error::{Error, Result};
+use crate::progress::Progress;
+use crate::row::FeatureRow;
+
+/// How [`import_records`] reads its input.
+#[derive(Clone, Debug, Default)]
+pub struct RecordOptions {
+    /// The input format [default: from the file name, else JSON Lines].
+    pub format: Option<RecordFormat>,
+    /// Forced dtypes and shapes.
+    pub spec: Option<RecordSpec>,
+    /// Leave unmappable fields out with a warning instead of failing.
+    pub skip_unmappable: bool,
+    /// The CSV field delimiter [default: `,`; `\t` for a `.tsv` file].
+    pub delimiter: Option<u8>,
+    /// Show a progress bar on standard error (only when it is a terminal).
+    pub progress: bool,
+}
+
+/// What [`import_records`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecordSummary {
+    /// Records written.
+    pub records: u64,
+    /// Fields left out (with `skip_unmappable`), counted per record.
+    pub skipped_fields: u64,
+    /// Records left out (with `skip_unmappable`).
+    pub skipped_records: u64,
+}
+
+/// Reads JSON Lines or CSV records (`-`: standard input) and calls `sink` with one output
+/// record each, in order; `warn` gets every unmappable field or record that is skipped.
+///
+/// # Errors
+/// An unreadable input, invalid JSON or CSV, and (without `skip_unmappable`) every field that
+/// cannot be mapped; errors name the input, the record and the field.
+pub fn import_records(
+    input: &Path,
+    opts: &RecordOptions,
+    mut warn: impl FnMut(&Error),
+    mut sink: impl FnMut(FeatureRow) -> Result<()>,
+) -> Result<RecordSummary> {
+    let located = |e: Error| e.with_path(input);
+    let source = if input.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        io::stdin()
+            .lock()
+            .read_to_end(&mut buf)
+            .map_err(|e| located(e.into()))?;
+        Input::Memory(buf)
+    } else {
+        if !input.is_file() {
+            File::open(input).map_err(|e| located(e.into()))?;
+        }
+        Input::File(input.to_path_buf())
+    };
+    let format = opts
+        .format
+        .or_else(|| RecordFormat::from_path(input))
+        .unwrap_or_default();
+    let csv = format == RecordFormat::Csv;
+    let delimiter = opts.delimiter.unwrap_or_else(|| {
+        let tsv = input
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("tsv"));
+        if tsv { b'\t' } else { b',' }
+    });
+    let empty = RecordSpec::default();
+    let spec = opts.spec.as_ref().unwrap_or(&empty);
+    let skip = opts.skip_unmappable;
+    let mut summary = RecordSummary::default();
+
+    // Pass 1: the kind of every field not in the spec.
+    let mut kinds: BTreeMap<String, ListKind> = BTreeMap::new();
+    // CSV: (every cell an integer, a number, a boolean) per column.
+    let mut csv_kinds: BTreeMap<String, (bool, bool, bool)> = BTreeMap::new();
+    for_each_record(&source, format, delimiter, |raw, _| {
+        let Ok(fields) = &raw.fields else {
+            return Ok(());
+        };
+        for (key, field) in fields {
+            if spec.rules.contains_key(key) {
+                continue;
+            }
+            let Ok(scalars) = field else { continue };
+            if csv {
+                if let Some(Scalar::Str(t)) = scalars.first() {
+                    let (i, f, b) = cell_kinds(t);
+                    let e = csv_kinds.entry(key.clone()).or_insert((true, true, true));
+                    *e = (e.0 && i, e.1 && f, e.2 && b);
+                }
+                continue;
+            }
+            let Ok(Some(k)) = list_kind(scalars) else {
+                continue;
+            };
+            let entry = kinds.entry(key.clone()).or_insert_with(|| k.clone());
+            if let ListKind::Conflict(..) = entry {
+                continue;
+            }
+            match unify(entry, &k) {
+                Some(u) => *entry = u,
+                None => {
+                    *entry = ListKind::Conflict(
+                        raw.index,
+                        format!(
+                            "holds {} here but {} in earlier records (line {}); give it a dtype \
+                             in a spec (--spec) to convert",
+                            kind_word(&k),
+                            kind_word(entry),
+                            raw.line
+                        ),
+                    );
+                }
+            }
+        }
+        Ok(())
+    })
+    .map_err(located)?;
+    for (key, (i, f, b)) in csv_kinds {
+        let k = if i {
+            ListKind::Int
+        } else if f {
+            ListKind::Float
+        } else if b {
+            ListKind::Bool
+        } else {
+            ListKind::Bytes
+        };
+        kinds.insert(key, k);
+    }
+    for (key, kind) in &kinds {
+        if let ListKind::Conflict(record, msg) = kind {
+            let e = located(
+                Error::new(msg.clone())
+                    .with_record(*record)
+                    .with_field(key.clone()),
+            );
+            if skip {
+                warn(&Error::new(format!("{e}; left out of every record")));
+            } else {
+                return Err(e);
+            }
+        }
+    }
+
+    // Pass 2: convert and write.
+    let progress = Progress::new(opts.progress, source.len(), "records");
+    for_each_record(&source, format, delimiter, |raw, bytes| {
+        progress.set(bytes);
+        let at = |e: Error| located(e.with_record(raw.index));
+        let fields = match raw.fields {
+            Ok(f) => f,
+            Err(msg) => {
+                let e = at(Error::new(format!("{msg} (line {})", raw.line)));
+                if skip {
+                    warn(&e);
+                    summary.skipped_records += 1;
+                    return Ok(());
+                }
+                return Err(e);
+            }
+        };
+        let mut row = FeatureRow::new();
+        let mut present: Vec<&str> = Vec::new();
+        for (key, field) in &fields {
+            let converted = field.clone().and_then(|scalars| {
+                if let Some(rule) = spec.rules.get(key) {
+                    let values = convert_to_dtype(&scalars, rule.dtype)?;
+                    if let Some(n) = rule.count
+                        && values.len() as u64 != n
+                    {
+                        return Err(format!(
+                            "the spec wants exactly {n} values, found {}",
+                            values.len()
+                        ));
+                    }
+                    Ok(Some((rule.key.clone(), values)))
+                } else if spec.deny_unknown {
+                    Err("the spec does not list this field (deny_unknown_keys)".into())
+                } else {
+                    if !csv {
+                        list_kind(&scalars)?;
+                    }
+                    match kinds.get(key) {
+                        Some(ListKind::Conflict(..)) => Ok(None),
+                        Some(k) => {
+                            convert_to_kind(&scalars, k, csv).map(|v| Some((key.clone(), v)))
+                        }
+                        // Only empty lists ever: no kind to give it.
+                        None => Ok(None),
+                    }
+                }
+            });
+            match converted {
+                Ok(Some((k, v))) => {
+                    present.push(key);
+                    row.insert(k, v);
+                }
+                Ok(None) => {}
+                Err(msg) => {
+                    let e = at(Error::new(format!("{msg} (line {})", raw.line)).with_field(key));
+                    if skip {
+                        warn(&e);
+                        summary.skipped_fields += 1;
+                    } else {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        for (source, rule) in &spec.rules {
+            if present.contains(&source.as_str()) {
+                continue;
+            }
+            match &rule.presence {
+                Presence::Default(lit) => {
+                    let v = literal_values(lit, rule.dtype).map_err(|m| {
+                        at(Error::new(format!("bad default: {m}")).with_field(source.clone()))
+                    })?;
+                    row.insert(rule.key.clone(), v);
+                }
+                Presence::Required => {
+                    let e = at(Error::new(format!(
+                        "the field is absent and the spec's feature `{}` has no default (line {})",
+                        rule.key, raw.line
+                    ))
+                    .with_field(source.clone()));
+                    if skip {
+                        warn(&e);
+                        summary.skipped_fields += 1;
+                    } else {
+                        return Err(e);
+                    }
+                }
+                _ => {}
+            }
+        }
+        sink(row).map_err(at)?;
+        summary.records += 1;
+        Ok(())
+    })
+    .map_err(located)?;
+    progress.finish();
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use tfrecord_core::parse::Values;
+    use tfrecord_schema::ir;
+
+    use super::*;
+
+    fn run(text: &str, opts: &RecordOptions) -> (Result<Vec<FeatureRow>>, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let name = if opts.format == Some(RecordFormat::Csv) {
+            "in.csv"
+        } else {
+            "in.jsonl"
+        };
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let mut rows = Vec::new();
+        let mut warnings = Vec::new();
+        let r = import_records(
+            &p,
+            opts,
+            |w| warnings.push(w.to_string()),
+            |row| {
+                rows.push(row);
+                Ok(())
+            },
+        );
+        (r.map(|_| rows), warnings)
+    }
+
+    #[test]
+    fn json_maps_by_the_table() {
+        let (rows, _) = run(
+            "{\"i\": 1, \"f\": 1.5, \"s\": \"x\", \"b\": true, \"n\": null, \"o\": {\"p\": [1, 2]}, \"m\": [[1, 2], [3, 4]]}\n\n{\"i\": 2, \"f\": 2}\n",
+            &RecordOptions::default(),
+        );
+        let rows = rows.unwrap();
+        let r = &rows[0].features;
+        assert_eq!(r["i"], Values::Int64(vec![1]));
+        assert_eq!(r["f"], Values::Float32(vec![1.5]));
+        assert_eq!(r["s"], Values::from(&b"x"[..]));
+        assert_eq!(r["b"], Values::Int64(vec![1]));
+        assert_eq!(r["o/p"], Values::Int64(vec![1, 2]));
+        assert_eq!(r["m"], Values::Int64(vec![1, 2, 3, 4]));
+        assert!(!r.contains_key("n"));
+        // An integer where other records hold floats is a float.
+        assert_eq!(rows[1].features["f"], Values::Float32(vec![2.0]));
+    }
+
+    #[test]
+    fn unmappable_fields_fail_or_are_skipped() {
+        let text = "{\"a\": [{\"x\": 1}], \"ok\": 1}\n{\"a\": [1, \"x\"], \"ok\": 2}\n";
+        let (r, _) = run(text, &RecordOptions::default());
+        let e = r.unwrap_err().to_string();
+        assert!(
+            e.contains("in.jsonl: record 0: field \"a\": a list of objects cannot be a feature"),
+            "{e}"
+        );
+        let opts = RecordOptions {
+            skip_unmappable: true,
+            ..RecordOptions::default()
+        };
+        let (r, w) = run(text, &opts);
+        let rows = r.unwrap();
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|r| r.features.keys().eq(["ok"])));
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[1].contains("record 1: field \"a\": a list mixing integers and strings"));
+        // Conflicting kinds across records.
+        let (r, _) = run("{\"a\": 1}\n{\"a\": \"x\"}\n", &RecordOptions::default());
+        let e = r.unwrap_err().to_string();
+        assert!(
+            e.contains("record 1: field \"a\": holds strings here but integers"),
+            "{e}"
+        );
+        let (r, _) = run("[1]\n", &RecordOptions::default());
+        assert!(r.unwrap_err().to_string().contains("must be a JSON object"));
+        let (r, _) = run("{\"a\": 18446744073709551615}\n", &RecordOptions::default());
+        assert!(r.unwrap_err().to_string().contains("does not fit in int64"));
+    }
+
+    #[test]
+    fn csv_columns_take_one_kind() {
+        let opts = RecordOptions {
+            format: Some(RecordFormat::Csv),
+            ..RecordOptions::default()
+        };
+        let (rows, _) = run(
+            "id,score,name,ok,mixed\n1,0.5,a,true,1\n2,nan,\"b, c\",FALSE,x\n3,,d,true,2\n",
+            &opts,
+        );
+        let rows = rows.unwrap();
+        assert_eq!(rows[0].features["id"], Values::Int64(vec![1]));
+        assert_eq!(rows[0].features["score"], Values::Float32(vec![0.5]));
+        assert_eq!(rows[1].features["name"], Values::from(&b"b, c"[..]));
+        assert_eq!(rows[1].features["ok"], Values::Int64(vec![0]));
+        assert_eq!(rows[0].features["mixed"], Values::from(&b"1"[..]));
+        assert!(!rows[2].features.contains_key("score"));
+        let (r, _) = run("a,a\n1,2\n", &opts);
+        assert!(r.unwrap_err().to_string().contains("both named"));
+        let (r, _) = run("a,b\n1,2\n3\n", &opts);
+        assert!(r.unwrap_err().to_string().contains("invalid CSV"));
+    }
+
+    #[test]
+    fn a_spec_forces_dtypes_and_shapes() {
+        let schema = ir::Schema::from_toml_str(
+            r#"
+[records.R.features.label]
+dtype = "int64"
+default = -1
+[records.R.features."pos"]
+dtype = "float"
+shape = [2]
+source = "p/xy"
+[records.R.features.flag]
+dtype = "bool"
+optional = true
+[records.R.features.id]
+dtype = "string"
+"#,
+            "r.toml",
+        )
+        .unwrap();
+        let opts = RecordOptions {
+            spec: Some(RecordSpec::from_record(&schema.records[0]).unwrap()),
+            ..RecordOptions::default()
+        };
+        let (rows, _) = run(
+            "{\"label\": 3.0, \"p\": {\"xy\": [1, 2]}, \"id\": 7, \"extra\": \"e\"}\n{\"p\": {\"xy\": [\"0.5\", 1]}, \"id\": \"x\", \"flag\": 1}\n",
+            &opts,
+        );
+        let rows = rows.unwrap();
+        assert_eq!(rows[0].features["label"], Values::Int64(vec![3]));
+        assert_eq!(rows[0].features["pos"], Values::Float32(vec![1.0, 2.0]));
+        assert_eq!(rows[0].features["id"], Values::from(&b"7"[..]));
+        assert_eq!(rows[0].features["extra"], Values::from(&b"e"[..]));
+        assert!(!rows[0].features.contains_key("flag"));
+        assert_eq!(rows[1].features["label"], Values::Int64(vec![-1]));
+        assert_eq!(rows[1].features["flag"], Values::Bool(vec![true]));
+        let (r, _) = run("{\"p\": {\"xy\": [1]}, \"id\": \"x\"}\n", &opts);
+        let e = r.unwrap_err().to_string();
+        assert!(
+            e.contains("field \"p/xy\": the spec wants exactly 2 values, found 1"),
+            "{e}"
+        );
+        let (r, _) = run("{\"p\": {\"xy\": [1, 2]}}\n", &opts);
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("field \"id\": the field is absent"), "{e}");
+        let (r, _) = run(
+            "{\"label\": 1.5, \"p\": {\"xy\": [1, 2]}, \"id\": \"x\"}\n",
+            &opts,
+        );
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("a float (1.5) does not convert to int64"), "{e}");
+    }
+}

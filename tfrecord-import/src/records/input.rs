@@ -1,0 +1,261 @@
+//! Reading the input: JSON Lines or CSV records, each as its fields' scalars (nested JSON
+//! objects flattened to `a/b` keys), read from a file or from memory, as often as needed.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Cursor};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+use crate::error::{Error, Result};
+
+/// The input format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum RecordFormat {
+    /// One JSON object per line; blank lines are skipped.
+    #[default]
+    JsonLines,
+    /// Comma-separated values with a header row naming the fields (RFC 4180 quoting).
+    Csv,
+}
+
+impl RecordFormat {
+    /// The format a file name suggests: `.csv` (also `.tsv`, `.txt`) is CSV, `.jsonl`,
+    /// `.ndjson` and `.json` are JSON Lines.
+    pub fn from_path(path: impl AsRef<Path>) -> Option<Self> {
+        let ext = path.as_ref().extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "csv" | "tsv" | "txt" => Some(RecordFormat::Csv),
+            "jsonl" | "ndjson" | "json" => Some(RecordFormat::JsonLines),
+            _ => None,
+        }
+    }
+}
+
+/// A scalar of a record field.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Scalar {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(String),
+}
+
+impl Scalar {
+    /// The scalar's kind with an article (`an integer`, ...), for messages.
+    pub(super) fn word(&self) -> &'static str {
+        match self {
+            Scalar::Int(_) => "an integer",
+            Scalar::Float(_) => "a float",
+            Scalar::Bool(_) => "a boolean",
+            Scalar::Str(_) => "a string",
+        }
+    }
+}
+
+/// A field of one record: its scalars, or why it cannot be a feature.
+pub(super) type Field = std::result::Result<Vec<Scalar>, String>;
+
+/// Flattens a JSON value into `out` as `prefix/key` fields; `null` adds nothing.
+fn flatten_json(v: &Json, prefix: &str, out: &mut Vec<(String, Field)>) {
+    match v {
+        Json::Null => {}
+        Json::Object(map) => {
+            for (k, inner) in map {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}/{k}")
+                };
+                flatten_json(inner, &key, out);
+            }
+        }
+        _ => {
+            let mut scalars = Vec::new();
+            let field = json_scalars(v, &mut scalars).map(|()| scalars);
+            out.push((prefix.to_string(), field));
+        }
+    }
+}
+
+/// The scalars of a JSON value (arrays flattened row-major).
+fn json_scalars(v: &Json, out: &mut Vec<Scalar>) -> std::result::Result<(), String> {
+    match v {
+        Json::Null => Err("a list holding null cannot be a feature".into()),
+        Json::Bool(b) => {
+            out.push(Scalar::Bool(*b));
+            Ok(())
+        }
+        Json::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                out.push(Scalar::Int(i));
+            } else if n.is_u64() {
+                return Err(format!("the integer {n} does not fit in int64"));
+            } else {
+                out.push(Scalar::Float(n.as_f64().unwrap_or(f64::NAN)));
+            }
+            Ok(())
+        }
+        Json::String(s) => {
+            out.push(Scalar::Str(s.clone()));
+            Ok(())
+        }
+        Json::Array(items) => items.iter().try_for_each(|i| json_scalars(i, out)),
+        Json::Object(_) => Err(
+            "a list of objects cannot be a feature (a feature holds one list of numbers or \
+             strings)"
+                .into(),
+        ),
+    }
+}
+
+/// The input, readable twice.
+pub(super) enum Input {
+    File(PathBuf),
+    Memory(Vec<u8>),
+}
+
+impl Input {
+    fn open(&self) -> Result<Box<dyn BufRead>> {
+        Ok(match self {
+            Input::File(p) => Box::new(BufReader::new(File::open(p)?)),
+            Input::Memory(b) => Box::new(Cursor::new(b.clone())),
+        })
+    }
+
+    pub(super) fn len(&self) -> Option<u64> {
+        match self {
+            Input::File(p) => std::fs::metadata(p).ok().map(|m| m.len()),
+            Input::Memory(b) => Some(b.len() as u64),
+        }
+    }
+}
+
+/// One record of the input: its index, its 1-based line, and its fields (or why the whole
+/// record cannot be read).
+pub(super) struct RawRecord {
+    pub(super) index: u64,
+    pub(super) line: u64,
+    pub(super) fields: std::result::Result<Vec<(String, Field)>, String>,
+}
+
+/// Calls `f` with each record of the input.
+pub(super) fn for_each_record(
+    input: &Input,
+    format: RecordFormat,
+    delimiter: u8,
+    mut f: impl FnMut(RawRecord, u64) -> Result<()>,
+) -> Result<()> {
+    let reader = input.open()?;
+    match format {
+        RecordFormat::Csv => {
+            let mut csv = csv::ReaderBuilder::new()
+                .delimiter(delimiter)
+                .flexible(false)
+                .from_reader(reader);
+            let headers: Vec<String> = csv
+                .headers()
+                .map_err(|e| Error::new(format!("cannot read the CSV header: {e}")))?
+                .iter()
+                .map(str::to_string)
+                .collect();
+            let mut seen = HashMap::new();
+            for (i, h) in headers.iter().enumerate() {
+                if h.is_empty() {
+                    return Err(Error::new(format!("CSV column {} has no name", i + 1)));
+                }
+                if let Some(first) = seen.insert(h.clone(), i) {
+                    return Err(Error::new(format!(
+                        "CSV columns {} and {} are both named {h:?}",
+                        first + 1,
+                        i + 1
+                    )));
+                }
+            }
+            let mut record = csv::StringRecord::new();
+            let mut index = 0u64;
+            loop {
+                let more = csv.read_record(&mut record).map_err(|e| {
+                    let line = e.position().map_or(0, csv::Position::line);
+                    Error::new(format!("invalid CSV (line {line}): {e}")).with_record(index)
+                })?;
+                if !more {
+                    break;
+                }
+                let line = record.position().map_or(0, csv::Position::line);
+                let fields = headers
+                    .iter()
+                    .zip(record.iter())
+                    .filter(|(_, cell)| !cell.is_empty())
+                    .map(|(h, cell)| (h.clone(), Ok(vec![Scalar::Str(cell.to_string())])))
+                    .collect();
+                let bytes = record.position().map_or(0, csv::Position::byte);
+                f(
+                    RawRecord {
+                        index,
+                        line,
+                        fields: Ok(fields),
+                    },
+                    bytes,
+                )?;
+                index += 1;
+            }
+        }
+        _ => {
+            let mut index = 0u64;
+            let mut bytes = 0u64;
+            for (n, line) in reader.split(b'\n').enumerate() {
+                let line = line.map_err(|e| Error::from(e).with_record(index))?;
+                bytes += line.len() as u64 + 1;
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                let fields = match serde_json::from_slice::<Json>(&line) {
+                    Ok(Json::Object(map)) => {
+                        let mut out = Vec::new();
+                        flatten_json(&Json::Object(map), "", &mut out);
+                        // Keys that flatten to the same path.
+                        let mut seen = HashMap::new();
+                        for (i, (k, _)) in out.iter().enumerate() {
+                            seen.entry(k.clone()).or_insert_with(Vec::new).push(i);
+                        }
+                        for (k, at) in seen {
+                            if at.len() > 1 {
+                                for i in at {
+                                    out[i].1 = Err(format!(
+                                        "two fields flatten to the key {k:?} (a nested object \
+                                         and a key with `/`)"
+                                    ));
+                                }
+                            }
+                        }
+                        Ok(out)
+                    }
+                    Ok(other) => Err(format!(
+                        "a record must be a JSON object, found {}",
+                        match other {
+                            Json::Array(_) => "an array",
+                            Json::String(_) => "a string",
+                            Json::Number(_) => "a number",
+                            Json::Bool(_) => "a boolean",
+                            _ => "null",
+                        }
+                    )),
+                    Err(e) => Err(format!("invalid JSON: {e}")),
+                };
+                f(
+                    RawRecord {
+                        index,
+                        line: n as u64 + 1,
+                        fields,
+                    },
+                    bytes,
+                )?;
+                index += 1;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,44 @@
+//! JSON Lines and CSV records to `tf.train.Example`s (or `OFRecord`s), one per record, with
+//! the type mapping of TensorFlow's record writers, in which every feature is an `int64_list`,
+//! a `float_list` or a `bytes_list`:
+//!
+//! | record field | feature |
+//! | --- | --- |
+//! | integer (JSON integer; CSV column of integers) | `int64_list` |
+//! | float (JSON number with a fraction or exponent; CSV column of numbers) | `float_list` |
+//! | string (CSV: any other column) | `bytes_list` (UTF-8) |
+//! | boolean (`true` / `false`) | `int64_list` of 0 / 1, as [TensorFlow's guide][guide] maps `bool` |
+//! | array (also nested, row-major) of one of the above | a list of that kind |
+//! | object | its fields, flattened to `parent/child` keys |
+//! | `null`, empty CSV cell | no feature (absent) |
+//!
+//! A field's list kind is decided over the whole input (two passes; standard input is read
+//! into memory): a field holding integers in some records and floats in others is a float
+//! feature everywhere, so that one `tf.io.parse_example` spec reads every record. In CSV every
+//! cell is text, so a column is `int64` when every non-empty cell is an integer, `float` when
+//! every one is a number (`nan` and `inf` included), `int64` 0/1 when every one is `true` or
+//! `false`, and bytes otherwise.
+//!
+//! What cannot be mapped is an error naming the input, the record and the field: a list of
+//! objects, a list mixing strings with numbers, an integer beyond int64, a JSON field holding
+//! strings in one record and numbers in another, a value a spec's dtype or shape does not
+//! take. With [`RecordOptions::skip_unmappable`] the field is left out instead (of that record,
+//! or of every record for a field whose kinds conflict) and a warning names it.
+//!
+//! An optional spec ([`RecordSpec::from_record`], a record of a TOML spec file) forces dtypes
+//! and shapes: each of its features reads the field its `source` names (else its key), stored
+//! under its key; `fixed` features need exactly `shape`'s count of values and take their
+//! `default` when the field is absent (no default: an error; `optional`: left out), `var`
+//! features take any count. Other fields are mapped by the table above (or are unmappable with
+//! `deny_unknown_keys = true`).
+//!
+//! [guide]: https://www.tensorflow.org/tutorials/load_data/tfrecord
+
+mod import;
+mod input;
+mod mapping;
+mod spec;
+
+pub use import::{RecordOptions, RecordSummary, import_records};
+pub use input::RecordFormat;
+pub use spec::RecordSpec;
