@@ -164,16 +164,16 @@ fn spec_parser(c: &mut Criterion) {
     spec.insert("id".to_string(), FeatureSpec::fixed_len(DType::Int64, []));
     spec.insert(
         "cat/a".to_string(),
-        FeatureSpec::fixed_len(DType::String, []),
+        FeatureSpec::fixed_len(DType::Bytes, []),
     );
     spec.insert(
         "cat/b".to_string(),
-        FeatureSpec::fixed_len(DType::String, []),
+        FeatureSpec::fixed_len(DType::Bytes, []),
     );
     spec.insert("hist".to_string(), FeatureSpec::var_len(DType::Int64));
     spec.insert(
         "dense".to_string(),
-        FeatureSpec::fixed_len(DType::Float32, [16]),
+        FeatureSpec::fixed_len(DType::Float, [16]),
     );
     let parser = ExampleParser::new(&spec).expect("valid spec");
 
@@ -182,15 +182,12 @@ fn spec_parser(c: &mut Criterion) {
         .collect();
     let mut ctx = BTreeMap::new();
     ctx.insert("id".to_string(), FeatureSpec::fixed_len(DType::Int64, []));
-    ctx.insert(
-        "lang".to_string(),
-        FeatureSpec::fixed_len(DType::String, []),
-    );
+    ctx.insert("lang".to_string(), FeatureSpec::fixed_len(DType::Bytes, []));
     let mut lists = BTreeMap::new();
     lists.insert("tokens".to_string(), FeatureSpec::var_len(DType::Int64));
     lists.insert(
         "scores".to_string(),
-        FeatureSpec::fixed_len_sequence(DType::Float32, [], false),
+        FeatureSpec::fixed_len_sequence(DType::Float, [], false),
     );
     let seq_parser = SequenceExampleParser::new(&ctx, &lists).expect("valid spec");
 

@@ -17,8 +17,8 @@ use crate::sidecar::{Feat, Sidecar};
 fn dtype(f: &Feat) -> Result<DType, String> {
     match f.dtype.as_str() {
         "int64" => Ok(DType::Int64),
-        "float32" => Ok(DType::Float32),
-        "string" => Ok(DType::String),
+        "float32" => Ok(DType::Float),
+        "string" => Ok(DType::Bytes),
         o => Err(format!("unknown dtype {o}")),
     }
 }

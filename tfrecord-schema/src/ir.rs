@@ -53,9 +53,10 @@ pub enum RecordKind {
     SequenceExample,
 }
 
-/// The type of a feature's values.
+/// The type of a feature's values: the one element type of the workspace, from the spec and the
+/// derive to the runtime parser and the importers. Exhaustive, so that every consumer handles a
+/// new type when one is added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum DType {
     /// 64-bit integers (`int64_list`).
     Int64,
@@ -208,7 +209,6 @@ pub enum FeatureKind {
 /// `tf.io.RaggedFeature` partitions name them. All but [`Partition::UniformRowLength`] read an
 /// int64 feature with the given key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum Partition {
     /// `RowSplits`: `nrows + 1` offsets, starting at 0.
     RowSplits(String),
@@ -307,7 +307,6 @@ impl FeatureKind {
 
 /// What happens when a feature is absent.
 #[derive(Clone, Debug, PartialEq, Default)]
-#[non_exhaustive]
 pub enum Presence {
     /// Absent is an error.
     #[default]

@@ -34,9 +34,9 @@ fn dtype(name: &str) -> DType {
         "bool" => DType::Bool,
         "int32" => DType::Int32,
         "int64" => DType::Int64,
-        "float32" => DType::Float32,
-        "float64" => DType::Float64,
-        "string" => DType::String,
+        "float32" => DType::Float,
+        "float64" => DType::Double,
+        "string" => DType::Bytes,
         other => panic!("unknown dtype {other}"),
     }
 }
@@ -60,10 +60,10 @@ fn default_values(d: DType, v: &Json) -> Values {
                 .collect(),
         ),
         DType::Int64 => Values::Int64(items.iter().map(|x| x.as_i64().unwrap()).collect()),
-        DType::Float32 => {
+        DType::Float => {
             Values::Float32(items.iter().map(|x| x.as_f64().unwrap() as f32).collect())
         }
-        DType::Float64 => Values::Float64(items.iter().map(|x| x.as_f64().unwrap()).collect()),
+        DType::Double => Values::Float64(items.iter().map(|x| x.as_f64().unwrap()).collect()),
         _ => Values::Bytes(items.iter().map(|x| x.as_str().unwrap()).collect()),
     }
 }
@@ -327,7 +327,7 @@ fn root_reference_inside_a_filter() {
     // tensorflow-io crashes on this one; the seed's meaning: friends with the person's own
     // first name.
     let key = "friends[name.first=@name.first].name.initial";
-    let spec = AvroSpec::new([AvroFeature::var_len(key, key, DType::String)]).unwrap();
+    let spec = AvroSpec::new([AvroFeature::var_len(key, key, DType::Bytes)]).unwrap();
     let got = spec.parse_batch(&records("persons.avro", None)).unwrap();
     let t = &got[key];
     let Tensor::Sparse {
@@ -350,7 +350,7 @@ fn root_references_as_sparse_index_keys() {
     let spec = AvroSpec::new([AvroFeature::sparse(
         "engine",
         "car.engine",
-        DType::Float32,
+        DType::Float,
         ["@car.serial", "id"],
         "power",
         [16, 10000],
@@ -379,7 +379,7 @@ fn root_references_as_sparse_index_keys() {
     let spec = AvroSpec::new([AvroFeature::sparse(
         "engine",
         "car.engine",
-        DType::Float32,
+        DType::Float,
         ["@car.serial", "id"],
         "power",
         [12, 10000],
@@ -398,7 +398,7 @@ fn root_references_as_sparse_index_keys() {
     let spec = AvroSpec::new([AvroFeature::sparse(
         "tensorName",
         "tensorName",
-        DType::Float32,
+        DType::Float,
         ["@engines[*].cylinders", "@engines[*].id"],
         "@engines[*].power",
         [12, 10000],
@@ -408,7 +408,7 @@ fn root_references_as_sparse_index_keys() {
     let rel = AvroSpec::new([AvroFeature::sparse(
         "tensorName",
         "engines",
-        DType::Float32,
+        DType::Float,
         ["cylinders", "id"],
         "power",
         [12, 10000],
@@ -423,7 +423,7 @@ fn root_references_as_sparse_index_keys() {
     let spec = AvroSpec::new([AvroFeature::sparse(
         "tensorName",
         "tensorName",
-        DType::Float32,
+        DType::Float,
         ["@cars[*].engine.cylinders", "@cars[*].engine.id"],
         "@cars[*].engine.power",
         [16, 10000],
@@ -445,7 +445,7 @@ fn root_references_as_sparse_index_keys() {
     let spec = AvroSpec::new([AvroFeature::sparse(
         "e",
         "engines",
-        DType::Float32,
+        DType::Float,
         ["@car.serial"],
         "power",
         [100],
@@ -468,7 +468,7 @@ fn sparse_over_two_array_levels() {
     let spec = AvroSpec::new([AvroFeature::sparse(
         "engines",
         "friends[*].cars[*].engine",
-        DType::Float32,
+        DType::Float,
         ["cylinders", "id"],
         "power",
         [16, 10000],
@@ -492,7 +492,7 @@ fn missing_values_are_defaults_or_clear_errors() {
     let spec = AvroSpec::new([AvroFeature::fixed_len(
         "f0",
         "friends[0].name.first",
-        DType::String,
+        DType::Bytes,
         [],
     )])
     .unwrap();
@@ -508,7 +508,7 @@ fn missing_values_are_defaults_or_clear_errors() {
     // ... and with a default, the default (the seed: missing values take the default).
     let spec =
         AvroSpec::new([
-            AvroFeature::fixed_len("f0", "friends[0].name.first", DType::String, [])
+            AvroFeature::fixed_len("f0", "friends[0].name.first", DType::Bytes, [])
                 .with_default("nobody"),
         ])
         .unwrap();
@@ -518,7 +518,7 @@ fn missing_values_are_defaults_or_clear_errors() {
     // A map key that is absent, with a default.
     let spec =
         AvroSpec::new([
-            AvroFeature::fixed_len("c", "cars['nickname'].color", DType::String, [])
+            AvroFeature::fixed_len("c", "cars['nickname'].color", DType::Bytes, [])
                 .with_default("none"),
         ])
         .unwrap();
@@ -550,7 +550,7 @@ fn missing_values_are_defaults_or_clear_errors() {
     let spec = AvroSpec::new([AvroFeature::fixed_len(
         "s",
         "friends[*].address[*].street",
-        DType::String,
+        DType::Bytes,
         [1, 2],
     )
     .with_default(Values::from(vec![b"a".to_vec(), b"b".to_vec()]))])
@@ -564,7 +564,7 @@ fn missing_values_are_defaults_or_clear_errors() {
     let spec = AvroSpec::new([AvroFeature::fixed_len(
         "s",
         "friends[*].address[*].street",
-        DType::String,
+        DType::Bytes,
         [3, 2],
     )
     .with_default("Park Street 35")])
@@ -582,7 +582,7 @@ fn missing_values_are_defaults_or_clear_errors() {
         ]
     );
     // A var feature over a null: the default, else an error.
-    let spec = AvroSpec::new([AvroFeature::var_len("n", "nickname", DType::String)]).unwrap();
+    let spec = AvroSpec::new([AvroFeature::var_len("n", "nickname", DType::Bytes)]).unwrap();
     let e = spec.parse_batch(&all).unwrap_err().to_string();
     assert!(e.contains("record 1") && e.contains("null"), "{e}");
 }
@@ -590,8 +590,8 @@ fn missing_values_are_defaults_or_clear_errors() {
 #[test]
 fn codecs_projection_and_reshape() {
     let spec = AvroSpec::new([
-        AvroFeature::fixed_len("name.first", "name.first", DType::String, []),
-        AvroFeature::var_len("tags", "tags[*]", DType::String),
+        AvroFeature::fixed_len("name.first", "name.first", DType::Bytes, []),
+        AvroFeature::var_len("tags", "tags[*]", DType::Bytes),
     ])
     .unwrap();
     let plain = spec.parse_batch(&records("persons.avro", None)).unwrap();
@@ -605,8 +605,8 @@ fn codecs_projection_and_reshape() {
     let values = records("persons.avro", Some(&projection));
     let spec = AvroSpec::new([
         AvroFeature::fixed_len("age", "age", DType::Int64, []),
-        AvroFeature::fixed_len("height", "height", DType::Float64, []),
-        AvroFeature::fixed_len("country", "country", DType::String, []),
+        AvroFeature::fixed_len("height", "height", DType::Double, []),
+        AvroFeature::fixed_len("country", "country", DType::Bytes, []),
     ])
     .unwrap();
     let t = spec.parse_batch(&values).unwrap();
@@ -628,7 +628,7 @@ fn codecs_projection_and_reshape() {
 
     // One `[*]` reshaped row-major into [2, 2] (the seed's "combining and reshaping").
     let spec = AvroSpec::new([
-        AvroFeature::fixed_len("s", "scores[*]", DType::Float32, [2, 2]).with_default(0.0f32),
+        AvroFeature::fixed_len("s", "scores[*]", DType::Float, [2, 2]).with_default(0.0f32),
     ])
     .unwrap();
     let t = spec
@@ -681,7 +681,7 @@ size = 10000
     );
     assert_eq!(strings(&t["nick"]), ["Al", "n/a", "Caz", "D", "n/a"]);
     assert_eq!(t["multi_int"].values(), &Values::Int32(vec![7, 0, 0, 3, 0]));
-    assert_eq!(t["weight"].dtype(), DType::Float64);
+    assert_eq!(t["weight"].dtype(), DType::Double);
 
     let row = spec.row(&all[0]).unwrap();
     let f = &row.features;
@@ -705,10 +705,10 @@ size = 10000
         .iter()
         .map(|r| spec.row(r).unwrap().encode(tfrecord_core::Format::TfRecord))
         .collect();
-    let parse_spec = tfrecord_core::parse::RecordSpec::from_record(&schema.records[0]).unwrap();
-    let tfrecord_core::parse::RecordSpec::Example(parse_spec) = parse_spec else {
-        panic!()
-    };
+    let parse_spec = tfrecord_core::parse::RecordSpec::from_record(&schema.records[0])
+        .unwrap()
+        .example_spec()
+        .unwrap();
     let parsed = tfrecord_core::parse::parse_example(&parse_spec, &rows).unwrap();
     assert_eq!(parsed["first"], t["first"]);
     assert_eq!(parsed["friends"], t["friends"]);
@@ -733,7 +733,7 @@ fn avro_errors_are_located() {
         assert!(e.starts_with(&p.display().to_string()), "{e}");
     }
     let spec =
-        AvroSpec::new([AvroFeature::fixed_len("x", "name.frist", DType::String, [])]).unwrap();
+        AvroSpec::new([AvroFeature::fixed_len("x", "name.frist", DType::Bytes, [])]).unwrap();
     let mut seen = Vec::new();
     let opts = avro::ReadOptions {
         batch_size: Some(2),
@@ -752,23 +752,23 @@ fn avro_errors_are_located() {
     // Specs that cannot work are rejected before reading.
     for (f, what) in [
         (
-            AvroFeature::fixed_len("x", "friends[*].name.first", DType::String, []),
+            AvroFeature::fixed_len("x", "friends[*].name.first", DType::Bytes, []),
             "has 0 dimensions but the key expression",
         ),
         (
-            AvroFeature::fixed_len("x", "name.first", DType::String, [2]),
+            AvroFeature::fixed_len("x", "name.first", DType::Bytes, [2]),
             "add `[*]`",
         ),
         (
-            AvroFeature::fixed_len("x", "a[", DType::String, []),
+            AvroFeature::fixed_len("x", "a[", DType::Bytes, []),
             "invalid key expression",
         ),
         (
-            AvroFeature::fixed_len("x", "a", DType::String, []).with_default(1i64),
+            AvroFeature::fixed_len("x", "a", DType::Bytes, []).with_default(1i64),
             "default holds int64 values",
         ),
         (
-            AvroFeature::sparse("x", "e", DType::Float32, ["a", "b"], "v", [3]),
+            AvroFeature::sparse("x", "e", DType::Float, ["a", "b"], "v", [3]),
             "`size` has 1 dimensions but there are 2 index keys",
         ),
     ] {

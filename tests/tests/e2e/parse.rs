@@ -25,8 +25,8 @@ use crate::support::{
 fn dtype(v: &Value) -> DType {
     match v.as_str().expect("dtype string") {
         "int64" => DType::Int64,
-        "float" | "float32" => DType::Float32,
-        "bytes" | "string" => DType::String,
+        "float" | "float32" => DType::Float,
+        "bytes" | "string" => DType::Bytes,
         other => panic!("unknown dtype {other:?}"),
     }
 }
@@ -51,7 +51,7 @@ fn values_of(dt: DType, v: &Value) -> Values {
     flat(v, &mut items);
     match dt {
         DType::Int64 => Values::Int64(items.iter().map(|x| x.as_i64().expect("int")).collect()),
-        DType::Float32 => Values::Float32(
+        DType::Float => Values::Float32(
             items
                 .iter()
                 .map(|x| x.as_f64().expect("number") as f32)

@@ -11,6 +11,7 @@ use tfrecord_core::parse::{
 };
 use tfrecord_core::proto::{self, oneflow};
 use tfrecord_core::{Error, ErrorKind, Format, Message, convert};
+use tfrecord_schema::ir::RecordKind;
 
 use crate::cli::ParseArgs;
 use crate::error::{CliError, CliResult};
@@ -108,25 +109,21 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
     let schema = read_spec(&args.spec)?;
     let record = pick_record(&schema, &args.spec, args.record.as_deref())?;
     let in_spec = |e: Error| -> CliError { e.with_path(&args.spec).into() };
-    let parser = match RecordSpec::from_record(record).map_err(in_spec)? {
-        RecordSpec::Example(spec) => Parser::Example(ExampleParser::new(&spec).map_err(in_spec)?),
-        RecordSpec::SequenceExample { context, sequence } => {
-            if Format::from(args.read.input_format) == Format::OfRecord {
-                return Err(CliError::Usage(format!(
-                    "record `{}` is a SequenceExample, which only TFRecord files hold (OFRecord \
-                     has no sequences)",
-                    record.name
-                )));
-            }
-            Parser::Sequence(SequenceExampleParser::new(&context, &sequence).map_err(in_spec)?)
-        }
-        #[allow(unreachable_patterns)]
-        _ => {
-            return Err(CliError::Failed(format!(
-                "record `{}` cannot be parsed",
+    let spec = RecordSpec::from_record(record).map_err(in_spec)?;
+    let parser = if spec.kind == RecordKind::SequenceExample {
+        if Format::from(args.read.input_format) == Format::OfRecord {
+            return Err(CliError::Usage(format!(
+                "record `{}` is a SequenceExample, which only TFRecord files hold (OFRecord \
+                 has no sequences)",
                 record.name
             )));
         }
+        let (context, sequence) = spec.sequence_specs().map_err(in_spec)?;
+        Parser::Sequence(SequenceExampleParser::new(&context, &sequence).map_err(in_spec)?)
+    } else {
+        Parser::Example(
+            ExampleParser::new(&spec.example_spec().map_err(in_spec)?).map_err(in_spec)?,
+        )
     };
     let from_of = Format::from(args.read.input_format) == Format::OfRecord;
     let sources = resolve_all(&args.files)?;

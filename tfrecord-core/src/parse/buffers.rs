@@ -1,7 +1,7 @@
 //! Buffers of tensors a caller is done with, filled again by the next batch.
 
 use super::Tensors;
-use super::spec::DType;
+use super::dtype::DType;
 use super::strings::ByteStrings;
 use super::tensor::{Tensor, Values};
 
@@ -199,8 +199,8 @@ impl Buffers {
         let was = self.was();
         let mut v = match dtype {
             DType::Int64 => Values::Int64(take_vec(&mut self.i64s, was, n)),
-            DType::Float32 => Values::Float32(take_vec(&mut self.f32s, was, n)),
-            DType::String => Values::Bytes(take(&mut self.strings, was, |s| {
+            DType::Float => Values::Float32(take_vec(&mut self.f32s, was, n)),
+            DType::Bytes => Values::Bytes(take(&mut self.strings, was, |s| {
                 s.capacity() >= n && s.data_capacity() >= bytes
             })),
             _ => Values::empty(dtype),

@@ -4,10 +4,12 @@
 use std::collections::BTreeMap;
 
 use super::buffers::Buffers;
+use super::dtype::dtype_name;
 use super::fast::{KeyPredictor, extend_usual, list_tag};
+use super::plan::{BatchHeld, OutputPlan, Plan, RawKey, RawKind, shape_string};
 use super::ragged::{PartT, Rag, compose};
 use super::read::{extend, feature_error, field_error, problem_error, to_i64, view};
-use super::spec::{Held, OutputPlan, Plan, RawKey, RawKind, SplitsDType, shape_string};
+use super::spec::SplitsDType;
 use super::tensor::{Tensor, Values};
 use crate::codec::{FeatureView, Msg, TfExample, scan_features, walk_usual};
 use crate::error::{Error, Result};
@@ -213,7 +215,7 @@ fn rollback(plan: &Plan, bufs: &mut [KeyBuf], j: usize) {
 }
 
 /// Empty buffers for the raw keys of `plan`, for a run of `n` records of `bytes` bytes in all,
-/// with room for what they will likely hold (see [`SizeHint`](super::spec::SizeHint)), taken
+/// with room for what they will likely hold (see [`SizeHint`](super::plan::SizeHint)), taken
 /// from `spare` where it has them.
 pub(crate) fn key_bufs(plan: &Plan, n: usize, bytes: usize, spare: &mut Buffers) -> Vec<KeyBuf> {
     plan.raw
@@ -240,7 +242,7 @@ pub(crate) fn key_bufs(plan: &Plan, n: usize, bytes: usize, spare: &mut Buffers)
 /// Remembers what the buffers of a run of `n` records held, to size the next run's.
 pub(crate) fn learn_sizes(plan: &Plan, bufs: &[KeyBuf], n: usize) {
     for (hint, buf) in plan.hints.iter().zip(bufs) {
-        let held = Held {
+        let held = BatchHeld {
             values: buf.values.len(),
             bytes: buf.values.string_bytes(),
             steps: 0,
@@ -332,7 +334,7 @@ fn read_key(raw: &RawKey, slot: Option<Msg<'_>>, buf: &mut KeyBuf, index: usize)
                         format!(
                             "feature (data type: {}) is required but could not be found: \
                              expected {stride} value{} of shape {}, found none and no default",
-                            raw.dtype.name(),
+                            dtype_name(raw.dtype),
                             if *stride == 1 { "" } else { "s" },
                             shape_string(false, shape)
                         ),
@@ -352,7 +354,7 @@ fn read_key(raw: &RawKey, slot: Option<Msg<'_>>, buf: &mut KeyBuf, index: usize)
                         },
                         format!(
                             "number of {} values != expected: expected {stride} (output shape {}), found {n}",
-                            raw.dtype.name(),
+                            dtype_name(raw.dtype),
                             shape_string(false, shape)
                         ),
                     ));
@@ -372,7 +374,7 @@ fn read_key(raw: &RawKey, slot: Option<Msg<'_>>, buf: &mut KeyBuf, index: usize)
                         format!(
                             "number of {} values is not a multiple of stride length: expected a \
                              multiple of {stride} (output shape {}), found {n}",
-                            raw.dtype.name(),
+                            dtype_name(raw.dtype),
                             shape_string(true, row_shape)
                         ),
                     ));
@@ -589,8 +591,8 @@ impl Pool {
     }
 }
 
-pub(crate) fn partition_key(p: &super::spec::PartitionPlan) -> Option<usize> {
-    use super::spec::PartitionPlan as P;
+pub(crate) fn partition_key(p: &super::plan::PartitionPlan) -> Option<usize> {
+    use super::plan::PartitionPlan as P;
     match *p {
         P::Splits(i) | P::Lengths(i) | P::Starts(i) | P::Limits(i) | P::RowIds(i) => Some(i),
         P::Uniform(_) => None,

@@ -8,7 +8,8 @@
 //!
 //! [`FeatureView`]: crate::codec::FeatureView
 
-use super::spec::{DType, Plan};
+use super::dtype::{DType, list_kind};
+use super::plan::Plan;
 use super::strings::ByteStrings;
 use super::tensor::Values;
 use crate::codec::field::short_feature;
@@ -63,7 +64,7 @@ impl<'a> KeyPredictor<'a> {
 /// The oneof member of a `tf.train.Feature` holding values of `dtype` (1 bytes, 2 float,
 /// 3 int64).
 pub(crate) fn list_tag(dtype: DType) -> u32 {
-    Tf::tag(dtype.list_kind()).unwrap_or(0)
+    Tf::tag(list_kind(dtype)).unwrap_or(0)
 }
 
 /// The body of the list of a serialized `Feature` (one slice) in the usual layout: nothing

@@ -63,10 +63,13 @@
 //!
 //! # Specs from a TOML spec file
 //!
-//! With the `schema` feature, [`RecordSpec::from_record`] translates a record of a
-//! `tfrecord_schema` spec (the TOML spec format of `tfrecord gen`, read with
-//! `tfrecord_schema::ir::Schema::from_toml_str`) into these feature specs, as
-//! `tfrecord parse --spec` does.
+//! [`RecordSpec::from_record`] turns a record of a `tfrecord_schema` spec (the TOML spec format
+//! of `tfrecord gen`, read with `tfrecord_schema::ir::Schema::from_toml_str`) into its runtime
+//! form, the one the importers of `tfrecord-import` read too; its
+//! [`example_spec`](RecordSpec::example_spec) and [`sequence_specs`](RecordSpec::sequence_specs)
+//! are these feature specs, as `tfrecord parse --spec` runs them. Element types and partitions
+//! are the spec's own ([`DType`], [`Partition`]), so a feature has one model from the spec to
+//! the parsers.
 //!
 //! Decoding accepts every valid protobuf encoding, as the rest of this crate does (packed or
 //! unpacked lists, split messages, map entries in either order, unknown fields); TensorFlow's
@@ -88,11 +91,12 @@
 //! threads with the same results.
 
 mod buffers;
+mod dtype;
 mod example;
 mod fast;
+mod plan;
 mod ragged;
 mod read;
-#[cfg(feature = "schema")]
 mod schema;
 mod sequence;
 mod spec;
@@ -105,14 +109,14 @@ mod tests;
 use std::collections::BTreeMap;
 
 pub use buffers::Buffers;
-#[cfg(feature = "schema")]
-pub use schema::RecordSpec;
-pub use spec::{DType, FeatureSpec, Partition, Spec, SplitsDType};
+pub use dtype::{DType, Partition};
+pub use schema::{RecordFeature, RecordSpec};
+pub use spec::{FeatureSpec, Spec, SplitsDType};
 pub use strings::{ByteStrings, ByteStringsIter};
 pub use tensor::{Tensor, Values, tensors_to_json};
 
 use crate::error::{Error, Result};
-use spec::{Mode, Plan};
+use plan::{Mode, Plan};
 
 /// Output name to tensor: what one batch parses into.
 pub type Tensors = BTreeMap<String, Tensor>;

@@ -2,7 +2,8 @@
 //! TensorFlow's `_add_batched_ragged_partition` does (with `validate=False`, its default: the
 //! partitions are applied as given, not checked against the values).
 
-use super::spec::{PartitionPlan, SplitsDType};
+use super::plan::PartitionPlan;
+use super::spec::SplitsDType;
 use super::tensor::{Tensor, Values};
 
 /// A ragged tensor under construction: `values` split by `splits` (outermost first). The last

@@ -1,6 +1,6 @@
 //! Reading one feature's values out of the wire bytes, and the errors that name it.
 
-use super::spec::DType;
+use super::dtype::{DType, dtype_name, kind_type_name, list_kind};
 use super::tensor::Values;
 use crate::codec::{FeatureView, Msg, Tf};
 use crate::error::Error;
@@ -48,7 +48,7 @@ pub(crate) fn field_error(key: &str, record: usize, dtype: DType, e: FeatureProb
 /// The problem of a feature of `expected` type holding a list of kind `found`.
 pub(crate) fn wrong_kind(expected: DType, found: ListKind) -> FeatureProblem {
     FeatureProblem::WrongKind {
-        expected: expected.list_kind(),
+        expected: list_kind(expected),
         found,
     }
 }
@@ -57,9 +57,9 @@ pub(crate) fn wrong_kind(expected: DType, found: ListKind) -> FeatureProblem {
 pub(crate) fn dtype_mismatch(expected: DType, found: ListKind) -> String {
     format!(
         "data types don't match: expected {} ({}), found {} ({})",
-        expected.name(),
-        expected.list_kind().name(),
-        DType::of_kind(found),
+        dtype_name(expected),
+        list_kind(expected).name(),
+        kind_type_name(found),
         found.name()
     )
 }
@@ -104,7 +104,7 @@ pub(crate) fn extend(out: &mut Values, view: &FeatureView<'_>) -> Result<usize, 
 /// # Errors
 /// A list of another kind.
 pub(crate) fn check_kind(view: &FeatureView<'_>, dtype: DType) -> Result<(), FeatureProblem> {
-    view.values::<Tf>(dtype.list_kind()).map(|_| ())
+    view.values::<Tf>(list_kind(dtype)).map(|_| ())
 }
 
 /// Calls `f(step, feature)` for each `Feature` of a `FeatureList` message (`feature` = 1), in

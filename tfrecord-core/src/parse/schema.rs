@@ -1,49 +1,61 @@
-//! Feature specs from a record of a TOML spec (`tfrecord_schema`'s IR): what
-//! `tfrecord parse --spec` runs. Needs the `schema` feature.
+//! The one runtime form of a record's features, converted from the spec IR in one place
+//! ([`RecordSpec::from_record`]): what the runtime parser, the Avro and JSON / CSV importers
+//! read, each taking the view it needs from it.
 
-use tfrecord_schema::ir::{self, FeatureKind, Field, Literal, Presence, Record, RecordKind};
+use tfrecord_schema::ir::{FeatureKind, Field, Literal, Presence, Record, RecordKind};
 
-use super::spec::{DType, FeatureSpec, Partition, Spec, SplitsDType};
+use super::dtype::{DType, read_dtype};
+use super::spec::{FeatureSpec, Spec, SplitsDType};
 use super::tensor::Values;
 use crate::error::{Error, Result};
 
-/// The feature specs of one record of a spec file: one [`Spec`] for a `tf.train.Example`
-/// (the features of [`parse_example`](super::parse_example)), or the context and feature-list
-/// specs of a `tf.train.SequenceExample`
-/// ([`parse_sequence_example`](super::parse_sequence_example)).
+/// The features of one record of a spec file, in spec order, ready for run time: names
+/// checked unique, each with its element type and its default as typed values.
+///
+/// The parsers take TensorFlow's view of it ([`example_spec`](RecordSpec::example_spec),
+/// [`sequence_specs`](RecordSpec::sequence_specs)); the importers of `tfrecord-import` read
+/// the features themselves (their `source`, kind and presence).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub enum RecordSpec {
-    /// An example record's features.
-    Example(Spec),
-    /// A sequence example record's specs.
-    SequenceExample {
-        /// The `context` table: `context_features`.
-        context: Spec,
-        /// The `sequence` table: `sequence_features`.
-        sequence: Spec,
-    },
+pub struct RecordSpec {
+    /// The record's name in the spec.
+    pub name: String,
+    /// A `tf.train.Example` (or `OFRecord`) or a `tf.train.SequenceExample`.
+    pub kind: RecordKind,
+    /// Whether records with keys the spec does not name are rejected.
+    pub deny_unknown_keys: bool,
+    /// The features, in spec order (fields the spec marks `skip` left out).
+    pub features: Vec<RecordFeature>,
+}
+
+/// One feature of a [`RecordSpec`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct RecordFeature {
+    /// The output name: the feature's table key in the spec, as the key of TensorFlow's
+    /// `features` dict.
+    pub name: String,
+    /// The feature key in records: the value key of a sparse feature, the output name of a
+    /// ragged one (whose keys are in its kind).
+    pub key: String,
+    /// Where an importer takes the values from (an Avro key expression, a JSON / CSV field
+    /// path), when the spec sets one.
+    pub source: Option<String>,
+    /// The element type, as declared.
+    pub dtype: DType,
+    /// The layout.
+    pub kind: FeatureKind,
+    /// What absence means, as written.
+    pub presence: Presence,
+    /// The value of an absent feature as values of [`dtype`](RecordFeature::dtype),
+    /// row-major: the spec's `default`, or for a type default zeros (empty strings), one per
+    /// value of a fixed shape and one otherwise. `None` when absence has no value.
+    pub default: Option<Values>,
 }
 
 impl RecordSpec {
-    /// Translates a record of a spec into TensorFlow's feature configuration types, the way a
-    /// `feature_description` dict would be written for the same data.
-    ///
-    /// Each output is named as in TensorFlow's dict: by its table key in the spec (for the
-    /// derive's IR, by the feature key, or the member name for a sparse field). The mapping:
-    ///
-    /// | spec | feature spec |
-    /// | --- | --- |
-    /// | `int64`, `int32`, `bool` / `float`, `double` / `bytes`, `string` | `tf.int64` / `tf.float32` / `tf.string` |
-    /// | `fixed` with `shape` and `default` | `FixedLenFeature(shape, dtype, default_value)`; without `default` the feature is required |
-    /// | `fixed` with `optional = true` | `VarLenFeature(dtype)`: TensorFlow has no optional dense feature, and a sparse row is empty where the feature is absent |
-    /// | `var` | `VarLenFeature(dtype)` (a `default` has no TensorFlow equivalent and is not used) |
-    /// | `sparse` | `SparseFeature(index_key, value_key, dtype, size, already_sorted)` |
-    /// | `sequence` (a feature list) | `FixedLenSequenceFeature(shape, dtype, allow_missing)` in `sequence_features` |
-    /// | `var` in `sequence` | `VarLenFeature(dtype)` in `sequence_features` |
-    /// | `ragged` | `RaggedFeature(dtype, value_key, partitions, row_splits_dtype)` |
-    ///
-    /// Fields generated code cannot hold in a spec (`skip`) are left out.
+    /// The runtime form of a record of a spec (see `tfrecord_schema::ir::Schema`): the one
+    /// place a spec record is turned into what the parsers and importers run.
     ///
     /// # Errors
     /// A field without a known dtype, a `flatten` field, a default that is not a value of the
@@ -59,223 +71,290 @@ impl RecordSpec {
     ///     "r.toml",
     /// )
     /// .expect("a valid spec");
-    /// let RecordSpec::Example(spec) = RecordSpec::from_record(&schema.records[0])? else {
-    ///     unreachable!()
-    /// };
+    /// let spec = RecordSpec::from_record(&schema.records[0])?.example_spec()?;
     /// assert_eq!(spec["label"], FeatureSpec::fixed_len_with_default(DType::Int64, [], 0));
     /// # Ok::<(), tfrecord_core::Error>(())
     /// ```
     pub fn from_record(record: &Record) -> Result<RecordSpec> {
-        let mut context = Spec::new();
-        let mut sequence = Spec::new();
+        let mut features: Vec<RecordFeature> = Vec::new();
         for f in record.fields.iter().filter(|f| !f.skip) {
-            let (name, spec) = feature_spec(f)?;
+            let feature = RecordFeature::from_field(f)?;
             let list = record.kind == RecordKind::SequenceExample && f.kind.is_feature_list();
-            let target = if list { &mut sequence } else { &mut context };
-            if target.insert(name.clone(), spec).is_some() {
+            let output = feature.output_name();
+            let clash = features.iter().any(|g| {
+                g.output_name() == output
+                    && (record.kind != RecordKind::SequenceExample
+                        || g.kind.is_feature_list() == list)
+            });
+            if clash {
                 return Err(Error::feature(format!(
-                    "record `{}` has two outputs named {name:?}",
+                    "record `{}` has two outputs named {output:?}",
                     record.name
                 ))
-                .with_key(name));
+                .with_key(output));
             }
+            features.push(feature);
         }
-        Ok(match record.kind {
-            RecordKind::SequenceExample => RecordSpec::SequenceExample { context, sequence },
-            _ => RecordSpec::Example(context),
+        Ok(RecordSpec {
+            name: record.name.clone(),
+            kind: record.kind,
+            deny_unknown_keys: record.deny_unknown_keys,
+            features,
+        })
+    }
+
+    /// TensorFlow's feature specs of an example record: the `features` of
+    /// [`parse_example`](super::parse_example), keyed by output name.
+    ///
+    /// # Errors
+    /// The record is a sequence example, or a feature has no feature spec (see
+    /// [`RecordFeature::feature_spec`]).
+    pub fn example_spec(&self) -> Result<Spec> {
+        if self.kind == RecordKind::SequenceExample {
+            return Err(Error::feature(format!(
+                "record `{}` is a sequence example: it has context and sequence specs",
+                self.name
+            )));
+        }
+        self.features
+            .iter()
+            .map(|f| Ok((f.output_name().to_string(), f.feature_spec()?)))
+            .collect()
+    }
+
+    /// TensorFlow's `context_features` and `sequence_features` of a sequence example record
+    /// ([`parse_sequence_example`](super::parse_sequence_example)); for an example record,
+    /// its features as the context and no sequence features.
+    ///
+    /// # Errors
+    /// A feature has no feature spec (see [`RecordFeature::feature_spec`]).
+    pub fn sequence_specs(&self) -> Result<(Spec, Spec)> {
+        let mut context = Spec::new();
+        let mut sequence = Spec::new();
+        for f in &self.features {
+            let list = self.kind == RecordKind::SequenceExample && f.kind.is_feature_list();
+            let target = if list { &mut sequence } else { &mut context };
+            target.insert(f.output_name().to_string(), f.feature_spec()?);
+        }
+        Ok((context, sequence))
+    }
+}
+
+impl RecordFeature {
+    fn from_field(f: &Field) -> Result<RecordFeature> {
+        let located = |e: Error| e.with_key(f.key.clone());
+        if f.flatten {
+            return Err(located(Error::feature(format!(
+                "field `{}` is `flatten`: its features belong to another record",
+                f.member
+            ))));
+        }
+        let Some(dtype) = f.dtype else {
+            return Err(located(Error::feature(format!(
+                "field `{}` has no dtype a feature spec can use",
+                f.member
+            ))));
+        };
+        let default = match &f.presence {
+            Presence::Default(lit) => Some(values(dtype, lit).map_err(|what| {
+                located(Error::feature(format!(
+                    "the default of `{}` {what}",
+                    f.name
+                )))
+            })?),
+            Presence::TypeDefault => {
+                let count = match &f.kind {
+                    FeatureKind::Fixed { .. } => f.kind.fixed_count().unwrap_or(1),
+                    _ => 1,
+                };
+                Some(Values::zeros(
+                    dtype,
+                    usize::try_from(count).unwrap_or(usize::MAX),
+                ))
+            }
+            Presence::Required | Presence::Optional => None,
+        };
+        Ok(RecordFeature {
+            name: f.name.clone(),
+            key: f.key.clone(),
+            source: f.source.clone(),
+            dtype,
+            kind: f.kind.clone(),
+            presence: f.presence.clone(),
+            default,
+        })
+    }
+
+    /// The name of the output tensor in TensorFlow's `features` dict: the output name of a
+    /// sparse feature, the feature key otherwise.
+    pub fn output_name(&self) -> &str {
+        match self.kind {
+            FeatureKind::Sparse { .. } => &self.name,
+            _ => &self.key,
+        }
+    }
+
+    /// The feature in TensorFlow's feature configuration types, the way a
+    /// `feature_description` dict would be written for the same data:
+    ///
+    /// | spec | feature spec |
+    /// | --- | --- |
+    /// | `int64`, `int32`, `bool` / `float`, `double` / `bytes`, `string` | `tf.int64` / `tf.float32` / `tf.string` |
+    /// | `fixed` with `shape` and `default` | `FixedLenFeature(shape, dtype, default_value)`; without `default` the feature is required |
+    /// | `fixed` with `optional = true` | `VarLenFeature(dtype)`: TensorFlow has no optional dense feature, and a sparse row is empty where the feature is absent |
+    /// | `var` | `VarLenFeature(dtype)` (a `default` has no TensorFlow equivalent and is not used) |
+    /// | `sparse` | `SparseFeature(index_key, value_key, dtype, size, already_sorted)` |
+    /// | `sequence` (a feature list) | `FixedLenSequenceFeature(shape, dtype, allow_missing)` in `sequence_features` |
+    /// | `var` in `sequence` | `VarLenFeature(dtype)` in `sequence_features` |
+    /// | `ragged` | `RaggedFeature(dtype, value_key, partitions, row_splits_dtype)` |
+    ///
+    /// # Errors
+    /// A kind with no TensorFlow equivalent (a feature list of sparse steps), or a fixed shape
+    /// whose size overflows.
+    pub fn feature_spec(&self) -> Result<FeatureSpec> {
+        let dtype = read_dtype(self.dtype);
+        let default = || self.default.as_ref().map(read_values);
+        let unsupported = || {
+            Error::feature(format!(
+                "the `{}` feature `{}` has no feature spec",
+                self.kind.name(),
+                self.name
+            ))
+            .with_key(self.key.clone())
+        };
+        let ragged = |kind: &FeatureKind| -> Option<FeatureSpec> {
+            let FeatureKind::Ragged {
+                value_key,
+                partitions,
+                row_splits_dtype,
+            } = kind
+            else {
+                return None;
+            };
+            Some(FeatureSpec::Ragged {
+                dtype,
+                value_key: (*value_key != self.key).then(|| value_key.clone()),
+                partitions: partitions.clone(),
+                row_splits_dtype: if *row_splits_dtype == DType::Int64 {
+                    SplitsDType::Int64
+                } else {
+                    SplitsDType::Int32
+                },
+            })
+        };
+        Ok(match &self.kind {
+            FeatureKind::Fixed { .. } if self.presence == Presence::Optional => {
+                FeatureSpec::VarLen { dtype }
+            }
+            FeatureKind::Fixed { shape } => {
+                self.kind.fixed_count().ok_or_else(unsupported)?;
+                FeatureSpec::FixedLen {
+                    dtype,
+                    shape: shape.clone(),
+                    default: default(),
+                }
+            }
+            FeatureKind::Var => FeatureSpec::VarLen { dtype },
+            FeatureKind::Sparse {
+                index_keys,
+                size,
+                already_sorted,
+            } => FeatureSpec::Sparse {
+                index_keys: index_keys.clone(),
+                value_key: self.key.clone(),
+                dtype,
+                size: size.clone(),
+                already_sorted: *already_sorted,
+            },
+            FeatureKind::FixedSequence {
+                shape,
+                allow_missing,
+            } => FeatureSpec::FixedLenSequence {
+                dtype,
+                shape: shape.clone(),
+                allow_missing: *allow_missing,
+                default: match &self.presence {
+                    Presence::Default(_) => default(),
+                    _ => None,
+                },
+            },
+            FeatureKind::Steps { step } => match &**step {
+                FeatureKind::Var => FeatureSpec::VarLen { dtype },
+                FeatureKind::Fixed { shape } => FeatureSpec::FixedLenSequence {
+                    dtype,
+                    shape: shape.clone(),
+                    allow_missing: self.presence != Presence::Required,
+                    default: None,
+                },
+                k @ FeatureKind::Ragged { .. } => ragged(k).ok_or_else(unsupported)?,
+                _ => return Err(unsupported()),
+            },
+            k @ FeatureKind::Ragged { .. } => ragged(k).ok_or_else(unsupported)?,
+            #[allow(unreachable_patterns)]
+            _ => return Err(unsupported()),
         })
     }
 }
 
-fn dtype(f: &Field) -> Result<DType> {
-    match f.dtype {
-        Some(ir::DType::Int64 | ir::DType::Int32 | ir::DType::Bool) => Ok(DType::Int64),
-        Some(ir::DType::Float | ir::DType::Double) => Ok(DType::Float32),
-        Some(ir::DType::Bytes | ir::DType::String) => Ok(DType::String),
-        _ => Err(Error::feature(format!(
-            "field `{}` has no dtype a feature spec can use",
-            f.member
-        ))
-        .with_key(f.key.clone())),
+/// The values of a default literal, row-major, as values of `dtype`; the error says why not.
+fn values(dtype: DType, lit: &Literal) -> std::result::Result<Values, String> {
+    fn flatten<'a>(lit: &'a Literal, out: &mut Vec<&'a Literal>) {
+        match lit {
+            Literal::List(items) => items.iter().for_each(|i| flatten(i, out)),
+            other => out.push(other),
+        }
     }
-}
-
-/// The values of a default literal, row-major, as `dtype`.
-fn values(f: &Field, dtype: DType, lit: &Literal) -> Result<Values> {
     let mut flat = Vec::new();
     flatten(lit, &mut flat);
-    let bad = |what: &str| {
-        Error::feature(format!("the default of `{}` {what}", f.name)).with_key(f.key.clone())
+    let bad = |l: &Literal| {
+        format!(
+            "holds {}, which is not a {} value",
+            l.kind_name(),
+            dtype.name()
+        )
     };
-    Ok(match dtype {
-        DType::Int64 => Values::Int64(
-            flat.iter()
-                .map(|l| match l {
-                    Literal::Int(v) => i64::try_from(*v).map_err(|_| bad("does not fit in int64")),
-                    Literal::Bool(b) => Ok(i64::from(*b)),
-                    _ => Err(bad("is not an integer")),
-                })
-                .collect::<Result<_>>()?,
-        ),
-        DType::Float32 => Values::Float32(
-            flat.iter()
-                .map(|l| match l {
-                    #[allow(clippy::cast_precision_loss)]
-                    Literal::Int(v) => Ok(*v as f32),
-                    #[allow(clippy::cast_possible_truncation)]
-                    Literal::Float(x) => Ok(*x as f32),
-                    _ => Err(bad("is not a number")),
-                })
-                .collect::<Result<_>>()?,
-        ),
-        DType::String => Values::Bytes(
-            flat.iter()
-                .map(|l| match l {
-                    Literal::Str(s) => Ok(s.as_bytes()),
-                    _ => Err(bad("is not a string")),
-                })
-                .collect::<Result<_>>()?,
-        ),
-        // `dtype()` above never picks a type a `tf.train.Feature` cannot hold.
-        _ => return Err(bad("has a type a tf.train.Feature cannot hold")),
-    })
-}
-
-fn flatten<'a>(lit: &'a Literal, out: &mut Vec<&'a Literal>) {
-    match lit {
-        Literal::List(items) => items.iter().for_each(|i| flatten(i, out)),
-        other => out.push(other),
-    }
-}
-
-fn partitions(parts: &[ir::Partition]) -> Vec<Partition> {
-    parts
-        .iter()
-        .map(|p| match p {
-            ir::Partition::RowSplits(k) => Partition::RowSplits(k.clone()),
-            ir::Partition::RowLengths(k) => Partition::RowLengths(k.clone()),
-            ir::Partition::RowStarts(k) => Partition::RowStarts(k.clone()),
-            ir::Partition::RowLimits(k) => Partition::RowLimits(k.clone()),
-            ir::Partition::ValueRowIds(k) => Partition::ValueRowIds(k.clone()),
-            ir::Partition::UniformRowLength(n) => Partition::UniformRowLength(*n),
-            // `ir::Partition` is non-exhaustive; a new kind would need its own translation.
-            #[allow(unreachable_patterns)]
-            _ => Partition::UniformRowLength(0),
-        })
-        .collect()
-}
-
-fn ragged(f: &Field, dt: DType, kind: &FeatureKind) -> Option<FeatureSpec> {
-    let FeatureKind::Ragged {
-        value_key,
-        partitions: parts,
-        row_splits_dtype,
-    } = kind
-    else {
-        return None;
-    };
-    Some(FeatureSpec::Ragged {
-        dtype: dt,
-        value_key: (*value_key != f.key).then(|| value_key.clone()),
-        partitions: partitions(parts),
-        row_splits_dtype: if *row_splits_dtype == ir::DType::Int64 {
-            SplitsDType::Int64
-        } else {
-            SplitsDType::Int32
-        },
-    })
-}
-
-/// One field's output name and feature spec.
-fn feature_spec(f: &Field) -> Result<(String, FeatureSpec)> {
-    if f.flatten {
-        return Err(Error::feature(format!(
-            "field `{}` is `flatten`: its features belong to another record",
-            f.member
-        ))
-        .with_key(f.key.clone()));
-    }
-    let dt = dtype(f)?;
-    let fixed_default = |count: u64| -> Result<Option<Values>> {
-        match &f.presence {
-            Presence::Default(lit) => values(f, dt, lit).map(Some),
-            Presence::TypeDefault => Ok(Some(Values::zeros(
-                dt,
-                usize::try_from(count).unwrap_or(usize::MAX),
-            ))),
-            _ => Ok(None),
-        }
-    };
-    let unsupported = || {
-        Error::feature(format!(
-            "the `{}` feature `{}` has no feature spec",
-            f.kind.name(),
-            f.name
-        ))
-        .with_key(f.key.clone())
-    };
-    let spec = match &f.kind {
-        FeatureKind::Fixed { .. } if f.presence == Presence::Optional => {
-            FeatureSpec::VarLen { dtype: dt }
-        }
-        FeatureKind::Fixed { shape } => {
-            let count = f.kind.fixed_count().ok_or_else(unsupported)?;
-            FeatureSpec::FixedLen {
-                dtype: dt,
-                shape: shape.clone(),
-                default: fixed_default(count)?,
+    let range = |ty: &str| format!("does not fit in {ty}");
+    let mut out = Values::empty(dtype);
+    for l in flat {
+        match (&mut out, l) {
+            (Values::Int64(v), Literal::Int(n)) => {
+                v.push(i64::try_from(*n).map_err(|_| range("int64"))?);
             }
+            (Values::Int32(v), Literal::Int(n)) => {
+                v.push(i32::try_from(*n).map_err(|_| range("int32"))?);
+            }
+            (Values::Bool(v), Literal::Bool(b)) => v.push(*b),
+            #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+            (Values::Float32(v), Literal::Float(x)) => v.push(*x as f32),
+            #[allow(clippy::cast_precision_loss)]
+            (Values::Float32(v), Literal::Int(n)) => v.push(*n as f32),
+            (Values::Float64(v), Literal::Float(x)) => v.push(*x),
+            #[allow(clippy::cast_precision_loss)]
+            (Values::Float64(v), Literal::Int(n)) => v.push(*n as f64),
+            (Values::Bytes(v), Literal::Str(s)) => v.push(s),
+            _ => return Err(bad(l)),
         }
-        FeatureKind::Var => FeatureSpec::VarLen { dtype: dt },
-        FeatureKind::Sparse {
-            index_keys,
-            size,
-            already_sorted,
-        } => {
-            return Ok((
-                f.name.clone(),
-                FeatureSpec::Sparse {
-                    index_keys: index_keys.clone(),
-                    value_key: f.key.clone(),
-                    dtype: dt,
-                    size: size.clone(),
-                    already_sorted: *already_sorted,
-                },
-            ));
-        }
-        FeatureKind::FixedSequence {
-            shape,
-            allow_missing,
-        } => FeatureSpec::FixedLenSequence {
-            dtype: dt,
-            shape: shape.clone(),
-            allow_missing: *allow_missing,
-            default: match &f.presence {
-                Presence::Default(lit) => Some(values(f, dt, lit)?),
-                _ => None,
-            },
-        },
-        FeatureKind::Steps { step } => match &**step {
-            FeatureKind::Var => FeatureSpec::VarLen { dtype: dt },
-            FeatureKind::Fixed { shape } => FeatureSpec::FixedLenSequence {
-                dtype: dt,
-                shape: shape.clone(),
-                allow_missing: f.presence != Presence::Required,
-                default: None,
-            },
-            k @ FeatureKind::Ragged { .. } => ragged(f, dt, k).ok_or_else(unsupported)?,
-            _ => return Err(unsupported()),
-        },
-        k @ FeatureKind::Ragged { .. } => ragged(f, dt, k).ok_or_else(unsupported)?,
-        #[allow(unreachable_patterns)]
-        _ => return Err(unsupported()),
-    };
-    Ok((f.key.clone(), spec))
+    }
+    Ok(out)
+}
+
+/// `values` as the type the parsers read them as ([`read_dtype`]): `int32` and `bool` as
+/// `int64`, `double` as `float`.
+fn read_values(values: &Values) -> Values {
+    match values {
+        Values::Int32(v) => Values::Int64(v.iter().map(|&x| i64::from(x)).collect()),
+        Values::Bool(v) => Values::Int64(v.iter().map(|&b| i64::from(b)).collect()),
+        #[allow(clippy::cast_possible_truncation)]
+        Values::Float64(v) => Values::Float32(v.iter().map(|&x| x as f32).collect()),
+        other => other.clone(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::Partition;
+    use tfrecord_schema::ir;
     use tfrecord_schema::ir::{Dialect, Origin};
 
     fn field(name: &str, dtype: ir::DType, kind: FeatureKind, presence: Presence) -> Field {
@@ -354,12 +433,10 @@ mod tests {
                 ),
             ],
         );
-        let RecordSpec::Example(spec) = RecordSpec::from_record(&r).unwrap() else {
-            panic!("an example")
-        };
+        let spec = RecordSpec::from_record(&r).unwrap().example_spec().unwrap();
         assert_eq!(
             spec["x"],
-            FeatureSpec::fixed_len_with_default(DType::Float32, [2], vec![1.0f32, 0.5])
+            FeatureSpec::fixed_len_with_default(DType::Float, [2], vec![1.0f32, 0.5])
         );
         assert_eq!(
             spec["b"],
@@ -371,7 +448,7 @@ mod tests {
             FeatureSpec::Sparse {
                 index_keys: vec!["r".into(), "c".into()],
                 value_key: "cells/v".into(),
-                dtype: DType::String,
+                dtype: DType::Bytes,
                 size: vec![3, 4],
                 already_sorted: true
             }
@@ -379,7 +456,7 @@ mod tests {
         assert_eq!(
             spec["rag"],
             FeatureSpec::Ragged {
-                dtype: DType::Float32,
+                dtype: DType::Float,
                 value_key: Some("vals".into()),
                 partitions: vec![Partition::UniformRowLength(2)],
                 row_splits_dtype: SplitsDType::Int64
@@ -417,15 +494,14 @@ mod tests {
                 ),
             ],
         );
-        let RecordSpec::SequenceExample { context, sequence } =
-            RecordSpec::from_record(&r).unwrap()
-        else {
-            panic!("a sequence example")
-        };
+        let (context, sequence) = RecordSpec::from_record(&r)
+            .unwrap()
+            .sequence_specs()
+            .unwrap();
         assert_eq!(context["id"], FeatureSpec::fixed_len(DType::Int64, []));
         assert_eq!(
             sequence["frames"],
-            FeatureSpec::fixed_len_sequence(DType::Float32, [3], true)
+            FeatureSpec::fixed_len_sequence(DType::Float, [3], true)
         );
         assert_eq!(sequence["tokens"], FeatureSpec::var_len(DType::Int64));
     }

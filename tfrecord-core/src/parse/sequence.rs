@@ -5,17 +5,19 @@
 use std::collections::BTreeMap;
 
 use super::buffers::Buffers;
+use super::dtype::dtype_name;
 use super::example::{
     FastRun, KeyBuf, RawOut, build_outputs, finish_keys, key_bufs, learn_sizes, not_usual,
     pad_rows, row_splits,
 };
 use super::fast::{KeyPredictor, Sink, for_each_field_1, list_tag};
+use super::plan::{BatchHeld, Plan, RawKey, RawKind, shape_string};
 use super::ragged::Rag;
 use super::read::{
     check_kind, dtype_mismatch, extend, feature_error, field_error, for_each_step, problem_error,
     to_i64, view, wrong_kind,
 };
-use super::spec::{Held, Plan, RawKey, RawKind, SplitsDType, shape_string};
+use super::spec::SplitsDType;
 use super::tensor::{Tensor, Values};
 use crate::codec::{FeatureView, Msg, scan_sequence, usual_step_values};
 use crate::error::{Error, Result};
@@ -245,7 +247,7 @@ fn context_key(raw: &RawKey, slots: Vec<Option<Msg<'_>>>) -> Result<RawOut> {
                             format!(
                                 "feature (data type: {}) is required but could not be found: \
                                  expected {n} values of shape {}, found none and no default",
-                                raw.dtype.name(),
+                                dtype_name(raw.dtype),
                                 shape_string(false, shape)
                             ),
                         ));
@@ -716,7 +718,7 @@ impl<'a> StepRun<'a> {
                 record_steps,
                 steps: st,
             } = buf;
-            let held = Held {
+            let held = BatchHeld {
                 values: values.len(),
                 bytes: values.string_bytes(),
                 steps: record_steps.last().copied().unwrap_or(0),

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use base64::Engine as _;
 use serde_json::{Number, Value};
 
-use super::spec::DType;
+use super::dtype::DType;
 use super::strings::ByteStrings;
 
 /// A flat buffer of tensor elements, row-major.
@@ -33,11 +33,11 @@ impl Values {
     pub fn empty(dtype: DType) -> Self {
         match dtype {
             DType::Int64 => Values::Int64(Vec::new()),
-            DType::Float32 => Values::Float32(Vec::new()),
-            DType::String => Values::Bytes(ByteStrings::new()),
+            DType::Float => Values::Float32(Vec::new()),
+            DType::Bytes | DType::String => Values::Bytes(ByteStrings::new()),
             DType::Bool => Values::Bool(Vec::new()),
             DType::Int32 => Values::Int32(Vec::new()),
-            DType::Float64 => Values::Float64(Vec::new()),
+            DType::Double => Values::Float64(Vec::new()),
         }
     }
 
@@ -45,11 +45,13 @@ impl Values {
     pub fn zeros(dtype: DType, n: usize) -> Self {
         match dtype {
             DType::Int64 => Values::Int64(vec![0; n]),
-            DType::Float32 => Values::Float32(vec![0.0; n]),
-            DType::String => Values::Bytes(std::iter::repeat_n(&[][..], n).collect()),
+            DType::Float => Values::Float32(vec![0.0; n]),
+            DType::Bytes | DType::String => {
+                Values::Bytes(std::iter::repeat_n(&[][..], n).collect())
+            }
             DType::Bool => Values::Bool(vec![false; n]),
             DType::Int32 => Values::Int32(vec![0; n]),
-            DType::Float64 => Values::Float64(vec![0.0; n]),
+            DType::Double => Values::Float64(vec![0.0; n]),
         }
     }
 
@@ -57,11 +59,11 @@ impl Values {
     pub fn dtype(&self) -> DType {
         match self {
             Values::Int64(_) => DType::Int64,
-            Values::Float32(_) => DType::Float32,
-            Values::Bytes(_) => DType::String,
+            Values::Float32(_) => DType::Float,
+            Values::Bytes(_) => DType::Bytes,
             Values::Bool(_) => DType::Bool,
             Values::Int32(_) => DType::Int32,
-            Values::Float64(_) => DType::Float64,
+            Values::Float64(_) => DType::Double,
         }
     }
 

@@ -387,7 +387,7 @@ fn duplicate_keys_keep_the_last_entry_but_dense_skips_empty_ones() {
 fn fixed_len_missing_empty_and_wrong() {
     let s = spec(&[(
         "x",
-        FeatureSpec::fixed_len_with_default(DType::Float32, [2], vec![7i64, 8]),
+        FeatureSpec::fixed_len_with_default(DType::Float, [2], vec![7i64, 8]),
     )]);
     // A Feature with no list set is missing; the integer default is converted to float.
     let out =
@@ -407,7 +407,7 @@ fn fixed_len_missing_empty_and_wrong() {
     let err = parse_example(&s, &[ex(&[("x", b(&[]))])]).expect_err("type");
     assert!(err.to_string().contains("expected float"), "{err}");
     // Strings, scalar shape, no default.
-    let s = spec(&[("n", FeatureSpec::fixed_len(DType::String, []))]);
+    let s = spec(&[("n", FeatureSpec::fixed_len(DType::Bytes, []))]);
     let out =
         parse_example(&s, &[ex(&[("n", b(&["a"]))]), ex(&[("n", b(&[""]))])]).expect("parses");
     assert_eq!(
@@ -433,7 +433,7 @@ fn fixed_len_sequence_in_parse_example() {
     let s = spec(&[(
         "p",
         FeatureSpec::FixedLenSequence {
-            dtype: DType::String,
+            dtype: DType::Bytes,
             shape: vec![2],
             allow_missing: true,
             default: Some(Values::from("pad")),
@@ -477,7 +477,7 @@ fn sparse_feature_sorting_and_dimensions() {
     let sp = |sorted| FeatureSpec::Sparse {
         index_keys: vec!["idx".into()],
         value_key: "val".into(),
-        dtype: DType::Float32,
+        dtype: DType::Float,
         size: vec![10],
         already_sorted: sorted,
     };
@@ -554,13 +554,13 @@ fn invalid_specs_are_rejected() {
         )]),
         // The same key as a sparse float and a sparse int64.
         spec(&[
-            ("x", FeatureSpec::var_len(DType::Float32)),
-            ("s", FeatureSpec::sparse("x", "v", DType::Float32, 4)),
+            ("x", FeatureSpec::var_len(DType::Float)),
+            ("s", FeatureSpec::sparse("x", "v", DType::Float, 4)),
         ]),
         // The same key as dense and sparse.
         spec(&[
             ("x", FeatureSpec::fixed_len(DType::Int64, [])),
-            ("s", FeatureSpec::sparse("x", "v", DType::Float32, 4)),
+            ("s", FeatureSpec::sparse("x", "v", DType::Float, 4)),
         ]),
         // The same key as dense and ragged.
         spec(&[
@@ -637,9 +637,9 @@ fn sequence_example_features() {
         ("tok", FeatureSpec::var_len(DType::Int64)),
         (
             "emb",
-            FeatureSpec::fixed_len_sequence(DType::Float32, [2], true),
+            FeatureSpec::fixed_len_sequence(DType::Float, [2], true),
         ),
-        ("w", FeatureSpec::ragged(DType::String)),
+        ("w", FeatureSpec::ragged(DType::Bytes)),
     ]);
     let (c, l, lengths) = parse_sequence_example(&ctx, &lists, &records).expect("parses");
     assert_eq!(dense_i64(&c["id"]), (vec![2], vec![1, -1]));
@@ -671,7 +671,7 @@ fn sequence_example_features() {
     // Without allow_missing, the second record's missing list is an error.
     let strict = spec(&[(
         "emb",
-        FeatureSpec::fixed_len_sequence(DType::Float32, [2], false),
+        FeatureSpec::fixed_len_sequence(DType::Float, [2], false),
     )]);
     let err = parse_sequence_example(&Spec::new(), &strict, &records).expect_err("missing");
     assert_eq!((err.key(), err.record()), (Some("emb"), Some(1)));
@@ -707,12 +707,12 @@ fn parse_reusing_builds_in_the_given_back_buffers() {
             })
             .collect()
     };
-    let ctx = spec(&[("lang", FeatureSpec::fixed_len(DType::String, []))]);
+    let ctx = spec(&[("lang", FeatureSpec::fixed_len(DType::Bytes, []))]);
     let lists = spec(&[
         ("tok", FeatureSpec::var_len(DType::Int64)),
         (
             "score",
-            FeatureSpec::fixed_len_sequence(DType::Float32, [], true),
+            FeatureSpec::fixed_len_sequence(DType::Float, [], true),
         ),
     ]);
     let parser = SequenceExampleParser::new(&ctx, &lists).unwrap();
@@ -836,12 +836,12 @@ fn arbitrary_bytes_never_panic() {
             "a",
             FeatureSpec::fixed_len_with_default(DType::Int64, [2], vec![0i64, 0]),
         ),
-        ("b", FeatureSpec::var_len(DType::Float32)),
-        ("c", FeatureSpec::sparse("i", "b", DType::Float32, 3)),
+        ("b", FeatureSpec::var_len(DType::Float)),
+        ("c", FeatureSpec::sparse("i", "b", DType::Float, 3)),
         (
             "d",
             FeatureSpec::ragged_with(
-                DType::String,
+                DType::Bytes,
                 "e",
                 [
                     Partition::ValueRowIds("f".into()),
@@ -862,7 +862,7 @@ fn arbitrary_bytes_never_panic() {
     ]);
     let seq_spec = spec(&[
         ("h", FeatureSpec::fixed_len_sequence(DType::Int64, [], true)),
-        ("b", FeatureSpec::var_len(DType::Float32)),
+        ("b", FeatureSpec::var_len(DType::Float)),
         (
             "e",
             FeatureSpec::ragged_with(DType::Int64, "e", [Partition::RowStarts("f".into())]),
@@ -1145,15 +1145,15 @@ fn fast_path_agrees_with_the_general_path() {
         ),
         (
             "b",
-            FeatureSpec::fixed_len_with_default(DType::Float32, [2], vec![0.5f32, 1.5]),
+            FeatureSpec::fixed_len_with_default(DType::Float, [2], vec![0.5f32, 1.5]),
         ),
-        ("c", FeatureSpec::fixed_len(DType::String, [])),
+        ("c", FeatureSpec::fixed_len(DType::Bytes, [])),
         ("v", FeatureSpec::var_len(DType::Int64)),
-        ("w", FeatureSpec::var_len(DType::String)),
+        ("w", FeatureSpec::var_len(DType::Bytes)),
         (
             "q",
             FeatureSpec::FixedLenSequence {
-                dtype: DType::Float32,
+                dtype: DType::Float,
                 shape: vec![2],
                 allow_missing: true,
                 default: Some(Values::Float32(vec![9.0])),
@@ -1163,7 +1163,7 @@ fn fast_path_agrees_with_the_general_path() {
             "r",
             FeatureSpec::ragged_with(DType::Int64, "r", [Partition::RowLengths("rl".into())]),
         ),
-        ("sp", FeatureSpec::sparse("ix", "vx", DType::Float32, 8)),
+        ("sp", FeatureSpec::sparse("ix", "vx", DType::Float, 8)),
     ]);
     let example_keys = [
         ("a", 3, 1),
@@ -1182,8 +1182,8 @@ fn fast_path_agrees_with_the_general_path() {
             "id",
             FeatureSpec::fixed_len_with_default(DType::Int64, [], 0),
         ),
-        ("lang", FeatureSpec::fixed_len(DType::String, [])),
-        ("cv", FeatureSpec::var_len(DType::Float32)),
+        ("lang", FeatureSpec::fixed_len(DType::Bytes, [])),
+        ("cv", FeatureSpec::var_len(DType::Float)),
         ("cr", FeatureSpec::ragged(DType::Int64)),
     ]);
     let ctx_keys = [("id", 3, 1), ("lang", 1, 1), ("cv", 2, 2), ("cr", 3, 2)];
@@ -1191,9 +1191,9 @@ fn fast_path_agrees_with_the_general_path() {
         ("tok", FeatureSpec::var_len(DType::Int64)),
         (
             "sc",
-            FeatureSpec::fixed_len_sequence(DType::Float32, [], false),
+            FeatureSpec::fixed_len_sequence(DType::Float, [], false),
         ),
-        ("rg", FeatureSpec::ragged(DType::String)),
+        ("rg", FeatureSpec::ragged(DType::Bytes)),
         (
             "pair",
             FeatureSpec::fixed_len_sequence(DType::Int64, [2], true),

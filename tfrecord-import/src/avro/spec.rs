@@ -1,8 +1,8 @@
 //! The spec: [`AvroFeature`]s (an output name, a key expression, a dtype and a layout),
 //! checked and compiled into an [`AvroSpec`], from code or from a record of a TOML spec file.
 
-use tfrecord_core::parse::{DType, Values};
-use tfrecord_schema::ir::{self, FeatureKind, Literal, Presence, RecordKind};
+use tfrecord_core::parse::{DType, RecordSpec, Values};
+use tfrecord_schema::ir::{self, FeatureKind, Presence, RecordKind};
 
 use super::expr::KeyExpr;
 use crate::error::{Error, Result};
@@ -200,7 +200,11 @@ impl AvroSpec {
     /// size, a sparse feature whose `size` does not have one entry per index key.
     pub fn new(features: impl IntoIterator<Item = AvroFeature>) -> Result<Self> {
         let mut out: Vec<CompiledFeature> = Vec::new();
-        for f in features {
+        for mut f in features {
+            // Text and bytes are one `tf.string` here: Avro strings are not checked for UTF-8.
+            if f.dtype == DType::String {
+                f.dtype = DType::Bytes;
+            }
             let located = |e: Error| e.with_feature(f.name.clone());
             if f.name.is_empty() {
                 return Err(Error::new("a feature name cannot be empty"));
@@ -360,42 +364,35 @@ impl AvroSpec {
     /// A `sequence_example` record, a `sequence` or `ragged` feature, a default that does not
     /// fit the dtype, and what [`AvroSpec::new`] rejects; the error names the feature.
     pub fn from_record(record: &ir::Record) -> Result<Self> {
-        if record.kind != RecordKind::Example {
+        AvroSpec::from_spec(&RecordSpec::from_record(record)?)
+    }
+
+    /// The spec of a record's runtime form ([`RecordSpec`], the one form every consumer of a
+    /// TOML spec reads), with the mapping of [`from_record`](AvroSpec::from_record).
+    ///
+    /// # Errors
+    /// As [`from_record`](AvroSpec::from_record).
+    pub fn from_spec(spec: &RecordSpec) -> Result<Self> {
+        if spec.kind != RecordKind::Example {
             return Err(Error::new(format!(
                 "record `{}` is a sequence example; the Avro importer writes examples",
-                record.name
+                spec.name
             )));
         }
         let mut features = Vec::new();
-        for f in record.fields.iter().filter(|f| !f.skip) {
-            let located = |e: Error| e.with_feature(f.name.clone());
-            let dtype = match f.dtype {
-                Some(ir::DType::Int64) => DType::Int64,
-                Some(ir::DType::Int32) => DType::Int32,
-                Some(ir::DType::Bool) => DType::Bool,
-                Some(ir::DType::Float) => DType::Float32,
-                Some(ir::DType::Double) => DType::Float64,
-                Some(ir::DType::Bytes | ir::DType::String) => DType::String,
-                _ => return Err(located(Error::new("the feature has no dtype"))),
-            };
-            let source = f.source.clone().unwrap_or_else(|| f.name.clone());
-            let default = |lit: &Literal| literal_values(lit, dtype).map_err(located);
+        for f in &spec.features {
             let kind = match (&f.kind, &f.presence) {
                 (FeatureKind::Fixed { .. }, Presence::Optional) => AvroKind::VarLen {
                     default: None,
                     skip_missing: true,
                 },
-                (FeatureKind::Fixed { shape }, presence) => AvroKind::FixedLen {
+                (FeatureKind::Fixed { shape }, _) => AvroKind::FixedLen {
                     shape: shape.iter().copied().map(Some).collect(),
-                    default: match presence {
-                        Presence::Default(l) => Some(default(l)?),
-                        Presence::TypeDefault => Some(Values::zeros(dtype, 1)),
-                        _ => None,
-                    },
+                    default: f.default.clone(),
                 },
                 (FeatureKind::Var, presence) => AvroKind::VarLen {
                     default: match presence {
-                        Presence::Default(l) => Some(default(l)?),
+                        Presence::Default(_) => f.default.clone(),
                         _ => None,
                     },
                     skip_missing: *presence == Presence::Optional,
@@ -414,16 +411,17 @@ impl AvroSpec {
                     already_sorted: *already_sorted,
                 },
                 (k, _) => {
-                    return Err(located(Error::new(format!(
+                    return Err(Error::new(format!(
                         "a `{}` feature cannot be imported from Avro (use fixed, var or sparse)",
                         k.name()
-                    ))));
+                    ))
+                    .with_feature(f.name.clone()));
                 }
             };
             features.push(AvroFeature {
                 name: f.name.clone(),
-                source,
-                dtype,
+                source: f.source.clone().unwrap_or_else(|| f.name.clone()),
+                dtype: f.dtype,
                 kind,
             });
         }
@@ -440,52 +438,10 @@ impl AvroSpec {
 pub(super) fn dtype_name(d: DType) -> &'static str {
     match d {
         DType::Int64 => "int64",
-        DType::Float32 => "float32",
-        DType::String => "string",
+        DType::Float => "float32",
+        DType::Bytes | DType::String => "string",
         DType::Bool => "bool",
         DType::Int32 => "int32",
-        DType::Float64 => "float64",
-        _ => "?",
+        DType::Double => "float64",
     }
-}
-
-/// A spec default literal as values of `dtype`.
-fn literal_values(lit: &Literal, dtype: DType) -> Result<Values> {
-    fn flat<'a>(l: &'a Literal, out: &mut Vec<&'a Literal>) {
-        match l {
-            Literal::List(items) => items.iter().for_each(|i| flat(i, out)),
-            other => out.push(other),
-        }
-    }
-    let mut items = Vec::new();
-    flat(lit, &mut items);
-    let bad = |l: &Literal| {
-        Error::new(format!(
-            "the default holds {}, which is not a {} value",
-            l.kind_name(),
-            dtype_name(dtype)
-        ))
-    };
-    let mut out = Values::empty(dtype);
-    for l in items {
-        match (&mut out, l) {
-            (Values::Int64(v), Literal::Int(n)) => {
-                v.push(i64::try_from(*n).map_err(|_| bad(l))?);
-            }
-            (Values::Int32(v), Literal::Int(n)) => {
-                v.push(i32::try_from(*n).map_err(|_| bad(l))?);
-            }
-            (Values::Bool(v), Literal::Bool(b)) => v.push(*b),
-            #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
-            (Values::Float32(v), Literal::Float(x)) => v.push(*x as f32),
-            #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
-            (Values::Float32(v), Literal::Int(n)) => v.push(*n as f32),
-            (Values::Float64(v), Literal::Float(x)) => v.push(*x),
-            #[allow(clippy::cast_precision_loss)]
-            (Values::Float64(v), Literal::Int(n)) => v.push(*n as f64),
-            (Values::Bytes(v), Literal::Str(s)) => v.push(s),
-            _ => return Err(bad(l)),
-        }
-    }
-    Ok(out)
 }

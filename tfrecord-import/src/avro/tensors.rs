@@ -96,10 +96,9 @@ fn avro_type_names(d: DType) -> &'static str {
         DType::Bool => "boolean",
         DType::Int32 => "int",
         DType::Int64 => "long",
-        DType::Float32 => "float",
-        DType::Float64 => "double",
-        DType::String => "string, bytes, enum or fixed",
-        _ => "?",
+        DType::Float => "float",
+        DType::Double => "double",
+        DType::Bytes | DType::String => "string, bytes, enum or fixed",
     }
 }
 
@@ -131,7 +130,7 @@ fn push_value(out: &mut Values, v: &Value) -> Result<()> {
                     "; read the file with a reader schema in which the field is a `long` to \
                      promote it"
                 }
-                (DType::Float64, Value::Float(_) | Value::Int(_) | Value::Long(_)) => {
+                (DType::Double, Value::Float(_) | Value::Int(_) | Value::Long(_)) => {
                     "; read the file with a reader schema in which the field is a `double` to \
                      promote it"
                 }

@@ -10,8 +10,7 @@ use tfrecord_schema::ir::Presence;
 
 use super::input::{Input, RecordFormat, Scalar, for_each_record};
 use super::mapping::{
-    ListKind, cell_kinds, convert_to_dtype, convert_to_kind, kind_word, list_kind, literal_values,
-    unify,
+    ListKind, cell_kinds, convert_to_dtype, convert_to_kind, kind_word, list_kind, unify,
 };
 use super::spec::RecordSpec;
 use crate::error::{Error, Result};
@@ -229,14 +228,11 @@ pub fn import_records(
             if present.contains(&source.as_str()) {
                 continue;
             }
-            match &rule.presence {
-                Presence::Default(lit) => {
-                    let v = literal_values(lit, rule.dtype).map_err(|m| {
-                        at(Error::new(format!("bad default: {m}")).with_field(source.clone()))
-                    })?;
-                    row.insert(rule.key.clone(), v);
+            match (&rule.presence, &rule.default) {
+                (_, Some(v)) => {
+                    row.insert(rule.key.clone(), v.clone());
                 }
-                Presence::Required => {
+                (Presence::Required, None) => {
                     let e = at(Error::new(format!(
                         "the field is absent and the spec's feature `{}` has no default (line {})",
                         rule.key, raw.line

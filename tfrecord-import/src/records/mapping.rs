@@ -2,7 +2,7 @@
 //! scalars converted to the values of a kind or of a forced dtype.
 
 use tfrecord_core::parse::{ByteStrings, Values};
-use tfrecord_schema::ir::{DType, Literal};
+use tfrecord_schema::ir::DType;
 
 use super::input::Scalar;
 
@@ -181,25 +181,6 @@ pub(super) fn convert_to_dtype(
                 .collect::<ByteStrings>(),
         ),
     })
-}
-
-/// A default literal as values of `dtype`.
-pub(super) fn literal_values(lit: &Literal, dtype: DType) -> std::result::Result<Values, String> {
-    fn flat(l: &Literal, out: &mut Vec<Scalar>) {
-        match l {
-            Literal::List(items) => items.iter().for_each(|i| flat(i, out)),
-            Literal::Int(n) => {
-                out.push(i64::try_from(*n).map_or_else(|_| Scalar::Str(n.to_string()), Scalar::Int))
-            }
-            Literal::Float(x) => out.push(Scalar::Float(*x)),
-            Literal::Str(s) => out.push(Scalar::Str(s.clone())),
-            Literal::Bool(b) => out.push(Scalar::Bool(*b)),
-            _ => {}
-        }
-    }
-    let mut s = Vec::new();
-    flat(lit, &mut s);
-    convert_to_dtype(&s, dtype)
 }
 
 /// Values of an inferred kind.

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use tfrecord_core::parse::{self, Values};
 use tfrecord_schema::ir::{self, DType, FeatureKind, Presence, RecordKind};
 
 use crate::error::{Error, Result};
@@ -14,6 +15,8 @@ pub(super) struct Rule {
     /// `Some(n)`: exactly n values.
     pub(super) count: Option<u64>,
     pub(super) presence: Presence,
+    /// The values of an absent field, when the spec gives a `default`.
+    pub(super) default: Option<Values>,
 }
 
 /// Dtypes and shapes forced on some fields, from a record of a TOML spec.
@@ -31,14 +34,24 @@ impl RecordSpec {
     /// # Errors
     /// A `sequence_example` record, or a `sparse`, `sequence` or `ragged` feature.
     pub fn from_record(record: &ir::Record) -> Result<Self> {
-        if record.kind != RecordKind::Example {
+        RecordSpec::from_spec(&parse::RecordSpec::from_record(record)?)
+    }
+
+    /// The spec of a record's runtime form (`tfrecord_core::parse::RecordSpec`, the one form
+    /// every consumer of a TOML spec reads), with the mapping of
+    /// [`from_record`](RecordSpec::from_record).
+    ///
+    /// # Errors
+    /// As [`from_record`](RecordSpec::from_record).
+    pub fn from_spec(spec: &parse::RecordSpec) -> Result<Self> {
+        if spec.kind != RecordKind::Example {
             return Err(Error::new(format!(
                 "record `{}` is a sequence example; from-records writes examples",
-                record.name
+                spec.name
             )));
         }
         let mut rules = BTreeMap::new();
-        for f in record.fields.iter().filter(|f| !f.skip) {
+        for f in &spec.features {
             let count = match &f.kind {
                 FeatureKind::Fixed { .. } => f.kind.fixed_count(),
                 FeatureKind::Var => None,
@@ -50,28 +63,31 @@ impl RecordSpec {
                     .with_feature(f.name.clone()));
                 }
             };
-            let Some(dtype) = f.dtype else {
-                return Err(Error::new("the feature has no dtype").with_feature(f.name.clone()));
-            };
             let source = f.source.clone().unwrap_or_else(|| f.key.clone());
+            let presence = match (&f.kind, &f.presence) {
+                (FeatureKind::Var, Presence::Required | Presence::TypeDefault) => {
+                    Presence::Optional
+                }
+                (_, p) => p.clone(),
+            };
+            let default = match presence {
+                Presence::Default(_) => f.default.clone(),
+                _ => None,
+            };
             rules.insert(
                 source,
                 Rule {
                     key: f.key.clone(),
-                    dtype,
+                    dtype: f.dtype,
                     count,
-                    presence: match (&f.kind, &f.presence) {
-                        (FeatureKind::Var, Presence::Required | Presence::TypeDefault) => {
-                            Presence::Optional
-                        }
-                        (_, p) => p.clone(),
-                    },
+                    presence,
+                    default,
                 },
             );
         }
         Ok(RecordSpec {
             rules,
-            deny_unknown: record.deny_unknown_keys,
+            deny_unknown: spec.deny_unknown_keys,
         })
     }
 }
