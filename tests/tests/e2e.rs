@@ -21,7 +21,7 @@
 //!   exactly as their hand-derived twins.
 //! - `ui`: the derive's compile errors (trybuild).
 //! - `import`: `tfrecord-import` reproduces every recorded tensorflow-io Avro case
-//!   (`fixtures/avro/`) or the seed's result where tensorflow-io crashes or is quirky, and maps
+//!   (`fixtures/avro/`) or the Avro dataset design's result where tensorflow-io crashes or is quirky, and maps
 //!   JSON Lines, CSV and image folders to records.
 
 #[path = "e2e/support.rs"]

@@ -1,5 +1,5 @@
-//! `tfrecord-import`: every recorded tensorflow-io Avro case (`fixtures/avro/`), the seed's
-//! root-reference and missing-value cases, JSON Lines / CSV mapping, and image folders.
+//! `tfrecord-import`: every recorded tensorflow-io Avro case (`fixtures/avro/`), the Avro dataset
+//! design's root-reference and missing-value cases, JSON Lines / CSV mapping, and image folders.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -60,9 +60,7 @@ fn default_values(d: DType, v: &Json) -> Values {
                 .collect(),
         ),
         DType::Int64 => Values::Int64(items.iter().map(|x| x.as_i64().unwrap()).collect()),
-        DType::Float => {
-            Values::Float32(items.iter().map(|x| x.as_f64().unwrap() as f32).collect())
-        }
+        DType::Float => Values::Float32(items.iter().map(|x| x.as_f64().unwrap() as f32).collect()),
         DType::Double => Values::Float64(items.iter().map(|x| x.as_f64().unwrap()).collect()),
         _ => Values::Bytes(items.iter().map(|x| x.as_str().unwrap()).collect()),
     }
@@ -212,8 +210,8 @@ fn check_tensor(what: &str, expected: &Json, got: &Tensor) {
     }
 }
 
-/// The seed's results where tensorflow-io shows a quirk: (case, batch) -> tensor per feature.
-fn seed_semantics(case: &str, batch: usize) -> Option<Json> {
+/// The Avro dataset design's results where tensorflow-io shows a quirk: (case, batch) -> tensor per feature.
+fn design_semantics(case: &str, batch: usize) -> Option<Json> {
     let streets = "friends[*].address[*].street";
     let matrix = "matrix[*][*]";
     Some(match (case, batch) {
@@ -254,7 +252,7 @@ fn check_batch(what: &str, expected: &Json, got: &Tensors, ranks: &BTreeMap<Stri
 }
 
 /// Runs one recorded case: every batch equal to the recording; an error case fails at the
-/// recorded batch with the recorded message; a tensorflow-io quirk gives the seed's result.
+/// recorded batch with the recorded message; a tensorflow-io quirk gives the design's result.
 fn run_case(file: &str) {
     let case = load(file);
     let name = case["name"].as_str().unwrap();
@@ -274,7 +272,8 @@ fn run_case(file: &str) {
             let got = got.unwrap_or_else(|e| panic!("{what}: {e}"));
             check_batch(&what, &expected[b], &got, &ranks);
         } else if category == "tfio_quirk" {
-            let want = seed_semantics(name, b).unwrap_or_else(|| panic!("{what}: no seed result"));
+            let want =
+                design_semantics(name, b).unwrap_or_else(|| panic!("{what}: no design result"));
             let got = got.unwrap_or_else(|e| panic!("{what}: {e}"));
             check_batch(&what, &want, &got, &ranks);
         } else if Some(b) == fail_at {
@@ -324,7 +323,7 @@ fn strings(t: &Tensor) -> Vec<String> {
 
 #[test]
 fn root_reference_inside_a_filter() {
-    // tensorflow-io crashes on this one; the seed's meaning: friends with the person's own
+    // tensorflow-io crashes on this one; the design's meaning: friends with the person's own
     // first name.
     let key = "friends[name.first=@name.first].name.initial";
     let spec = AvroSpec::new([AvroFeature::var_len(key, key, DType::Bytes)]).unwrap();
@@ -345,7 +344,7 @@ fn root_reference_inside_a_filter() {
 
 #[test]
 fn root_references_as_sparse_index_keys() {
-    // The seed's `engine` SparseFeature(index_key=['@car.serial', 'id'], value_key='power'):
+    // The design's `engine` SparseFeature(index_key=['@car.serial', 'id'], value_key='power'):
     // a scalar root index next to a relative one (tensorflow-io crashes).
     let spec = AvroSpec::new([AvroFeature::sparse(
         "engine",
@@ -375,7 +374,7 @@ fn root_references_as_sparse_index_keys() {
     );
     assert_eq!(dense_shape, &[5, 16, 10000]);
 
-    // With the seed's size 12, Dave's car serial 12 is outside it: an error, not garbage.
+    // With the design's size 12, Dave's car serial 12 is outside it: an error, not garbage.
     let spec = AvroSpec::new([AvroFeature::sparse(
         "engine",
         "car.engine",
@@ -418,7 +417,7 @@ fn root_references_as_sparse_index_keys() {
     .unwrap();
     assert_eq!(root, rel);
 
-    // The seed's own `tensorName`, over the map `cars` (its values in key order; tensorflow-io
+    // The design's own `tensorName`, over the map `cars` (its values in key order; tensorflow-io
     // has no `[*]` over a map).
     let spec = AvroSpec::new([AvroFeature::sparse(
         "tensorName",
@@ -441,7 +440,7 @@ fn root_references_as_sparse_index_keys() {
     assert_eq!(indices, &[0, 3, 13, 0, 4, 12]);
     assert_eq!(values, &Values::Float32(vec![60.0, 75.5]));
 
-    // A root list of another length than the values: the seed's count check.
+    // A root list of another length than the values: the design's count check.
     let spec = AvroSpec::new([AvroFeature::sparse(
         "e",
         "engines",
@@ -463,7 +462,7 @@ fn root_references_as_sparse_index_keys() {
 
 #[test]
 fn sparse_over_two_array_levels() {
-    // The seed's friends[*].cars[*].engine with index keys [cylinders, id] (tensorflow-io
+    // The design's friends[*].cars[*].engine with index keys [cylinders, id] (tensorflow-io
     // fails on two array levels).
     let spec = AvroSpec::new([AvroFeature::sparse(
         "engines",
@@ -505,7 +504,7 @@ fn missing_values_are_defaults_or_clear_errors() {
             && e.contains("no default"),
         "{e}"
     );
-    // ... and with a default, the default (the seed: missing values take the default).
+    // ... and with a default, the default (the design: missing values take the default).
     let spec =
         AvroSpec::new([
             AvroFeature::fixed_len("f0", "friends[0].name.first", DType::Bytes, [])
@@ -560,7 +559,7 @@ fn missing_values_are_defaults_or_clear_errors() {
         e.contains("for dimension 1 expected at most 1 elements but received 2 elements"),
         "{e}"
     );
-    // The seed's scalar default with a fixed shape (FixedLenSequenceFeature's meaning).
+    // The design's scalar default with a fixed shape (FixedLenSequenceFeature's meaning).
     let spec = AvroSpec::new([AvroFeature::fixed_len(
         "s",
         "friends[*].address[*].street",
@@ -626,7 +625,7 @@ fn codecs_projection_and_reshape() {
         "{e}"
     );
 
-    // One `[*]` reshaped row-major into [2, 2] (the seed's "combining and reshaping").
+    // One `[*]` reshaped row-major into [2, 2] (the design's "combining and reshaping").
     let spec = AvroSpec::new([
         AvroFeature::fixed_len("s", "scores[*]", DType::Float, [2, 2]).with_default(0.0f32),
     ])
