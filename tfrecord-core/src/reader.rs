@@ -7,6 +7,7 @@ mod cutter;
 pub(crate) mod frames;
 mod parallel;
 mod shared;
+mod source;
 
 pub use chunks::{Chunk, ChunkRecords};
 pub use cutter::ChunkReader;

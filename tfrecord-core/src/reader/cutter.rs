@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use super::boundary::{Frame, frame_at};
 use super::chunks::{Chunk, keep_spare};
-use super::frames::{ReaderOptions, Source, io_error, locate};
+use super::frames::{ReaderOptions, locate};
+use super::source::{Source, io_error};
 use crate::compression::Compression;
 use crate::error::{Error, ErrorKind, Result};
 
