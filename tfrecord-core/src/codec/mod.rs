@@ -22,15 +22,17 @@ mod message;
 mod record;
 mod sparse;
 mod steps;
+mod view;
 
 pub use container::{
     Container, Decode, DecodeOwned, Encode, OfRecord, TfExample, TfSequenceExample,
 };
 pub use dialect::{Dialect, Of, Tf, TfLossy};
 pub use elem::{DecodeElem, EncodeElem, Raw};
-pub use field::{Chunk, DecodeField, EncodeField, FeatureView, FieldInfo, one_usual};
+pub use field::{DecodeField, EncodeField, FieldInfo};
 pub use message::Msg;
 pub use record::*;
 pub use sparse::{Sparse, put_sparse, sparse, sparse_entries_len};
 pub use steps::{DecodeSteps, EncodeSteps, Ragged};
 pub(crate) use steps::{for_each_step, usual_step_values};
+pub use view::{Chunk, FeatureView, one_usual};

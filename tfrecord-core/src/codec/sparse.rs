@@ -3,9 +3,10 @@
 
 use super::dialect::Dialect;
 use super::elem::{DecodeElem, EncodeElem};
-use super::field::{EncodeField, FeatureView, FieldInfo};
+use super::field::{EncodeField, FieldInfo};
 use super::message::Msg;
 use super::record::{entry_len, put_entry};
+use super::view::FeatureView;
 use crate::error::Result;
 use crate::feature::FeatureProblem;
 

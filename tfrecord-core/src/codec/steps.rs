@@ -3,11 +3,9 @@
 
 use super::dialect::Dialect;
 use super::elem::{DecodeElem, EncodeElem};
-use super::field::{
-    DecodeField, EncodeField, FeatureView, FieldInfo, extend_usual, extend_usual_within, kind_tag,
-    list_body_len, put_list_body, same_kind, usual_feature,
-};
+use super::field::{DecodeField, EncodeField, FieldInfo, kind_tag, list_body_len, put_list_body};
 use super::message::{Msg, malformed};
+use super::view::{FeatureView, extend_usual, extend_usual_within, same_kind, usual_feature};
 use super::wire::{self, Fields as WireFields, Value, len_field_len, put_len_prefix};
 use crate::error::{Error, Result};
 

@@ -2,12 +2,11 @@
 //! both checksums verified.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use flate2::bufread::{MultiGzDecoder, ZlibDecoder};
-
+use super::source::{Source, io_error, sniff};
 use crate::compression::{Compression, Format};
 use crate::crc::masked_crc32c;
 use crate::error::{Error, ErrorKind, Result};
@@ -105,68 +104,12 @@ impl ReaderOptions {
     }
 }
 
-pub(super) enum Source<R: Read> {
-    Plain(BufReader<R>),
-    Gzip(BufReader<MultiGzDecoder<BufReader<R>>>),
-    Zlib(BufReader<ZlibDecoder<BufReader<R>>>),
-}
-
-impl<R: Read> Source<R> {
-    pub(super) fn new(inner: R, compression: Compression, size: usize) -> Self {
-        match compression {
-            Compression::None => Source::Plain(BufReader::with_capacity(size, inner)),
-            Compression::Gzip => Source::Gzip(BufReader::with_capacity(
-                size,
-                MultiGzDecoder::new(BufReader::with_capacity(size, inner)),
-            )),
-            Compression::Zlib => Source::Zlib(BufReader::with_capacity(
-                size,
-                ZlibDecoder::new(BufReader::with_capacity(size, inner)),
-            )),
-        }
-    }
-
-    pub(super) fn buf(&mut self) -> &mut dyn BufRead {
-        match self {
-            Source::Plain(r) => r,
-            Source::Gzip(r) => r,
-            Source::Zlib(r) => r,
-        }
-    }
-
-    /// At the end of the records: whether compressed bytes follow the end of a zlib stream,
-    /// which has an end marker and no framing after it (gzip members may be concatenated, and
-    /// its decoder already rejects garbage).
-    pub(super) fn trailing_data(&mut self) -> io::Result<bool> {
-        match self {
-            Source::Zlib(r) => Ok(!r.get_mut().get_mut().fill_buf()?.is_empty()),
-            Source::Plain(_) | Source::Gzip(_) => Ok(false),
-        }
-    }
-}
-
 /// Adds where in which stream an error happened.
 pub(crate) fn locate(err: Error, path: Option<&Path>, offset: u64, record: u64) -> Error {
     let err = err.with_offset(offset).with_record(record);
     match path {
         Some(p) => err.with_path(p.to_path_buf()),
         None => err,
-    }
-}
-
-/// An error reading the (decompressed) stream: flate2 reports a damaged, truncated or absent
-/// compressed stream as these kinds.
-pub(super) fn io_error(e: io::Error, compression: Compression) -> Error {
-    let damaged = matches!(
-        e.kind(),
-        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
-    );
-    match compression {
-        Compression::Gzip | Compression::Zlib if damaged => Error::new(ErrorKind::Compressed {
-            compression: compression.name(),
-            detail: e.to_string(),
-        }),
-        _ => Error::from(e),
     }
 }
 
@@ -692,21 +635,6 @@ impl<R: Read> RecordReader<R> {
 enum Payload {
     Io(io::Error),
     Short { needed: u64, found: u64 },
-}
-
-/// Recognizes a few formats that are often mistaken for TFRecord.
-fn sniff(head: &[u8]) -> Option<&'static str> {
-    match head {
-        [0x1f, 0x8b, ..] => {
-            Some("the data starts like a gzip stream; read it with gzip compression")
-        }
-        [0x78, 0x01 | 0x5e | 0x9c | 0xda, ..] => {
-            Some("the data starts like a zlib stream; read it with zlib compression")
-        }
-        [b'O', b'b', b'j', 1, ..] => Some("the data starts like an Avro object container file"),
-        [b'{' | b'[', ..] => Some("the data starts like JSON text"),
-        _ => None,
-    }
 }
 
 impl<R: Read> Iterator for RecordReader<R> {

@@ -7,8 +7,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use super::chunks::{Chunk, ChunkReader, SharedChunks};
+use super::chunks::Chunk;
+use super::cutter::ChunkReader;
 use super::frames::ReaderOptions;
+use super::shared::SharedChunks;
 use crate::compression::Compression;
 use crate::error::{Error, Result};
 
