@@ -334,8 +334,3 @@ pub(crate) fn kind_tag<D: Dialect, T: EncodeField<D>>() -> u32 {
     // The derive only accepts types whose kind the dialect has; 1 (bytes) is never reached.
     D::tag(T::KIND).unwrap_or(1)
 }
-
-// The tensor parser reads features through these names as well.
-pub(crate) use super::view::short_feature;
-#[cfg(test)]
-pub(crate) use super::view::tests;

@@ -22,7 +22,7 @@ mod message;
 mod record;
 mod sparse;
 mod steps;
-mod view;
+pub(crate) mod view;
 
 pub use container::{
     Container, Decode, DecodeOwned, Encode, OfRecord, TfExample, TfSequenceExample,

@@ -12,7 +12,7 @@ use super::dtype::{DType, list_kind};
 use super::plan::Plan;
 use super::strings::ByteStrings;
 use super::tensor::Values;
-use crate::codec::field::short_feature;
+use crate::codec::view::short_feature;
 use crate::codec::wire::split_len;
 use crate::codec::{DecodeElem, Dialect, Tf, key_word};
 
@@ -204,7 +204,7 @@ mod tests {
     /// `value` field), on features around the one-byte length limit.
     fn agrees<S: Sink + Default>(tag: u32, values: impl Fn(&S) -> Vec<Vec<u8>>) -> usize {
         let mut taken = 0;
-        for b in crate::codec::field::tests::features() {
+        for b in crate::codec::view::tests::features() {
             let (mut fast, mut walked) = (S::default(), S::default());
             let got = fast.extend_usual(tag, &b);
             let want = usual_list(tag, &b).and_then(|body| {
