@@ -137,16 +137,16 @@ pub mod __private {
     pub use crate::codec::field::{list_body_len, put_list_body};
     pub use crate::codec::wire;
     pub use crate::codec::{
-        Chunk, Container, Decode, DecodeElem, DecodeField, DecodeFields, DecodeSteps, Dialect,
-        Encode, EncodeElem, EncodeField, EncodeFields, EncodeSteps, FeatureView, FieldInfo,
-        FieldTable, Msg, Of, OfRecord, Raw, Tf, TfExample, TfLossy, TfSequenceExample, check_len,
-        decode_record, entry_len, example_len, field, join_prefix, key_word, missing, one_usual,
-        present, put_context_header, put_entry, put_example_header, put_lists_header, put_sparse,
-        put_steps_entry, scan_features, scan_sequence, sequence_len, sparse, sparse_entries_len,
-        steps, steps_entry_len, unknown_key, walk_usual,
+        Container, Decode, DecodeElem, DecodeField, DecodeFields, DecodeSteps, Dialect, Encode,
+        EncodeElem, EncodeField, EncodeFields, EncodeSteps, FeatureBytes, FeatureView, FieldInfo,
+        FieldTable, Of, OfRecord, RawValue, Tf, TfExample, TfLossy, TfSequenceExample, check_len,
+        decode_record, entry_len, example_len, field, join_prefix, key_prefix_word, missing,
+        one_canonical, present, put_context_header, put_entry, put_example_header,
+        put_lists_header, put_sparse, put_steps_entry, scan_features, scan_sequence, sequence_len,
+        sparse, sparse_entries_len, steps, steps_entry_len, unknown_key, walk_canonical,
     };
     pub use crate::error::{Error, Result};
-    pub use crate::feature::{FeatureProblem, FeatureProblem as FieldError, ListKind};
+    pub use crate::feature::{FeatureProblem, ListKind};
     pub use ::core::option::Option::{self, None, Some};
     pub use ::core::result::Result::{Err, Ok};
     pub use ::std::vec::Vec;

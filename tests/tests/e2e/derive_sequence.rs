@@ -199,8 +199,8 @@ fn ragged_steps_either_side_of_one_byte_lengths() {
 }
 
 #[test]
-fn a_bad_step_after_usual_ones_is_worded_by_the_general_path() {
-    // Two steps in the usual layout, then one whose packed run ends mid-varint.
+fn a_bad_step_after_canonical_ones_is_worded_by_the_general_path() {
+    // Two steps in the canonical layout, then one whose packed run ends mid-varint.
     let plain = Style::PLAIN;
     let mut steps = Vec::new();
     for run in [&[1u8, 2][..], &[3], &[4, 0xff]] {

@@ -8,7 +8,7 @@ use crate::feature::{FeatureProblem, ListKind};
 
 /// One value as it appears on the wire, before conversion to a Rust type.
 #[derive(Clone, Copy, Debug)]
-pub enum Raw<'de> {
+pub enum RawValue<'de> {
     /// An int64 or int32 list value (the varint's 64 bits).
     Int(u64),
     /// A float list value (its bits).
@@ -53,7 +53,7 @@ pub trait DecodeElem<'de, D: Dialect>: Sized {
     ///
     /// # Errors
     /// A value out of the type's range, invalid UTF-8, an unknown enum variant.
-    fn from_raw(raw: Raw<'de>) -> Result<Self, FeatureProblem>;
+    fn from_raw(raw: RawValue<'de>) -> Result<Self, FeatureProblem>;
 
     /// Appends every value of a packed run (`KIND` is packed). The default decodes one value
     /// at a time; integers override it to read a word at a time, floats with a bulk
@@ -131,9 +131,9 @@ macro_rules! int_elem {
         impl<'de> DecodeElem<'de, $d> for $t {
             const KIND: ListKind = $kind;
             #[inline]
-            fn from_raw(raw: Raw<'de>) -> Result<Self, FeatureProblem> {
+            fn from_raw(raw: RawValue<'de>) -> Result<Self, FeatureProblem> {
                 match raw {
-                    Raw::Int(v) => {
+                    RawValue::Int(v) => {
                         let conv: fn(u64) -> Result<$t, FeatureProblem> = $conv;
                         conv(v)
                     }
@@ -253,7 +253,7 @@ fn extend_f64(run: &[u8], out: &mut Vec<f64>) -> Result<(), FeatureProblem> {
     Ok(())
 }
 
-/// Floating-point elements: `$t` stored as `$kind` (`$n` little-endian bytes, `Raw::$raw`),
+/// Floating-point elements: `$t` stored as `$kind` (`$n` little-endian bytes, `RawValue::$raw`),
 /// packed runs converted in bulk by `$extend`, in each dialect listed.
 macro_rules! float_elem {
     ($t:ty, $kind:expr, $raw:ident, $n:literal, $extend:ident; $($d:ty),*) => {$(
@@ -267,9 +267,9 @@ macro_rules! float_elem {
         impl<'de> DecodeElem<'de, $d> for $t {
             const KIND: ListKind = $kind;
             #[inline]
-            fn from_raw(raw: Raw<'de>) -> Result<Self, FeatureProblem> {
+            fn from_raw(raw: RawValue<'de>) -> Result<Self, FeatureProblem> {
                 match raw {
-                    Raw::$raw(bits) => Ok(<$t>::from_bits(bits)),
+                    RawValue::$raw(bits) => Ok(<$t>::from_bits(bits)),
                     _ => Err(wrong_wire_type()),
                 }
             }
@@ -311,9 +311,9 @@ impl EncodeElem<TfLossy> for f64 {
 impl<'de> DecodeElem<'de, TfLossy> for f64 {
     const KIND: ListKind = ListKind::Float;
     #[inline]
-    fn from_raw(raw: Raw<'de>) -> Result<Self, FeatureProblem> {
+    fn from_raw(raw: RawValue<'de>) -> Result<Self, FeatureProblem> {
         match raw {
-            Raw::Float(bits) => Ok(f64::from(f32::from_bits(bits))),
+            RawValue::Float(bits) => Ok(f64::from(f32::from_bits(bits))),
             _ => Err(wrong_wire_type()),
         }
     }
@@ -349,9 +349,9 @@ macro_rules! bytes_decode {
         impl<'de> DecodeElem<'de, $d> for $t {
             const KIND: ListKind = ListKind::Bytes;
             #[inline]
-            fn from_raw(raw: Raw<'de>) -> Result<Self, FeatureProblem> {
+            fn from_raw(raw: RawValue<'de>) -> Result<Self, FeatureProblem> {
                 match raw {
-                    Raw::Bytes($b) => $value,
+                    RawValue::Bytes($b) => $value,
                     _ => Err(wrong_wire_type()),
                 }
             }
@@ -393,14 +393,14 @@ bytes_elem!(Of);
 pub(crate) fn for_each_packed<'de>(
     kind: ListKind,
     mut run: &'de [u8],
-    mut f: impl FnMut(Raw<'de>) -> Result<(), FeatureProblem>,
+    mut f: impl FnMut(RawValue<'de>) -> Result<(), FeatureProblem>,
 ) -> Result<(), FeatureProblem> {
     match kind {
         ListKind::Int64 | ListKind::Int32 => {
             while !run.is_empty() {
                 let v = wire::get_varint(&mut run)
                     .map_err(|_| FeatureProblem::Malformed("bad varint in a packed run"))?;
-                f(Raw::Int(v))?;
+                f(RawValue::Int(v))?;
             }
         }
         ListKind::Float => {
@@ -410,7 +410,9 @@ pub(crate) fn for_each_packed<'de>(
                 ));
             }
             for c in run.chunks_exact(4) {
-                f(Raw::Float(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))?;
+                f(RawValue::Float(u32::from_le_bytes([
+                    c[0], c[1], c[2], c[3],
+                ])))?;
             }
         }
         ListKind::Double => {
@@ -421,10 +423,10 @@ pub(crate) fn for_each_packed<'de>(
             }
             for c in run.chunks_exact(8) {
                 let b = [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]];
-                f(Raw::Double(u64::from_le_bytes(b)))?;
+                f(RawValue::Double(u64::from_le_bytes(b)))?;
             }
         }
-        ListKind::Bytes => f(Raw::Bytes(run))?,
+        ListKind::Bytes => f(RawValue::Bytes(run))?,
     }
     Ok(())
 }

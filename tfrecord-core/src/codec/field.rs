@@ -2,25 +2,25 @@
 
 use super::dialect::{Dialect, Of, Tf, TfLossy};
 use super::elem::{DecodeElem, EncodeElem};
-use super::message::Msg;
-use super::view::{FeatureView, extend_usual, one_usual, same_kind, usual_feature};
+use super::message::FeatureBytes;
+use super::view::{FeatureView, canonical_feature, extend_canonical, one_canonical, same_kind};
 use super::wire::{self, len_field_len, put_len_prefix, put_tag, put_varint};
 use crate::error::Error;
 use crate::feature::{FeatureProblem, ListKind};
 
-/// Decodes a present feature of `T`, taking [`DecodeField::decode_usual`] when the feature is in
-/// the usual layout and building a [`FeatureView`] otherwise.
+/// Decodes a present feature of `T`, taking [`DecodeField::decode_canonical`] when the feature is in
+/// the canonical layout and building a [`FeatureView`] otherwise.
 ///
 /// # Errors
 /// As [`DecodeField::decode`].
 #[inline(always)]
 pub(crate) fn decode_feature<'de, D: Dialect, T: DecodeField<'de, D>>(
-    msg: Msg<'de>,
+    msg: FeatureBytes<'de>,
 ) -> Result<T, FeatureProblem> {
     if let Some(bytes) = msg.single()
-        && let Some((tag, value)) = usual_feature(bytes)
+        && let Some((tag, value)) = canonical_feature(bytes)
         && let Some(found) = D::kind(tag)
-        && let Some(r) = T::decode_usual(found, value)
+        && let Some(r) = T::decode_canonical(found, value)
     {
         return r;
     }
@@ -108,7 +108,7 @@ pub trait DecodeField<'de, D: Dialect>: Sized {
     /// packed run of numbers, or one bytes value). `None` hands the feature to
     /// [`decode`](Self::decode), which must then give the same result.
     #[inline]
-    fn decode_usual(found: ListKind, value: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
+    fn decode_canonical(found: ListKind, value: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
         let _ = (found, value);
         None
     }
@@ -144,11 +144,11 @@ macro_rules! __impl_scalar_field {
                 view.one::<$d, $t>()
             }
             #[inline]
-            fn decode_usual(
+            fn decode_canonical(
                 found: $crate::__private::ListKind,
                 value: &'de [u8],
             ) -> ::core::option::Option<::core::result::Result<Self, $crate::__private::FeatureProblem>> {
-                $crate::__private::one_usual::<$d, $t>(found, value)
+                $crate::__private::one_canonical::<$d, $t>(found, value)
             }
         }
     )*};
@@ -168,8 +168,8 @@ macro_rules! scalar_fields {
                 view.one::<$d, &'de [u8]>()
             }
             #[inline]
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
-                one_usual::<$d, Self>(found, v)
+            fn decode_canonical(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
+                one_canonical::<$d, Self>(found, v)
             }
         }
         impl<'a> EncodeField<$d> for &'a str {
@@ -183,8 +183,8 @@ macro_rules! scalar_fields {
                 view.one::<$d, &'de str>()
             }
             #[inline]
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
-                one_usual::<$d, Self>(found, v)
+            fn decode_canonical(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
+                one_canonical::<$d, Self>(found, v)
             }
         }
         impl<'a> EncodeField<$d> for std::borrow::Cow<'a, [u8]> {
@@ -198,8 +198,8 @@ macro_rules! scalar_fields {
                 view.one::<$d, Self>()
             }
             #[inline]
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
-                one_usual::<$d, Self>(found, v)
+            fn decode_canonical(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
+                one_canonical::<$d, Self>(found, v)
             }
         }
         impl<'a> EncodeField<$d> for std::borrow::Cow<'a, str> {
@@ -213,8 +213,8 @@ macro_rules! scalar_fields {
                 view.one::<$d, Self>()
             }
             #[inline]
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
-                one_usual::<$d, Self>(found, v)
+            fn decode_canonical(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
+                one_canonical::<$d, Self>(found, v)
             }
         }
         // `u8` alone is an int64 value; it is not a list element because `Vec<u8>` is bytes.
@@ -229,8 +229,8 @@ macro_rules! scalar_fields {
                 let v = view.one::<$d, i64>()?;
                 u8::try_from(v).map_err(|_| FeatureProblem::Range { value: v.to_string(), ty: "u8" })
             }
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
-                Some(one_usual::<$d, i64>(found, v)?.and_then(|v| {
+            fn decode_canonical(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
+                Some(one_canonical::<$d, i64>(found, v)?.and_then(|v| {
                     u8::try_from(v).map_err(|_| FeatureProblem::Range { value: v.to_string(), ty: "u8" })
                 }))
             }
@@ -251,9 +251,9 @@ macro_rules! scalar_fields {
                 Ok(out)
             }
             #[inline]
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
+            fn decode_canonical(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
                 let mut out = Vec::new();
-                Some(same_kind(T::KIND, found).and_then(|()| extend_usual::<$d, T>(v, &mut out)).map(|()| out))
+                Some(same_kind(T::KIND, found).and_then(|()| extend_canonical::<$d, T>(v, &mut out)).map(|()| out))
             }
         }
         impl<T: EncodeElem<$d>, const N: usize> EncodeField<$d> for [T; N] {
@@ -272,7 +272,7 @@ macro_rules! scalar_fields {
                 <[T; N]>::try_from(out).map_err(|_| FeatureProblem::Count { expected: N, found })
             }
             #[inline]
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
+            fn decode_canonical(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
                 if let Err(e) = same_kind(T::KIND, found) {
                     return Some(Err(e));
                 }
@@ -297,8 +297,8 @@ macro_rules! scalar_fields {
                 T::decode(view).map(Some)
             }
             #[inline]
-            fn decode_usual(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
-                Some(T::decode_usual(found, v)?.map(Some))
+            fn decode_canonical(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
+                Some(T::decode_canonical(found, v)?.map(Some))
             }
             #[inline]
             fn absent() -> Option<Self> { Some(None) }

@@ -6,17 +6,17 @@ use crate::error::Error;
 /// The serialized value of one map entry: a `Feature` (or `FeatureList`) message, possibly
 /// split over several slices that protobuf merges by concatenation.
 #[derive(Clone, Debug, Default)]
-pub struct Msg<'de> {
+pub struct FeatureBytes<'de> {
     pub(super) first: &'de [u8],
-    /// The rare further slices, behind one thin pointer so that a `Msg` is three words.
+    /// The rare further slices, behind one thin pointer so that a `FeatureBytes` is three words.
     #[allow(clippy::box_collection)] // the box is the point: one word instead of three
     more: Option<Box<Vec<&'de [u8]>>>,
 }
 
-impl<'de> Msg<'de> {
+impl<'de> FeatureBytes<'de> {
     /// A message in one slice.
     pub fn new(bytes: &'de [u8]) -> Self {
-        Msg {
+        FeatureBytes {
             first: bytes,
             more: None,
         }

@@ -28,11 +28,11 @@ pub use container::{
     Container, Decode, DecodeOwned, Encode, OfRecord, TfExample, TfSequenceExample,
 };
 pub use dialect::{Dialect, Of, Tf, TfLossy};
-pub use elem::{DecodeElem, EncodeElem, Raw};
+pub use elem::{DecodeElem, EncodeElem, RawValue};
 pub use field::{DecodeField, EncodeField, FieldInfo};
-pub use message::Msg;
+pub use message::FeatureBytes;
 pub use record::*;
 pub use sparse::{Sparse, put_sparse, sparse, sparse_entries_len};
 pub use steps::{DecodeSteps, EncodeSteps, Ragged};
-pub(crate) use steps::{for_each_step, usual_step_values};
-pub use view::{Chunk, FeatureView, one_usual};
+pub(crate) use steps::{canonical_step_values, for_each_step};
+pub use view::{FeatureView, one_canonical};

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use super::container::Container;
 use super::dialect::Dialect;
 use super::field::{DecodeField, EncodeField, FieldInfo, kind_tag};
-use super::message::{Msg, malformed};
+use super::message::{FeatureBytes, malformed};
 use super::steps::{DecodeSteps, EncodeSteps};
 use super::wire::Fields as WireFields;
 use super::wire::{self, Value, len_field_len, len_tag_byte, put_len_prefix};
@@ -16,12 +16,12 @@ use crate::feature::FeatureProblem;
 
 /// Reads a map entry (`key` = 1, `value` = 2): the last key wins; repeated values merge.
 #[inline]
-fn read_entry<'de>(entry: &'de [u8]) -> Result<(&'de [u8], Msg<'de>)> {
-    if let Some((key, value)) = usual_entry(entry) {
-        return Ok((key, Msg::new(value)));
+fn read_entry<'de>(entry: &'de [u8]) -> Result<(&'de [u8], FeatureBytes<'de>)> {
+    if let Some((key, value)) = canonical_entry(entry) {
+        return Ok((key, FeatureBytes::new(value)));
     }
     let mut key: &[u8] = &[];
-    let mut value = Msg::default();
+    let mut value = FeatureBytes::default();
     let mut has_value = false;
     let mut fields = WireFields::new(entry);
     while let Some((num, v)) = fields.next_field()? {
@@ -50,7 +50,7 @@ fn read_entry<'de>(entry: &'de [u8]) -> Result<(&'de [u8], Msg<'de>)> {
 /// A map entry in the layout every writer produces: key (field 1), then value (field 2),
 /// nothing else. `(key, value)`, or `None` for any other layout.
 #[inline(always)]
-fn usual_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
+fn canonical_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
     // A key and a feature of under 128 bytes each, the most common case: `0a K key 12 F
     // feature`, both lengths in one byte.
     if let [0x0a, k, rest @ ..] = entry
@@ -61,13 +61,13 @@ fn usual_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
     {
         return Some((key, feature));
     }
-    usual_entry_long(entry)
+    canonical_entry_long(entry)
 }
 
-/// [`usual_entry`] for keys or features of 128 bytes or more, and for what is not in the usual
+/// [`canonical_entry`] for keys or features of 128 bytes or more, and for what is not in the usual
 /// layout.
 #[inline]
-fn usual_entry_long(entry: &[u8]) -> Option<(&[u8], &[u8])> {
+fn canonical_entry_long(entry: &[u8]) -> Option<(&[u8], &[u8])> {
     let [0x0a, rest @ ..] = entry else {
         return None;
     };
@@ -86,7 +86,7 @@ fn usual_entry_long(entry: &[u8]) -> Option<(&[u8], &[u8])> {
 fn for_each_entry<'de>(
     msg: &'de [u8],
     field: u32,
-    f: &mut impl FnMut(&'de [u8], Msg<'de>) -> Result<()>,
+    f: &mut impl FnMut(&'de [u8], FeatureBytes<'de>) -> Result<()>,
 ) -> Result<()> {
     // The entries' one-byte tag (`field` is 1 here); any other byte starts a field the general
     // walk reads, which also reports what is malformed.
@@ -124,7 +124,7 @@ fn for_each_entry<'de>(
 /// Malformed protobuf, or an error from `f`.
 pub fn scan_features<'de, C: Container>(
     bytes: &'de [u8],
-    mut f: impl FnMut(&'de [u8], Msg<'de>) -> Result<()>,
+    mut f: impl FnMut(&'de [u8], FeatureBytes<'de>) -> Result<()>,
 ) -> Result<()> {
     let res = if C::FORMAT == Format::OfRecord {
         for_each_entry(bytes, 1, &mut f)
@@ -160,7 +160,7 @@ pub fn scan_features<'de, C: Container>(
 /// value or the same first error.
 #[doc(hidden)]
 #[inline(always)]
-pub fn walk_usual<'de, C: Container>(
+pub fn walk_canonical<'de, C: Container>(
     bytes: &'de [u8],
     mut f: impl FnMut(&'de [u8], &'de [u8]) -> bool,
 ) -> bool {
@@ -181,7 +181,7 @@ pub fn walk_usual<'de, C: Container>(
         let Some((entry, after)) = wire::split_len(tail) else {
             return false;
         };
-        if let Some((key, feature)) = usual_entry(entry)
+        if let Some((key, feature)) = canonical_entry(entry)
             && f(key, feature)
         {
             rest = after;
@@ -199,8 +199,8 @@ pub fn walk_usual<'de, C: Container>(
 /// Malformed protobuf, or an error from a callback.
 pub fn scan_sequence<'de>(
     bytes: &'de [u8],
-    mut ctx: impl FnMut(&'de [u8], Msg<'de>) -> Result<()>,
-    mut lists: impl FnMut(&'de [u8], Msg<'de>) -> Result<()>,
+    mut ctx: impl FnMut(&'de [u8], FeatureBytes<'de>) -> Result<()>,
+    mut lists: impl FnMut(&'de [u8], FeatureBytes<'de>) -> Result<()>,
 ) -> Result<()> {
     let mut fields = WireFields::new(bytes);
     let res = (|| {
@@ -264,7 +264,7 @@ pub trait DecodeFields<'de, D: Dialect>: Sized {
     ///
     /// # Errors
     /// Missing required features, wrong kinds and counts, values out of range.
-    fn from_slots(slots: &mut [Option<Msg<'de>>]) -> Result<Self>;
+    fn from_slots(slots: &mut [Option<FeatureBytes<'de>>]) -> Result<Self>;
 }
 
 /// Decodes a derived type from a `tensorflow.Example` or an `OFRecord`.
@@ -283,7 +283,7 @@ where
         5..=16 => decode_with::<C, T, 16>(bytes, deny_unknown),
         17..=64 => decode_with::<C, T, 64>(bytes, deny_unknown),
         _ => {
-            let mut slots: Vec<Option<Msg<'de>>> = vec![None; T::SLOTS];
+            let mut slots: Vec<Option<FeatureBytes<'de>>> = vec![None; T::SLOTS];
             scan_features::<C>(bytes, |key, msg| {
                 assign::<T>(&mut slots, key, msg, deny_unknown)
             })?;
@@ -301,7 +301,7 @@ where
     C: Container,
     T: FieldTable + DecodeFields<'de, C::Dialect>,
 {
-    let mut slots: [Option<Msg<'de>>; N] = std::array::from_fn(|_| None);
+    let mut slots: [Option<FeatureBytes<'de>>; N] = std::array::from_fn(|_| None);
     scan_features::<C>(bytes, |key, msg| {
         assign::<T>(&mut slots, key, msg, deny_unknown)
     })?;
@@ -310,9 +310,9 @@ where
 
 #[inline]
 fn assign<'de, T: FieldTable>(
-    slots: &mut [Option<Msg<'de>>],
+    slots: &mut [Option<FeatureBytes<'de>>],
     key: &'de [u8],
-    msg: Msg<'de>,
+    msg: FeatureBytes<'de>,
     deny_unknown: Option<&'static str>,
 ) -> Result<()> {
     match T::slot(key) {
@@ -369,7 +369,7 @@ pub fn put_entry<D: Dialect, T: EncodeField<D>>(
     if let (Ok(short), Some(list_tag)) = (u8::try_from(entry), len_tag_byte(kind_tag::<D, T>()))
         && short < 0x80
     {
-        // The usual entry: it and every length inside it (each shorter than the entry) take
+        // The canonical entry: it and every length inside it (each shorter than the entry) take
         // one byte, so each header is one fixed-size copy instead of a store per byte.
         buf.reserve(usize::from(short) + 2);
         buf.extend_from_slice(&[1 << 3 | wire::LEN, short, 1 << 3 | wire::LEN, key_len as u8]);
@@ -447,7 +447,7 @@ pub fn put_lists_header(buf: &mut Vec<u8>, lists: usize) {
 /// Missing, wrong kind or count, out of range; naming the field and key.
 #[inline(always)]
 pub fn field<'de, D: Dialect, T: DecodeField<'de, D>>(
-    slot: Option<Msg<'de>>,
+    slot: Option<FeatureBytes<'de>>,
     info: &FieldInfo,
 ) -> Result<T> {
     match slot {
@@ -462,7 +462,7 @@ pub fn field<'de, D: Dialect, T: DecodeField<'de, D>>(
 /// As [`field`].
 #[inline(always)]
 pub fn present<'de, D: Dialect, T: DecodeField<'de, D>>(
-    m: Msg<'de>,
+    m: FeatureBytes<'de>,
     info: &FieldInfo,
 ) -> Result<T> {
     super::field::decode_feature::<D, T>(m).map_err(|e| info.error(e))
@@ -489,7 +489,7 @@ pub fn check_len<T>(values: &[T], n: usize, info: &FieldInfo) -> Result<()> {
 /// # Errors
 /// As [`DecodeSteps::decode_list`], naming the key.
 pub fn steps<'de, D: Dialect, L: DecodeSteps<'de, D>>(
-    slot: Option<Msg<'de>>,
+    slot: Option<FeatureBytes<'de>>,
     info: &FieldInfo,
 ) -> Result<Option<L>> {
     let Some(m) = slot else { return Ok(None) };
@@ -501,7 +501,7 @@ pub fn steps<'de, D: Dialect, L: DecodeSteps<'de, D>>(
 /// The first (up to) eight bytes of a key as a little-endian integer: with the key's length it
 /// lets generated code dispatch on a key with integer comparisons instead of byte-string ones.
 #[inline]
-pub fn key_word(key: &[u8]) -> u64 {
+pub fn key_prefix_word(key: &[u8]) -> u64 {
     // Two overlapping loads of the widest size that fits instead of a variable-length copy:
     // the bytes they share are the same in both, so OR-ing them in place is exact.
     let n = key.len();
@@ -531,7 +531,7 @@ pub fn missing(info: &FieldInfo) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use super::{key_word, put_entry, usual_entry, usual_entry_long};
+    use super::{canonical_entry, canonical_entry_long, key_prefix_word, put_entry};
     use crate::codec::{EncodeField, Tf};
     use crate::proto::{self, tensorflow};
 
@@ -603,7 +603,7 @@ mod tests {
             let k = &key[..n];
             let mut w = [0u8; 8];
             w[..n.min(8)].copy_from_slice(&k[..n.min(8)]);
-            assert_eq!(key_word(k), u64::from_le_bytes(w), "{n}");
+            assert_eq!(key_prefix_word(k), u64::from_le_bytes(w), "{n}");
         }
     }
 
@@ -611,7 +611,7 @@ mod tests {
     const LENS: [usize; 10] = [0, 1, 2, 3, 0x7e, 0x7f, 0x80, 0x81, 0x82, 0x100];
 
     #[test]
-    fn usual_entry_takes_one_byte_lengths_as_the_general_walk_does() {
+    fn canonical_entry_takes_one_byte_lengths_as_the_general_walk_does() {
         // Every stated length against every actual size: the one-byte fast path must agree
         // with the varint walk, including where a stated length byte is a varint's first.
         let mut checked = 0;
@@ -625,14 +625,17 @@ mod tests {
                     entry.push(u8::try_from(f & 0xff).unwrap_or(0));
                     entry.extend((0..feature_len).map(|_| 0x01));
                     assert_eq!(
-                        usual_entry(&entry),
-                        usual_entry_long(&entry),
+                        canonical_entry(&entry),
+                        canonical_entry_long(&entry),
                         "{entry:02x?}"
                     );
-                    checked += usize::from(usual_entry(&entry).is_some());
+                    checked += usize::from(canonical_entry(&entry).is_some());
                 }
             }
         }
-        assert!(checked >= 36, "{checked} entries read in the usual layout");
+        assert!(
+            checked >= 36,
+            "{checked} entries read in the canonical layout"
+        );
     }
 }

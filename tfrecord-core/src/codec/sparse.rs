@@ -4,7 +4,7 @@
 use super::dialect::Dialect;
 use super::elem::{DecodeElem, EncodeElem};
 use super::field::{EncodeField, FieldInfo};
-use super::message::Msg;
+use super::message::FeatureBytes;
 use super::record::{entry_len, put_entry};
 use super::view::FeatureView;
 use crate::error::Result;
@@ -97,7 +97,7 @@ pub fn put_sparse<D: Dialect, T: EncodeElem<D>>(
 }
 
 fn list<'de, D: Dialect, T: DecodeElem<'de, D>>(
-    slot: Option<Msg<'de>>,
+    slot: Option<FeatureBytes<'de>>,
     info: &FieldInfo,
 ) -> Result<Vec<T>> {
     let mut out = Vec::new();
@@ -117,9 +117,9 @@ fn list<'de, D: Dialect, T: DecodeElem<'de, D>>(
 /// # Errors
 /// Wrong kinds, lists of different lengths, indices out of range; naming the key.
 pub fn sparse<'de, D: Dialect, T: DecodeElem<'de, D>>(
-    index_slots: &mut [Option<Msg<'de>>],
+    index_slots: &mut [Option<FeatureBytes<'de>>],
     index_infos: &[FieldInfo],
-    value_slot: Option<Msg<'de>>,
+    value_slot: Option<FeatureBytes<'de>>,
     value_info: &FieldInfo,
     size: &[u64],
 ) -> Result<Sparse<T>>

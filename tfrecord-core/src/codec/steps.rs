@@ -4,8 +4,10 @@
 use super::dialect::Dialect;
 use super::elem::{DecodeElem, EncodeElem};
 use super::field::{DecodeField, EncodeField, FieldInfo, kind_tag, list_body_len, put_list_body};
-use super::message::{Msg, malformed};
-use super::view::{FeatureView, extend_usual, extend_usual_within, same_kind, usual_feature};
+use super::message::{FeatureBytes, malformed};
+use super::view::{
+    FeatureView, canonical_feature, extend_canonical, extend_canonical_within, same_kind,
+};
 use super::wire::{self, Fields as WireFields, Value, len_field_len, put_len_prefix};
 use crate::error::{Error, Result};
 
@@ -36,7 +38,7 @@ pub trait DecodeSteps<'de, D: Dialect>: Sized {
     ///
     /// # Errors
     /// Malformed protobuf, and as [`DecodeField::decode`] for each step; naming the field.
-    fn decode_list(list: &Msg<'de>, info: &FieldInfo) -> Result<Self>;
+    fn decode_list(list: &FeatureBytes<'de>, info: &FieldInfo) -> Result<Self>;
 }
 
 /// The `FeatureList` body length of steps whose feature bodies are `bodies` bytes long.
@@ -64,7 +66,7 @@ impl<D: Dialect, S: EncodeField<D>> EncodeSteps<D> for Vec<S> {
                 if let (Ok(short), Some(list_tag)) = (u8::try_from(body), list_tag)
                     && short < 0x7e
                 {
-                    // The usual step: the feature's length (`body + 2`) and the list's take
+                    // The canonical step: the feature's length (`body + 2`) and the list's take
                     // one byte each, so both headers are one fixed-size copy.
                     buf.extend_from_slice(&[1 << 3 | wire::LEN, short + 2, list_tag, short]);
                 } else {
@@ -81,31 +83,31 @@ impl<D: Dialect, S: EncodeField<D>> EncodeSteps<D> for Vec<S> {
 
 /// The bytes of a serialized `FeatureList`: a bound on what it holds, to size buffers once
 /// instead of growing them step by step.
-fn list_bytes(list: &Msg<'_>) -> usize {
+fn list_bytes(list: &FeatureBytes<'_>) -> usize {
     list.slices().map(<[u8]>::len).sum()
 }
 
 /// Calls `fast` with the value of each leading step of a one-slice `FeatureList` that is a
-/// feature in the usual layout with one-byte lengths, `0a L [t L' [0a L'' value]]`, its list
+/// feature in the canonical layout with one-byte lengths, `0a L [t L' [0a L'' value]]`, its list
 /// of oneof member `tag` (so of the kind the field reads), until `fast` declines one; `fast`
 /// also gets the list's bytes from the value on (see [`DecodeElem::extend_packed_within`]). Returns
 /// the steps left, for the general walk: the same steps [`for_each_step`] and
-/// [`usual_feature`] would take, in one tight loop.
+/// [`canonical_feature`] would take, in one tight loop.
 #[inline]
-fn usual_steps<'de>(
-    list: &Msg<'de>,
+fn canonical_steps<'de>(
+    list: &FeatureBytes<'de>,
     tag: Option<u32>,
     fast: impl FnMut(&'de [u8], &'de [u8]) -> bool,
-) -> Msg<'de> {
+) -> FeatureBytes<'de> {
     match (list.single(), tag) {
-        (Some(bytes), Some(tag)) => Msg::new(usual_step_values(bytes, tag, fast)),
+        (Some(bytes), Some(tag)) => FeatureBytes::new(canonical_step_values(bytes, tag, fast)),
         _ => list.clone(),
     }
 }
 
-/// [`usual_steps`] over the bytes of a `FeatureList`: returns the bytes of the steps left.
+/// [`canonical_steps`] over the bytes of a `FeatureList`: returns the bytes of the steps left.
 #[inline]
-pub(crate) fn usual_step_values<'de>(
+pub(crate) fn canonical_step_values<'de>(
     bytes: &'de [u8],
     tag: u32,
     mut fast: impl FnMut(&'de [u8], &'de [u8]) -> bool,
@@ -130,30 +132,31 @@ pub(crate) fn usual_step_values<'de>(
 }
 
 impl<'de, D: Dialect, S: DecodeField<'de, D>> DecodeSteps<'de, D> for Vec<S> {
-    fn decode_list(list: &Msg<'de>, info: &FieldInfo) -> Result<Self> {
-        // A step of one number takes 7 bytes or more in the usual layout; whatever the step
+    fn decode_list(list: &FeatureBytes<'de>, info: &FieldInfo) -> Result<Self> {
+        // A step of one number takes 7 bytes or more in the canonical layout; whatever the step
         // type, the reservation takes no more memory than the list's own bytes.
         let steps = list_bytes(list) / std::mem::size_of::<S>().max(8);
         let mut out = Vec::with_capacity(steps);
-        let rest = usual_steps(list, D::tag(S::KIND), |value, _| {
-            match S::decode_usual(S::KIND, value) {
+        let rest = canonical_steps(list, D::tag(S::KIND), |value, _| {
+            match S::decode_canonical(S::KIND, value) {
                 Some(Ok(v)) => {
                     out.push(v);
                     true
                 }
-                // Errors and unusual values are the general walk's to word.
+                // Errors and non-canonical values are the general walk's to word.
                 _ => false,
             }
         });
         for_each_step(&rest, |feature| {
-            if let Some((tag, value)) = usual_feature(feature)
+            if let Some((tag, value)) = canonical_feature(feature)
                 && let Some(found) = D::kind(tag)
-                && let Some(r) = S::decode_usual(found, value)
+                && let Some(r) = S::decode_canonical(found, value)
             {
                 out.push(r.map_err(|e| info.error(e))?);
                 return Ok(());
             }
-            let view = FeatureView::new::<D>(Msg::new(feature)).map_err(|e| info.error(e))?;
+            let view =
+                FeatureView::new::<D>(FeatureBytes::new(feature)).map_err(|e| info.error(e))?;
             // An optional step that is `None` is written as a feature with no kind set.
             if !view.has_kind()
                 && let Some(absent) = S::absent()
@@ -319,7 +322,7 @@ impl<D: Dialect, T: EncodeElem<D>> EncodeSteps<D> for Ragged<T> {
                 && let Some(list_tag) = list_tag
                 && (1..=SHORT_STEP).contains(&s.len())
             {
-                // The usual step. Its headers go in with the lengths of an empty payload, and
+                // The canonical step. Its headers go in with the lengths of an empty payload, and
                 // the payload's length is added once its values are in: no pass over the
                 // values only to measure them.
                 let at = buf.len();
@@ -349,7 +352,7 @@ impl<D: Dialect, T: EncodeElem<D>> EncodeSteps<D> for Ragged<T> {
 }
 
 impl<'de, D: Dialect, T: DecodeElem<'de, D>> DecodeSteps<'de, D> for Ragged<T> {
-    fn decode_list(list: &Msg<'de>, info: &FieldInfo) -> Result<Self> {
+    fn decode_list(list: &FeatureBytes<'de>, info: &FieldInfo) -> Result<Self> {
         // A step takes 6 bytes or more, a number 1 byte or more: at most about 3x the list's
         // bytes reserved (the values' 8 bytes per 4 input bytes, and the row splits). Both
         // buffers are allocated at their size once: growing the one-element splits of
@@ -366,9 +369,9 @@ impl<'de, D: Dialect, T: DecodeElem<'de, D>> DecodeSteps<'de, D> for Ragged<T> {
         if T::KIND.is_packed() {
             out.values.reserve(bytes / 4);
         }
-        let rest = usual_steps(list, D::tag(T::KIND), |value, within| {
+        let rest = canonical_steps(list, D::tag(T::KIND), |value, within| {
             let before = out.values.len();
-            if extend_usual_within::<D, T>(within, value.len(), &mut out.values).is_ok() {
+            if extend_canonical_within::<D, T>(within, value.len(), &mut out.values).is_ok() {
                 out.row_splits.push(out.values.len());
                 true
             } else {
@@ -378,13 +381,13 @@ impl<'de, D: Dialect, T: DecodeElem<'de, D>> DecodeSteps<'de, D> for Ragged<T> {
             }
         });
         for_each_step(&rest, |feature| {
-            let step = if let Some((tag, value)) = usual_feature(feature)
+            let step = if let Some((tag, value)) = canonical_feature(feature)
                 && let Some(found) = D::kind(tag)
             {
                 same_kind(T::KIND, found)
-                    .and_then(|()| extend_usual::<D, T>(value, &mut out.values))
+                    .and_then(|()| extend_canonical::<D, T>(value, &mut out.values))
             } else {
-                FeatureView::new::<D>(Msg::new(feature))
+                FeatureView::new::<D>(FeatureBytes::new(feature))
                     .and_then(|view| view.extend_into::<D, T>(&mut out.values))
             };
             step.map_err(|e| info.error(e))?;
@@ -401,13 +404,13 @@ impl<'de, D: Dialect, T: DecodeElem<'de, D>> DecodeSteps<'de, D> for Ragged<T> {
 /// # Errors
 /// Malformed protobuf, a step that is not a message, or an error from `f`.
 pub(crate) fn for_each_step<'de>(
-    list: &Msg<'de>,
+    list: &FeatureBytes<'de>,
     mut f: impl FnMut(&'de [u8]) -> Result<()>,
 ) -> Result<()> {
     for slice in list.slices() {
         let mut rest = slice;
         while let [t, tail @ ..] = rest {
-            // The usual step: tag 0x0a (field 1, length-delimited) and a length that fits.
+            // The canonical step: tag 0x0a (field 1, length-delimited) and a length that fits.
             if *t == 0x0a
                 && let Some((feature, after)) = super::wire::split_len(tail)
             {

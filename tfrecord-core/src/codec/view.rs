@@ -3,8 +3,8 @@
 //! the layout every writer produces.
 
 use super::dialect::Dialect;
-use super::elem::{DecodeElem, Raw, for_each_packed};
-use super::message::Msg;
+use super::elem::{DecodeElem, RawValue, for_each_packed};
+use super::message::FeatureBytes;
 use super::wire::{Fields, Value};
 use crate::feature::{FeatureProblem, ListKind};
 
@@ -12,7 +12,7 @@ use crate::feature::{FeatureProblem, ListKind};
 /// merges): which oneof member wins, and where its list bodies are.
 #[derive(Clone, Debug)]
 pub struct FeatureView<'de> {
-    msg: Msg<'de>,
+    msg: FeatureBytes<'de>,
     tag: Option<u32>,
     /// The only list body of the winning member, when there is exactly one (the common case).
     single: Option<&'de [u8]>,
@@ -27,7 +27,7 @@ impl<'de> FeatureView<'de> {
     ///
     /// # Errors
     /// Malformed protobuf.
-    pub fn new<D: Dialect>(msg: Msg<'de>) -> Result<Self, FeatureProblem> {
+    pub fn new<D: Dialect>(msg: FeatureBytes<'de>) -> Result<Self, FeatureProblem> {
         // The layout every writer produces: one list message and nothing else (or nothing).
         if let Some(bytes) = msg.single() {
             if bytes.is_empty() {
@@ -146,7 +146,7 @@ fn next<'a>(f: &mut Fields<'a>) -> Result<Option<(u32, Value<'a>)>, FeatureProbl
 pub struct Values<'de> {
     kind: ListKind,
     tag: u32,
-    msg: Msg<'de>,
+    msg: FeatureBytes<'de>,
     single: Option<&'de [u8]>,
     next_slice: usize,
     outer: Option<Fields<'de>>,
@@ -157,11 +157,11 @@ pub struct Values<'de> {
 
 /// A piece of a list: a packed run, or one value.
 #[derive(Clone, Copy, Debug)]
-pub enum Chunk<'de> {
+pub enum ListPiece<'de> {
     /// A packed run of values of the list's kind.
     Packed(&'de [u8]),
     /// One value.
-    One(Raw<'de>),
+    One(RawValue<'de>),
 }
 
 impl<'de> Values<'de> {
@@ -169,7 +169,7 @@ impl<'de> Values<'de> {
         Values {
             kind,
             tag: 0,
-            msg: Msg::default(),
+            msg: FeatureBytes::default(),
             single: None,
             next_slice: usize::MAX,
             outer: None,
@@ -211,7 +211,7 @@ impl<'de> Values<'de> {
     ///
     /// # Errors
     /// Malformed protobuf, or a value of the wrong wire type.
-    pub fn next_chunk(&mut self) -> Result<Option<Chunk<'de>>, FeatureProblem> {
+    pub fn next_chunk(&mut self) -> Result<Option<ListPiece<'de>>, FeatureProblem> {
         loop {
             if self.body.is_none() {
                 if self.done_single {
@@ -239,14 +239,16 @@ impl<'de> Values<'de> {
                 continue; // unknown field inside the list message
             }
             let chunk = match (self.kind, value) {
-                (ListKind::Bytes, Value::Len(b)) => Chunk::One(Raw::Bytes(b)),
-                (ListKind::Int64 | ListKind::Int32, Value::Varint(v)) => Chunk::One(Raw::Int(v)),
-                (ListKind::Float, Value::Fixed32(v)) => Chunk::One(Raw::Float(v)),
-                (ListKind::Double, Value::Fixed64(v)) => Chunk::One(Raw::Double(v)),
+                (ListKind::Bytes, Value::Len(b)) => ListPiece::One(RawValue::Bytes(b)),
+                (ListKind::Int64 | ListKind::Int32, Value::Varint(v)) => {
+                    ListPiece::One(RawValue::Int(v))
+                }
+                (ListKind::Float, Value::Fixed32(v)) => ListPiece::One(RawValue::Float(v)),
+                (ListKind::Double, Value::Fixed64(v)) => ListPiece::One(RawValue::Double(v)),
                 (
                     ListKind::Int64 | ListKind::Int32 | ListKind::Float | ListKind::Double,
                     Value::Len(run),
-                ) => Chunk::Packed(run),
+                ) => ListPiece::Packed(run),
                 _ => {
                     return Err(FeatureProblem::Malformed(
                         "a list value of the wrong wire type",
@@ -267,8 +269,8 @@ impl<'de> Values<'de> {
     ) -> Result<(), FeatureProblem> {
         while let Some(chunk) = self.next_chunk()? {
             match chunk {
-                Chunk::Packed(run) => T::extend_packed(run, out)?,
-                Chunk::One(raw) => out.push(T::from_raw(raw)?),
+                ListPiece::Packed(run) => T::extend_packed(run, out)?,
+                ListPiece::One(raw) => out.push(T::from_raw(raw)?),
             }
         }
         Ok(())
@@ -283,11 +285,11 @@ impl<'de> Values<'de> {
         let kind = self.kind;
         while let Some(chunk) = self.next_chunk()? {
             match chunk {
-                Chunk::Packed(run) => for_each_packed(kind, run, |_| {
+                ListPiece::Packed(run) => for_each_packed(kind, run, |_| {
                     n += 1;
                     Ok(())
                 })?,
-                Chunk::One(_) => n += 1,
+                ListPiece::One(_) => n += 1,
             }
         }
         Ok(n)
@@ -303,14 +305,14 @@ impl<'de> Values<'de> {
         let mut found = 0usize;
         while let Some(chunk) = self.next_chunk()? {
             match chunk {
-                Chunk::One(raw) => {
+                ListPiece::One(raw) => {
                     found += 1;
                     if found > 1 {
                         break;
                     }
                     first = Some(T::from_raw(raw)?);
                 }
-                Chunk::Packed(run) => {
+                ListPiece::Packed(run) => {
                     let mut err = None;
                     for_each_packed(T::KIND, run, |raw| {
                         found += 1;
@@ -346,7 +348,7 @@ impl<'de> Values<'de> {
     }
 }
 
-/// The list body of a single-body feature in its usual layout: one `value` field (field 1)
+/// The list body of a single-body feature in its canonical layout: one `value` field (field 1)
 /// that is a packed run (numbers) or one bytes value. `None` for anything else.
 #[inline]
 fn only_value(body: &[u8]) -> Option<&[u8]> {
@@ -359,45 +361,45 @@ fn only_value(body: &[u8]) -> Option<&[u8]> {
     }
 }
 
-/// Decodes the only value of a usual-layout list (see [`usual_feature`]) of `T`'s kind; `None`
+/// Decodes the only value of a canonical-layout list (see [`canonical_feature`]) of `T`'s kind; `None`
 /// when the run does not hold exactly one value (the general path counts them).
 #[inline]
 fn one_value<'de, D: Dialect, T: DecodeElem<'de, D>>(
     v: &'de [u8],
 ) -> Option<Result<T, FeatureProblem>> {
     match T::KIND {
-        ListKind::Bytes => Some(T::from_raw(Raw::Bytes(v))),
+        ListKind::Bytes => Some(T::from_raw(RawValue::Bytes(v))),
         ListKind::Float => {
             let b = <[u8; 4]>::try_from(v).ok()?;
-            Some(T::from_raw(Raw::Float(u32::from_le_bytes(b))))
+            Some(T::from_raw(RawValue::Float(u32::from_le_bytes(b))))
         }
         ListKind::Double => {
             let b = <[u8; 8]>::try_from(v).ok()?;
-            Some(T::from_raw(Raw::Double(u64::from_le_bytes(b))))
+            Some(T::from_raw(RawValue::Double(u64::from_le_bytes(b))))
         }
         ListKind::Int64 | ListKind::Int32 => {
             let mut run = v;
             match super::wire::get_varint(&mut run) {
-                Ok(x) if run.is_empty() => Some(T::from_raw(Raw::Int(x))),
+                Ok(x) if run.is_empty() => Some(T::from_raw(RawValue::Int(x))),
                 _ => None,
             }
         }
     }
 }
 
-/// Appends the values of a usual-layout list (see [`usual_feature`]) of `T`'s kind.
+/// Appends the values of a canonical-layout list (see [`canonical_feature`]) of `T`'s kind.
 #[inline]
-pub(crate) fn extend_usual<'de, D: Dialect, T: DecodeElem<'de, D>>(
+pub(crate) fn extend_canonical<'de, D: Dialect, T: DecodeElem<'de, D>>(
     v: &'de [u8],
     out: &mut Vec<T>,
 ) -> Result<(), FeatureProblem> {
-    extend_usual_within::<D, T>(v, v.len(), out)
+    extend_canonical_within::<D, T>(v, v.len(), out)
 }
 
-/// [`extend_usual`] of the value `within[..len]`, where `within` runs on past it to the end of
+/// [`extend_canonical`] of the value `within[..len]`, where `within` runs on past it to the end of
 /// the enclosing message (see [`DecodeElem::extend_packed_within`]).
 #[inline]
-pub(crate) fn extend_usual_within<'de, D: Dialect, T: DecodeElem<'de, D>>(
+pub(crate) fn extend_canonical_within<'de, D: Dialect, T: DecodeElem<'de, D>>(
     within: &'de [u8],
     len: usize,
     out: &mut Vec<T>,
@@ -406,12 +408,12 @@ pub(crate) fn extend_usual_within<'de, D: Dialect, T: DecodeElem<'de, D>>(
         T::extend_packed_within(within, len, out)
     } else {
         let v = within.get(..len).ok_or_else(super::elem::run_past_end)?;
-        out.push(T::from_raw(Raw::Bytes(v))?);
+        out.push(T::from_raw(RawValue::Bytes(v))?);
         Ok(())
     }
 }
 
-/// Checks that a usual-layout list of kind `found` suits a field of kind `expected`.
+/// Checks that a canonical-layout list of kind `found` suits a field of kind `expected`.
 #[inline]
 pub(crate) fn same_kind(expected: ListKind, found: ListKind) -> Result<(), FeatureProblem> {
     if expected == found {
@@ -421,10 +423,10 @@ pub(crate) fn same_kind(expected: ListKind, found: ListKind) -> Result<(), Featu
     }
 }
 
-/// `DecodeField::decode_usual` of a field that holds one value of `T`: the value of a list of
-/// kind `found` in the usual layout (its one `value` field is `v`).
+/// `DecodeField::decode_canonical` of a field that holds one value of `T`: the value of a list of
+/// kind `found` in the canonical layout (its one `value` field is `v`).
 #[inline]
-pub fn one_usual<'de, D: Dialect, T: DecodeElem<'de, D>>(
+pub fn one_canonical<'de, D: Dialect, T: DecodeElem<'de, D>>(
     found: ListKind,
     v: &'de [u8],
 ) -> Option<Result<T, FeatureProblem>> {
@@ -440,14 +442,14 @@ pub fn one_usual<'de, D: Dialect, T: DecodeElem<'de, D>>(
 /// unpacked numbers, several strings, unknown fields), which the general path
 /// ([`FeatureView`]) reads.
 #[inline(always)]
-pub(crate) fn usual_feature(bytes: &[u8]) -> Option<(u32, &[u8])> {
+pub(crate) fn canonical_feature(bytes: &[u8]) -> Option<(u32, &[u8])> {
     match short_feature(bytes) {
         Some(found) => Some(found),
-        None => usual_feature_long(bytes),
+        None => canonical_feature_long(bytes),
     }
 }
 
-/// [`usual_feature`] of a list under 126 bytes, the most common case, checked at once: `t L 0a
+/// [`canonical_feature`] of a list under 126 bytes, the most common case, checked at once: `t L 0a
 /// L' value` with both lengths in one byte. `None` for anything else, longer lists included.
 #[inline(always)]
 pub(crate) fn short_feature(bytes: &[u8]) -> Option<(u32, &[u8])> {
@@ -464,9 +466,9 @@ pub(crate) fn short_feature(bytes: &[u8]) -> Option<(u32, &[u8])> {
     }
 }
 
-/// [`usual_feature`] for lists of 126 bytes or more, and for what is not in the usual layout.
+/// [`canonical_feature`] for lists of 126 bytes or more, and for what is not in the canonical layout.
 #[inline(never)]
-fn usual_feature_long(bytes: &[u8]) -> Option<(u32, &[u8])> {
+fn canonical_feature_long(bytes: &[u8]) -> Option<(u32, &[u8])> {
     match bytes {
         [t, rest @ ..] if t & 7 == 2 && *t < 0x80 => match super::wire::split_len(rest) {
             Some((body, [])) => Some((u32::from(t >> 3), only_value(body)?)),
@@ -508,7 +510,7 @@ impl<'de> FeatureView<'de> {
                 return Ok(());
             }
             if let Some(v) = only_value(body) {
-                return extend_usual::<D, T>(v, out);
+                return extend_canonical::<D, T>(v, out);
             }
         }
         self.values::<D>(T::KIND)?.extend_into::<D, T>(out)
@@ -541,7 +543,7 @@ impl<'de> FeatureView<'de> {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::{usual_feature, usual_feature_long};
+    use super::{canonical_feature, canonical_feature_long};
 
     /// `t L 0a L' value` for stated lengths and actual sizes on both sides of the one-byte
     /// varint limit (value bytes of 1, so that a stated byte of 0x80 or more reads as the
@@ -575,11 +577,11 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn usual_feature_takes_one_byte_lengths_as_the_general_walk_does() {
+    fn canonical_feature_takes_one_byte_lengths_as_the_general_walk_does() {
         let mut fast = 0;
         for b in features() {
-            let got = usual_feature(&b);
-            assert_eq!(got, usual_feature_long(&b), "{b:02x?}");
+            let got = canonical_feature(&b);
+            assert_eq!(got, canonical_feature_long(&b), "{b:02x?}");
             fast += usize::from(got.is_some() && b[1] < 0x80 && b[3] < 0x80);
         }
         assert!(fast > 20, "the one-byte layout was met {fast} times");

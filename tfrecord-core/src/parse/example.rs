@@ -5,13 +5,13 @@ use std::collections::BTreeMap;
 
 use super::buffers::Buffers;
 use super::dtype::dtype_name;
-use super::fast::{KeyPredictor, extend_usual, list_tag};
+use super::fast::{KeyPredictor, extend_canonical, list_tag};
 use super::plan::{BatchHeld, OutputPlan, Plan, RawKey, RawKind, shape_string};
 use super::ragged::{PartT, Rag, compose};
 use super::read::{extend, feature_error, field_error, problem_error, to_i64, view};
 use super::spec::SplitsDType;
 use super::tensor::{Tensor, Values};
-use crate::codec::{FeatureView, Msg, TfExample, scan_features, walk_usual};
+use crate::codec::{FeatureBytes, FeatureView, TfExample, scan_features, walk_canonical};
 use crate::error::{Error, Result};
 use crate::feature::FeatureProblem;
 
@@ -80,8 +80,8 @@ impl FastKey {
 }
 
 /// The fast path over a run of records: each record's map entries are decoded straight into
-/// the key buffers as they come, as long as the record is in the usual form (every spec key
-/// at most once, in the usual layout, of the right kind and count); otherwise the caller drops
+/// the key buffers as they come, as long as the record is in the canonical form (every spec key
+/// at most once, in the canonical layout, of the right kind and count); otherwise the caller drops
 /// what the record added (see [`rollback`]) and runs the general path.
 pub(crate) struct FastRun<'a> {
     keys: Vec<FastKey>,
@@ -120,10 +120,10 @@ impl<'a> FastRun<'a> {
     }
 
     /// Parses record `j` of the run, a `tf.train.Example`, into `bufs`. `false` when it is not
-    /// in the usual form, with `bufs` holding part of it.
+    /// in the canonical form, with `bufs` holding part of it.
     fn record(&mut self, plan: &Plan, record: &'a [u8], j: usize, bufs: &mut [KeyBuf]) -> bool {
         self.start(j);
-        walk_usual::<TfExample>(record, |key, feature| {
+        walk_canonical::<TfExample>(record, |key, feature| {
             self.entry(plan, key, feature, bufs).is_ok()
         }) && self.finish(plan, bufs)
     }
@@ -136,7 +136,7 @@ impl<'a> FastRun<'a> {
     }
 
     /// Reads one map entry of the current record, its serialized `Feature` in one slice. `Err`
-    /// (a placeholder, not for the user) when the record is not in the usual form.
+    /// (a placeholder, not for the user) when the record is not in the canonical form.
     #[inline]
     pub(crate) fn entry(
         &mut self,
@@ -151,22 +151,22 @@ impl<'a> FastRun<'a> {
         let (Some(&k), Some(seen), Some(buf)) =
             (self.keys.get(i), self.seen.get_mut(i), bufs.get_mut(i))
         else {
-            return Err(not_usual());
+            return Err(not_canonical());
         };
         if *seen == self.mark {
-            return Err(not_usual()); // a repeated key
+            return Err(not_canonical()); // a repeated key
         }
         *seen = self.mark;
         // An empty `Feature` of a dense key does not count as a value (general path).
         let n = Some(feature)
             .filter(|b| k.kind == FastKind::List || !b.is_empty())
-            .and_then(|b| extend_usual(&mut buf.values, k.tag, b));
+            .and_then(|b| extend_canonical(&mut buf.values, k.tag, b));
         match n {
             Some(n) if k.accepts(n) => {
                 self.fixed += usize::from(k.kind == FastKind::Fixed);
                 Ok(())
             }
-            _ => Err(not_usual()),
+            _ => Err(not_canonical()),
         }
     }
 
@@ -196,8 +196,8 @@ impl<'a> FastRun<'a> {
 
 /// The signal of the fast path's scans to stop: the general path takes the record.
 #[cold]
-pub(crate) fn not_usual() -> Error {
-    Error::feature("not in the usual layout")
+pub(crate) fn not_canonical() -> Error {
+    Error::feature("not in the canonical layout")
 }
 
 /// Drops what record `j` of the run added to `bufs`: every earlier record added exactly
@@ -264,9 +264,9 @@ pub(crate) fn parse_run<R: AsRef<[u8]>>(
     let bytes = super::total_bytes(records);
     let mut bufs = key_bufs(plan, records.len(), bytes, spare);
     let mut run = FastRun::new(plan);
-    let mut slots: Vec<Option<Msg<'_>>> = vec![None; plan.raw.len()];
+    let mut slots: Vec<Option<FeatureBytes<'_>>> = vec![None; plan.raw.len()];
     // Records the fast path declined in a row: past a few, it only tries now and then, so that
-    // a run of unusual records costs little more than the general path alone.
+    // a run of non-canonical records costs little more than the general path alone.
     let mut declined = 0usize;
     for (j, record) in records.iter().enumerate() {
         let try_fast = fast && (declined < 8 || j.is_multiple_of(64));
@@ -288,7 +288,7 @@ fn general_record<'a>(
     plan: &Plan,
     record: &'a [u8],
     index: usize,
-    slots: &mut [Option<Msg<'a>>],
+    slots: &mut [Option<FeatureBytes<'a>>],
     bufs: &mut [KeyBuf],
 ) -> Result<()> {
     scan_features::<TfExample>(record, |key, msg| {
@@ -312,7 +312,12 @@ fn general_record<'a>(
 }
 
 /// Reads one key of one record into its buffer.
-fn read_key(raw: &RawKey, slot: Option<Msg<'_>>, buf: &mut KeyBuf, index: usize) -> Result<()> {
+fn read_key(
+    raw: &RawKey,
+    slot: Option<FeatureBytes<'_>>,
+    buf: &mut KeyBuf,
+    index: usize,
+) -> Result<()> {
     let key = raw.key.as_str();
     let feature: Option<FeatureView<'_>> = match slot {
         Some(m) => Some(view(m, key, index)?).filter(FeatureView::has_kind),

@@ -3,7 +3,7 @@
 //! decoded without a [`FeatureView`].
 //!
 //! Nothing here reports an error: each helper returns `None` (or `false`) when the input is
-//! anything but the usual case, and the caller then runs the general path, which decides what
+//! anything but the canonical case, and the caller then runs the general path, which decides what
 //! the input means and words the errors.
 //!
 //! [`FeatureView`]: crate::codec::FeatureView
@@ -14,14 +14,14 @@ use super::strings::ByteStrings;
 use super::tensor::Values;
 use crate::codec::view::short_feature;
 use crate::codec::wire::split_len;
-use crate::codec::{DecodeElem, Dialect, Tf, key_word};
+use crate::codec::{DecodeElem, Dialect, Tf, key_prefix_word};
 
 /// Whether two feature keys are equal; keys of up to eight bytes take one integer comparison.
 #[inline]
 pub(crate) fn same_key(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len()
         && if a.len() <= 8 {
-            key_word(a) == key_word(b)
+            key_prefix_word(a) == key_prefix_word(b)
         } else {
             a == b
         }
@@ -67,11 +67,11 @@ pub(crate) fn list_tag(dtype: DType) -> u32 {
     Tf::tag(list_kind(dtype)).unwrap_or(0)
 }
 
-/// The body of the list of a serialized `Feature` (one slice) in the usual layout: nothing
+/// The body of the list of a serialized `Feature` (one slice) in the canonical layout: nothing
 /// but one list, of oneof member `tag`. An empty `Feature` (no list set) reads as an empty
 /// body. `None` for every other layout or kind.
 #[inline(always)]
-fn usual_list(tag: u32, bytes: &[u8]) -> Option<&[u8]> {
+fn canonical_list(tag: u32, bytes: &[u8]) -> Option<&[u8]> {
     match bytes {
         [] => Some(&[]),
         // `tag << 3 | 2` is one byte for the three list kinds.
@@ -105,7 +105,7 @@ pub(crate) trait Sink {
     /// many there were. `None` for every other layout or kind, and for malformed values;
     /// `self` may then hold some of the values already, and the caller truncates it.
     #[inline]
-    fn extend_usual(&mut self, tag: u32, bytes: &[u8]) -> Option<usize> {
+    fn extend_canonical(&mut self, tag: u32, bytes: &[u8]) -> Option<usize> {
         let before = self.count();
         // One `value` field in a list of under 126 bytes, the most common case.
         if let Some((t, value)) = short_feature(bytes)
@@ -114,7 +114,7 @@ pub(crate) trait Sink {
             self.push_value(value)?;
             return Some(self.count() - before);
         }
-        let body = usual_list(tag, bytes)?;
+        let body = canonical_list(tag, bytes)?;
         for_each_field_1(body, |v| self.push_value(v).is_some()).then(|| self.count() - before)
     }
 }
@@ -163,13 +163,13 @@ impl Sink for ByteStrings {
     }
 }
 
-/// [`Sink::extend_usual`] on a values buffer of a feature type; `None` for the other types.
+/// [`Sink::extend_canonical`] on a values buffer of a feature type; `None` for the other types.
 #[inline]
-pub(crate) fn extend_usual(out: &mut Values, tag: u32, bytes: &[u8]) -> Option<usize> {
+pub(crate) fn extend_canonical(out: &mut Values, tag: u32, bytes: &[u8]) -> Option<usize> {
     match out {
-        Values::Int64(v) => v.extend_usual(tag, bytes),
-        Values::Float32(v) => v.extend_usual(tag, bytes),
-        Values::Bytes(v) => v.extend_usual(tag, bytes),
+        Values::Int64(v) => v.extend_canonical(tag, bytes),
+        Values::Float32(v) => v.extend_canonical(tag, bytes),
+        Values::Bytes(v) => v.extend_canonical(tag, bytes),
         Values::Bool(_) | Values::Int32(_) | Values::Float64(_) => None,
     }
 }
@@ -197,17 +197,17 @@ pub(crate) fn for_each_field_1(msg: &[u8], mut f: impl FnMut(&[u8]) -> bool) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::{Sink, for_each_field_1, usual_list};
+    use super::{Sink, canonical_list, for_each_field_1};
     use crate::parse::strings::ByteStrings;
 
-    /// `extend_usual` against the general walk of the same bytes (the list body, then each
+    /// `extend_canonical` against the general walk of the same bytes (the list body, then each
     /// `value` field), on features around the one-byte length limit.
     fn agrees<S: Sink + Default>(tag: u32, values: impl Fn(&S) -> Vec<Vec<u8>>) -> usize {
         let mut taken = 0;
         for b in crate::codec::view::tests::features() {
             let (mut fast, mut walked) = (S::default(), S::default());
-            let got = fast.extend_usual(tag, &b);
-            let want = usual_list(tag, &b).and_then(|body| {
+            let got = fast.extend_canonical(tag, &b);
+            let want = canonical_list(tag, &b).and_then(|body| {
                 for_each_field_1(body, |v| walked.push_value(v).is_some()).then(|| walked.count())
             });
             assert_eq!(got, want, "tag {tag}: {b:02x?}");
@@ -220,7 +220,7 @@ mod tests {
     }
 
     #[test]
-    fn extend_usual_reads_one_byte_lengths_as_the_general_walk_does() {
+    fn extend_canonical_reads_one_byte_lengths_as_the_general_walk_does() {
         let ints = agrees::<Vec<i64>>(3, |s| s.iter().map(|x| x.to_le_bytes().to_vec()).collect());
         let floats =
             agrees::<Vec<f32>>(2, |s| s.iter().map(|x| x.to_le_bytes().to_vec()).collect());

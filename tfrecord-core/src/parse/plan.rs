@@ -359,7 +359,13 @@ impl Plan {
         let mut index: Vec<(usize, u64, usize)> = raw
             .iter()
             .enumerate()
-            .map(|(i, r)| (r.key.len(), crate::codec::key_word(r.key.as_bytes()), i))
+            .map(|(i, r)| {
+                (
+                    r.key.len(),
+                    crate::codec::key_prefix_word(r.key.as_bytes()),
+                    i,
+                )
+            })
             .collect();
         index.sort_unstable();
         Ok(Plan {
@@ -374,7 +380,7 @@ impl Plan {
     /// the derived decoders also dispatch on), then the bytes.
     #[inline]
     pub(crate) fn lookup(&self, key: &[u8]) -> Option<usize> {
-        let probe = (key.len(), crate::codec::key_word(key));
+        let probe = (key.len(), crate::codec::key_prefix_word(key));
         let start = self.index.partition_point(|&(l, w, _)| (l, w) < probe);
         self.index
             .get(start..)?

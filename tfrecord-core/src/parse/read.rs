@@ -2,7 +2,7 @@
 
 use super::dtype::{DType, dtype_name, kind_type_name, list_kind};
 use super::tensor::Values;
-use crate::codec::{FeatureView, Msg, Tf};
+use crate::codec::{FeatureBytes, FeatureView, Tf};
 use crate::error::Error;
 use crate::feature::{FeatureProblem, ListKind};
 
@@ -66,7 +66,7 @@ pub(crate) fn dtype_mismatch(expected: DType, found: ListKind) -> String {
 
 /// The `Feature` message of a map entry, decoded far enough to know its kind.
 pub(crate) fn view<'de>(
-    msg: Msg<'de>,
+    msg: FeatureBytes<'de>,
     key: &str,
     record: usize,
 ) -> Result<FeatureView<'de>, Error> {
@@ -113,14 +113,14 @@ pub(crate) fn check_kind(view: &FeatureView<'_>, dtype: DType) -> Result<(), Fea
 /// # Errors
 /// Malformed protobuf, or an error from `f`.
 pub(crate) fn for_each_step<'de>(
-    list: &Msg<'de>,
+    list: &FeatureBytes<'de>,
     key: &str,
     record: usize,
     mut f: impl FnMut(usize, FeatureView<'de>) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let mut step = 0usize;
     crate::codec::for_each_step(list, |bytes| {
-        f(step, view(Msg::new(bytes), key, record)?)?;
+        f(step, view(FeatureBytes::new(bytes), key, record)?)?;
         step += 1;
         Ok(())
     })

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::buffers::Buffers;
 use super::dtype::dtype_name;
 use super::example::{
-    FastRun, KeyBuf, RawOut, build_outputs, finish_keys, key_bufs, learn_sizes, not_usual,
+    FastRun, KeyBuf, RawOut, build_outputs, finish_keys, key_bufs, learn_sizes, not_canonical,
     pad_rows, row_splits,
 };
 use super::fast::{KeyPredictor, Sink, for_each_field_1, list_tag};
@@ -19,7 +19,7 @@ use super::read::{
 };
 use super::spec::SplitsDType;
 use super::tensor::{Tensor, Values};
-use crate::codec::{FeatureView, Msg, scan_sequence, usual_step_values};
+use crate::codec::{FeatureBytes, FeatureView, canonical_step_values, scan_sequence};
 use crate::error::{Error, Result};
 use crate::feature::FeatureProblem;
 
@@ -72,8 +72,8 @@ pub(crate) fn parse_batch<R: AsRef<[u8]>>(
 fn general_batch<R: AsRef<[u8]>>(ctx: &Plan, seq: &Plan, records: &[R]) -> Result<RawBatch> {
     let batch = records.len();
     let (nc, ns) = (ctx.raw.len(), seq.raw.len());
-    let mut cslots: Vec<Option<Msg<'_>>> = vec![None; batch.saturating_mul(nc)];
-    let mut sslots: Vec<Option<Msg<'_>>> = vec![None; batch.saturating_mul(ns)];
+    let mut cslots: Vec<Option<FeatureBytes<'_>>> = vec![None; batch.saturating_mul(nc)];
+    let mut sslots: Vec<Option<FeatureBytes<'_>>> = vec![None; batch.saturating_mul(ns)];
     for (e, record) in records.iter().enumerate() {
         let crow = cslots.get_mut(e * nc..(e + 1) * nc).unwrap_or_default();
         let srow = sslots.get_mut(e * ns..(e + 1) * ns).unwrap_or_default();
@@ -130,7 +130,7 @@ fn general_batch<R: AsRef<[u8]>>(ctx: &Plan, seq: &Plan, records: &[R]) -> Resul
             if pass(&raw.kind) != p {
                 continue;
             }
-            let slots: Vec<Option<Msg<'_>>> = (0..batch).map(|e| cslot(e, k)).collect();
+            let slots: Vec<Option<FeatureBytes<'_>>> = (0..batch).map(|e| cslot(e, k)).collect();
             if let Some(out) = craws.get_mut(k) {
                 *out = Some(context_key(raw, slots)?);
             }
@@ -143,7 +143,7 @@ fn general_batch<R: AsRef<[u8]>>(ctx: &Plan, seq: &Plan, records: &[R]) -> Resul
             if pass(&raw.kind) != p {
                 continue;
             }
-            let slots: Vec<Option<Msg<'_>>> = (0..batch).map(|e| sslot(e, k)).collect();
+            let slots: Vec<Option<FeatureBytes<'_>>> = (0..batch).map(|e| sslot(e, k)).collect();
             let (out, len) = list_key(raw, slots)?;
             if let Some(len) = len {
                 lengths.insert(
@@ -200,7 +200,7 @@ fn read(out: &mut Values, f: &FeatureView<'_>, raw: &RawKey, record: usize) -> R
 }
 
 /// One context key over the batch.
-fn context_key(raw: &RawKey, slots: Vec<Option<Msg<'_>>>) -> Result<RawOut> {
+fn context_key(raw: &RawKey, slots: Vec<Option<FeatureBytes<'_>>>) -> Result<RawOut> {
     let key = raw.key.as_str();
     match &raw.kind {
         RawKind::Dense {
@@ -319,7 +319,10 @@ struct ListRecord {
 }
 
 /// One feature-list key over the batch, and the lengths of a `FixedLenSequenceFeature`.
-fn list_key(raw: &RawKey, slots: Vec<Option<Msg<'_>>>) -> Result<(RawOut, Option<Vec<i64>>)> {
+fn list_key(
+    raw: &RawKey,
+    slots: Vec<Option<FeatureBytes<'_>>>,
+) -> Result<(RawOut, Option<Vec<i64>>)> {
     let key = raw.key.as_str();
     let batch = slots.len();
     match &raw.kind {
@@ -521,33 +524,33 @@ struct Steps {
 
 impl Steps {
     /// Reads the steps of a serialized `FeatureList` (one slice) of record `e`, their values
-    /// into `out`; the number of steps, `None` when the list is not in the usual form.
+    /// into `out`; the number of steps, `None` when the list is not in the canonical form.
     ///
     /// The leading steps with one-byte lengths take one tight loop over the list's bytes
-    /// ([`usual_step_values`]), the others a walk of its fields.
+    /// ([`canonical_step_values`]), the others a walk of its fields.
     #[inline]
     fn read<S: Sink>(&mut self, out: &mut S, list: &[u8], e: usize) -> Option<usize> {
         let mut steps = 0usize;
-        let mut usual = true;
-        let rest = usual_step_values(list, self.tag, |value, within| {
+        let mut canonical = true;
+        let rest = canonical_step_values(list, self.tag, |value, within| {
             let before = out.count();
-            usual = out.push_within(within, value.len()).is_some()
+            canonical = out.push_within(within, value.len()).is_some()
                 && self.step(out.count() - before, out.count(), e, steps);
             steps += 1;
-            usual
+            canonical
         });
-        if !usual {
+        if !canonical {
             return None;
         }
-        let usual = for_each_field_1(rest, |step| {
-            let Some(n) = out.extend_usual(self.tag, step) else {
+        let canonical = for_each_field_1(rest, |step| {
+            let Some(n) = out.extend_canonical(self.tag, step) else {
                 return false;
             };
             let ok = self.step(n, out.count(), e, steps);
             steps += 1;
             ok
         });
-        usual.then_some(steps)
+        canonical.then_some(steps)
     }
 
     /// Records step `step` of record `e`, which held `n` values, `count` values in all so far;
@@ -585,8 +588,8 @@ impl StepBuf {
 }
 
 /// The fast path over the feature lists of a batch: steps are decoded straight into the key
-/// buffers, as long as every list is in the usual form (each key at most once per record, in
-/// one piece, steps in the usual layout of the right kind and count).
+/// buffers, as long as every list is in the canonical form (each key at most once per record, in
+/// one piece, steps in the canonical layout of the right kind and count).
 struct StepRun<'a> {
     bufs: Vec<StepBuf>,
     /// For each raw key, the mark of the last record that held it.
@@ -659,23 +662,23 @@ impl<'a> StepRun<'a> {
     }
 
     /// Reads one feature list of the current record. `Err` (a placeholder) when it is not in
-    /// the usual form.
+    /// the canonical form.
     #[inline]
-    fn entry(&mut self, plan: &Plan, key: &'a [u8], msg: &Msg<'_>) -> Result<()> {
+    fn entry(&mut self, plan: &Plan, key: &'a [u8], msg: &FeatureBytes<'_>) -> Result<()> {
         let found = self.predict.lookup(plan, self.pos, key);
         self.pos += 1;
         let Some(i) = found else { return Ok(()) };
         let (Some(buf), Some(seen)) = (self.bufs.get_mut(i), self.seen.get_mut(i)) else {
-            return Err(not_usual());
+            return Err(not_canonical());
         };
         if *seen == self.mark {
-            return Err(not_usual()); // a repeated key
+            return Err(not_canonical()); // a repeated key
         }
         *seen = self.mark;
         let steps = msg
             .single()
             .and_then(|list| buf.read(list, self.record))
-            .ok_or_else(not_usual)?;
+            .ok_or_else(not_canonical)?;
         let before = buf.record_steps.last().copied().unwrap_or(0);
         buf.record_steps.push(before + steps);
         Ok(())
@@ -782,7 +785,7 @@ fn per_record(ends: &[usize]) -> impl Iterator<Item = usize> + '_ {
     })
 }
 
-/// Parses a batch by the fast path: `None` unless every record is in the usual form, in
+/// Parses a batch by the fast path: `None` unless every record is in the canonical form, in
 /// which case the general path takes the whole batch. The outputs are the general path's.
 fn fast_batch<R: AsRef<[u8]>>(
     ctx: &Plan,
@@ -805,7 +808,7 @@ fn fast_batch<R: AsRef<[u8]>>(
             record.as_ref(),
             |key, msg| match msg.single() {
                 Some(feature) => crun.entry(ctx, key, feature, &mut cbufs),
-                None => Err(not_usual()),
+                None => Err(not_canonical()),
             },
             |key, msg| srun.entry(seq, key, &msg),
         )

@@ -992,7 +992,7 @@ fn sequence_paths_agree(parser: &SequenceExampleParser, batch: &[Vec<u8>]) -> bo
 /// Writes features and feature lists in the encodings writers choose, and in some others.
 struct Gen {
     rng: Rng,
-    /// Out of 100: how often a feature is written in an unusual (still valid) encoding or
+    /// Out of 100: how often a feature is written in an non-canonical (still valid) encoding or
     /// with the wrong kind.
     odd: u64,
 }
@@ -1078,7 +1078,7 @@ impl Gen {
         len_field(1, &body)
     }
 
-    /// The entries of a feature map: each key with its kind and usual value count.
+    /// The entries of a feature map: each key with its kind and typical value count.
     fn entries(&mut self, keys: &[(&str, u32, usize)]) -> Vec<u8> {
         let mut out: Vec<Vec<u8>> = Vec::new();
         for &(key, kind, n) in keys {
@@ -1110,7 +1110,7 @@ impl Gen {
         out.concat()
     }
 
-    /// The entries of a `FeatureLists` map: each key with its kind and usual values per step.
+    /// The entries of a `FeatureLists` map: each key with its kind and typical values per step.
     fn lists(&mut self, keys: &[(&str, u32, usize)]) -> Vec<u8> {
         let mut out = Vec::new();
         for &(key, kind, n) in keys {
@@ -1223,8 +1223,8 @@ fn fast_path_agrees_with_the_general_path() {
             .collect();
         parsed_sequences += usize::from(sequence_paths_agree(&sequence, &sequences));
     }
-    // Long batches: runs of unusual records (the fast path then steps aside for a while), then
-    // usual ones again.
+    // Long batches: runs of non-canonical records (the fast path then steps aside for a while), then
+    // canonical ones again.
     let parsing = |g: &mut Gen, odd: u64, n: usize| -> Vec<Vec<u8>> {
         g.odd = odd;
         let mut out = Vec::new();

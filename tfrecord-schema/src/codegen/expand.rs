@@ -11,7 +11,7 @@ fn byte_lit(s: &str) -> Lit {
     Lit::byte_string(s.as_bytes())
 }
 
-/// A key matcher: `match (key.len(), key_word(key))` over integer patterns, with the bytes
+/// A key matcher: `match (key.len(), key_prefix_word(key))` over integer patterns, with the bytes
 /// past the eighth compared in a guard, so that dispatching on a key costs a few integer
 /// comparisons instead of one byte-string comparison per field.
 fn key_match(
@@ -35,7 +35,7 @@ fn key_match(
         }
     });
     quote! {
-        match (#key.len(), #p::key_word(#key)) {
+        match (#key.len(), #p::key_prefix_word(#key)) {
             #(#arms)*
             _ => #fallback,
         }
@@ -139,11 +139,11 @@ impl Ctx<'_> {
     }
 
     /// The one-pass decode of a struct whose features are all plain (no `flatten`, no sparse
-    /// field): the entries are walked once in the usual layout, each feature's bytes kept in a
+    /// field): the entries are walked once in the canonical layout, each feature's bytes kept in a
     /// local as its key is met (a repeated key: the last entry wins), and after the walk the
     /// fields are decoded from them by the same expressions as `decode_record`'s slots, in the
     /// same order, so that values and errors are the general path's. The walk `break`s out of
-    /// block `'__usual` to the general path for another layout or, under `deny_unknown_keys`,
+    /// block `'__canonical` to the general path for another layout or, under `deny_unknown_keys`,
     /// an unknown key. `None` when the struct has a field the walk cannot fill.
     fn one_pass(
         &self,
@@ -183,21 +183,21 @@ impl Ctx<'_> {
             }
             let l = local(next);
             next += 1;
-            let value = self.decode_value(of, f, b, &quote!(#l.map(#p::Msg::new)));
+            let value = self.decode_value(of, f, b, &quote!(#l.map(#p::FeatureBytes::new)));
             quote!(#m: #value,)
         });
         Some(quote! {
-            '__usual: {
+            '__canonical: {
                 #(#decls)*
-                if !#p::walk_usual::<#container>(__bytes, |__key, __feature| #dispatch) {
-                    break '__usual;
+                if !#p::walk_canonical::<#container>(__bytes, |__key, __feature| #dispatch) {
+                    break '__canonical;
                 }
                 return #p::Ok(Self { #(#inits)* });
             }
         })
     }
 
-    /// The decode expression of a (non-sequence) field from an `Option<Msg>` expression.
+    /// The decode expression of a (non-sequence) field from an `Option<FeatureBytes>` expression.
     fn decode_value(&self, of: bool, f: &Field, b: &Binding, slot: &TokenStream) -> TokenStream {
         let p = &self.p;
         let ty = &b.ty;
@@ -518,7 +518,7 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
             #[automatically_derived]
             #decode_fields {
                 #[inline]
-                fn from_slots(__slots: &mut [#p::Option<#p::Msg<#de>>]) -> #p::Result<Self> {
+                fn from_slots(__slots: &mut [#p::Option<#p::FeatureBytes<#de>>]) -> #p::Result<Self> {
                     #p::Ok(Self { #(#inits)* })
                 }
             }
@@ -665,12 +665,12 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
     let ctx_decl = if ctx.is_empty() {
         quote!()
     } else {
-        quote!(let mut __ctx: [#p::Option<#p::Msg<#de>>; #nc] = ::core::array::from_fn(|_| #p::None);)
+        quote!(let mut __ctx: [#p::Option<#p::FeatureBytes<#de>>; #nc] = ::core::array::from_fn(|_| #p::None);)
     };
     let seq_decl = if seq.is_empty() {
         quote!()
     } else {
-        quote!(let mut __seq: [#p::Option<#p::Msg<#de>>; #ns] = ::core::array::from_fn(|_| #p::None);)
+        quote!(let mut __seq: [#p::Option<#p::FeatureBytes<#de>>; #ns] = ::core::array::from_fn(|_| #p::None);)
     };
     let (mut ci, mut si) = (0usize, 0usize);
     let inits = fields.iter().map(|(f, b)| {
@@ -791,11 +791,11 @@ pub(crate) fn expand_enum(
             quote! {
                 #(const #consts: i64 = #discs;)*
                 match __raw {
-                    #p::Raw::Int(__v) => match __v as i64 {
+                    #p::RawValue::Int(__v) => match __v as i64 {
                         #(#consts => #p::Ok(Self::#idents),)*
-                        __other => #p::Err(#p::FieldError::UnknownVariant(::std::format!("{}", __other))),
+                        __other => #p::Err(#p::FeatureProblem::UnknownVariant(::std::format!("{}", __other))),
                     },
-                    _ => #p::Err(#p::FieldError::Malformed("value of the wrong wire type")),
+                    _ => #p::Err(#p::FeatureProblem::Malformed("value of the wrong wire type")),
                 }
             },
         )
@@ -811,11 +811,11 @@ pub(crate) fn expand_enum(
             quote!(__buf.extend_from_slice(match self { #(Self::#idents => &#names[..],)* })),
             quote! {
                 match __raw {
-                    #p::Raw::Bytes(__b) => match __b {
+                    #p::RawValue::Bytes(__b) => match __b {
                         #(#names => #p::Ok(Self::#idents),)*
-                        __other => #p::Err(#p::FieldError::UnknownVariant(::std::format!("{:?}", ::std::string::String::from_utf8_lossy(__other)))),
+                        __other => #p::Err(#p::FeatureProblem::UnknownVariant(::std::format!("{:?}", ::std::string::String::from_utf8_lossy(__other)))),
                     },
-                    _ => #p::Err(#p::FieldError::Malformed("value of the wrong wire type")),
+                    _ => #p::Err(#p::FeatureProblem::Malformed("value of the wrong wire type")),
                 }
             },
         )
@@ -833,7 +833,7 @@ pub(crate) fn expand_enum(
         impl<'__de, __D: #p::Dialect> #p::DecodeElem<'__de, __D> for #name {
             const KIND: #p::ListKind = #kind;
             #[inline]
-            fn from_raw(__raw: #p::Raw<'__de>) -> #p::Result<Self, #p::FieldError> { #from_raw }
+            fn from_raw(__raw: #p::RawValue<'__de>) -> #p::Result<Self, #p::FeatureProblem> { #from_raw }
         }
         #krate::__impl_scalar_field!(#p::Tf; #name);
         #krate::__impl_scalar_field!(#p::TfLossy; #name);
