@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use crate::proto::{oneflow, tensorflow};
 
 /// Escapes bytes as Python's `text_encoding.CEscape(.., as_utf8=False)` does.
-pub fn c_escape(bytes: &[u8]) -> String {
+pub(crate) fn c_escape(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len());
     for &b in bytes {
         match b {
@@ -83,7 +83,7 @@ fn python_repr_from_sci(sci: &str) -> String {
 /// The value protobuf's Python runtime shows for a `float` field (`ToShortestFloat`): the
 /// decimal with the fewest significant digits, but at least 6, that reads back as the same
 /// `f32`, rounded half to even, as an `f64`. `json_format` and `text_format` both print it.
-pub fn shortest_float(v: f32) -> f64 {
+pub(crate) fn shortest_float(v: f32) -> f64 {
     let wide = f64::from(v);
     for precision in 6..=9usize {
         let s = format!("{:.*e}", precision - 1, wide);
@@ -98,7 +98,7 @@ pub fn shortest_float(v: f32) -> f64 {
 
 /// Python's `str()` of a `float` field value (see [`shortest_float`]), with `nan`, `inf` and
 /// `-inf`.
-pub fn format_float(v: f32) -> String {
+pub(crate) fn format_float(v: f32) -> String {
     if v.is_nan() {
         "nan".into()
     } else if v.is_infinite() {
@@ -109,7 +109,7 @@ pub fn format_float(v: f32) -> String {
 }
 
 /// Python's `repr()` of a `double` field value, with `nan`, `inf` and `-inf`.
-pub fn format_double(v: f64) -> String {
+pub(crate) fn format_double(v: f64) -> String {
     if v.is_nan() {
         "nan".into()
     } else if v.is_infinite() {

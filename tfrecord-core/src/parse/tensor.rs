@@ -497,7 +497,7 @@ impl Tensor {
 }
 
 /// A float as JSON: the shortest decimal that reads back as the same `f32` (protobuf's own
-/// rule, [`crate::text::shortest_float`]), or `"NaN"`, `"Infinity"`, `"-Infinity"`.
+/// rule, `shortest_float` of the text format), or `"NaN"`, `"Infinity"`, `"-Infinity"`.
 fn float_json(v: f32) -> Value {
     if v.is_nan() {
         Value::String("NaN".into())
