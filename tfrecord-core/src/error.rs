@@ -253,9 +253,9 @@ impl fmt::Display for Error {
                 )?;
             }
             ErrorKind::NotTfRecord { hint } => {
-                f.write_str(
-                    "not a TFRecord file: the first record's length checksum does not match",
-                )?;
+                f.write_str("not a TFRecord file")?;
+                at(f)?;
+                f.write_str(": the first record's length checksum does not match")?;
                 if let Some(hint) = hint {
                     write!(f, " ({hint})")?;
                 }

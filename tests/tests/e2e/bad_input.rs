@@ -1127,6 +1127,20 @@ fn read_garbage(path: &Path) -> Error {
     err
 }
 
+/// The error for a file that is not TFRecord names the byte offset it failed at, as every other
+/// error does.
+#[test]
+fn not_tfrecord_names_the_byte_offset() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("text.tfrecord");
+    std::fs::write(&path, b"plain text, sixteen bytes or more").expect("writes");
+    let msg = read_garbage(&path).to_string();
+    assert!(
+        msg.contains("not a TFRecord file at byte 0 (record 0): the first record's length"),
+        "{msg}"
+    );
+}
+
 fn hint(err: &Error) -> Option<&'static str> {
     match err.kind() {
         ErrorKind::NotTfRecord { hint } => *hint,
