@@ -87,9 +87,9 @@ pub(crate) enum Command {
     /// table key in the spec. A feature marked `optional` is read as a `VarLenFeature`.
     ///
     /// The records of all inputs, in order, are cut into batches of `--batch-size` records
-    /// (the last batch may be shorter), as `tf.data.TFRecordDataset(files).batch(N)` would;
-    /// without `--batch-size` all records form one batch, as one `tf.io.parse_example` call
-    /// over them. Each batch prints one line: a JSON object mapping output name to tensor
+    /// (the last batch may be shorter), as `tf.data.TFRecordDataset(files).batch(N)` would, so
+    /// that memory stays bounded on any input; with `--one-batch` all records form one batch,
+    /// as one `tf.io.parse_example` call over them (memory grows with the input). Each batch prints one line: a JSON object mapping output name to tensor
     /// (`{"dense": {"shape", "values"}}`, `{"sparse": {"indices", "values", "dense_shape"}}` or
     /// `{"ragged": {"flat_values", "nested_row_splits"}}`). For a `sequence_example` record the
     /// line is `{"context": {..}, "sequence": {..}, "lengths": {..}}`: the three results of
@@ -387,9 +387,13 @@ pub(crate) struct ParseArgs {
     /// The record of the spec to use [default: the spec's only record].
     #[arg(long, value_name = "NAME")]
     pub(crate) record: Option<String>,
-    /// Records per batch; the last batch may be shorter [default: all records in one batch].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) batch_size: Option<u64>,
+    /// Records per batch; the last batch may be shorter.
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) batch_size: u64,
+    /// All records in one batch, as one `tf.io.parse_example` call over them (memory grows with
+    /// the input).
+    #[arg(long, conflicts_with = "batch_size")]
+    pub(crate) one_batch: bool,
     /// Skip checking each record's data checksum (the length checksum is always checked).
     #[arg(long)]
     pub(crate) no_verify_data_crc: bool,

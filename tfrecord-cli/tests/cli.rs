@@ -1413,6 +1413,54 @@ kind = "var"
     assert_eq!(lines[0], want);
 }
 
+/// Without `--batch-size`, `parse` cuts the records into batches of 1024, so that memory stays
+/// bounded on any file; `--one-batch` puts them all in one batch, as one `tf.io.parse_example`
+/// call over them.
+#[test]
+fn parse_batches_by_default_and_one_batch_on_request() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spec = dir.path().join("n.toml");
+    std::fs::write(&spec, "[records.N.features.n]\ndtype = \"int64\"\n").expect("write spec");
+    let data = dir.path().join("n.tfrecord");
+    let payloads: Vec<Vec<u8>> = (0..1500)
+        .map(|i| example(vec![("n", int64s(&[i]))]).encode_to_vec())
+        .collect();
+    write_file(&data, WriterOptions::new(), &payloads);
+    let shape = |line: &Value| line["n"]["dense"]["shape"].clone();
+    let lines = json_lines(&ok(&run(&["parse", "--spec", s(&spec), s(&data)])));
+    assert_eq!(
+        lines.iter().map(shape).collect::<Vec<_>>(),
+        [serde_json::json!([1024]), serde_json::json!([476])]
+    );
+    assert_eq!(lines[1]["n"]["dense"]["values"][0], 1024);
+    let lines = json_lines(&ok(&run(&[
+        "parse",
+        "--one-batch",
+        "--spec",
+        s(&spec),
+        s(&data),
+    ])));
+    assert_eq!(
+        lines.iter().map(shape).collect::<Vec<_>>(),
+        [serde_json::json!([1500])]
+    );
+    let o = run(&[
+        "parse",
+        "--one-batch",
+        "--batch-size",
+        "2",
+        "--spec",
+        s(&spec),
+        s(&data),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "a usage error");
+    let err = stderr(&o);
+    assert!(
+        err.contains("--one-batch") && err.contains("--batch-size"),
+        "{err}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // infer
 

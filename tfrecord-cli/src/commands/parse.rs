@@ -128,10 +128,11 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
     let from_of = Format::from(args.read.input_format) == Format::OfRecord;
     let sources = resolve_all(&args.files)?;
     let files: Vec<PathBuf> = sources.iter().map(Source::name).collect();
-    let size = args
-        .batch_size
-        .and_then(|n| usize::try_from(n).ok())
-        .unwrap_or(usize::MAX);
+    let size = if args.one_batch {
+        usize::MAX
+    } else {
+        usize::try_from(args.batch_size).unwrap_or(usize::MAX)
+    };
     let mut batch = Batch {
         files: &files,
         records: Vec::new(),
