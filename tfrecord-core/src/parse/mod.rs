@@ -94,6 +94,7 @@ mod buffers;
 mod dtype;
 mod example;
 mod fast;
+mod outputs;
 mod plan;
 mod ragged;
 mod read;
@@ -242,8 +243,8 @@ impl ExampleParser {
         bytes: usize,
         spare: &mut Buffers,
     ) -> Result<Tensors> {
-        let raws = example::finish_keys(&self.plan, bufs, batch, spare)?;
-        example::build_outputs(&self.plan, raws, row_budget(bytes), spare)
+        let raws = outputs::finish_keys(&self.plan, bufs, batch, spare)?;
+        outputs::build_outputs(&self.plan, raws, row_budget(bytes), spare)
     }
 }
 

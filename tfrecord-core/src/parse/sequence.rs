@@ -6,11 +6,9 @@ use std::collections::BTreeMap;
 
 use super::buffers::Buffers;
 use super::dtype::dtype_name;
-use super::example::{
-    FastRun, KeyBuf, RawOut, build_outputs, finish_keys, key_bufs, learn_sizes, not_canonical,
-    pad_rows, row_splits,
-};
+use super::example::{FastRun, KeyBuf, key_bufs, learn_sizes, not_canonical};
 use super::fast::{KeyPredictor, Sink, for_each_field_1, list_tag};
+use super::outputs::{RawOut, build_outputs, finish_keys, pad_rows, row_splits};
 use super::plan::{BatchHeld, Plan, RawKey, RawKind, shape_string};
 use super::ragged::Rag;
 use super::read::{
