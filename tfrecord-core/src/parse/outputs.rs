@@ -25,6 +25,10 @@ pub(crate) enum RawOut {
     Rag(Rag),
 }
 
+/// The raw outputs of a `SequenceExample` batch: context keys, feature-list keys, feature-list
+/// lengths.
+pub(crate) type RawBatch = (Vec<RawOut>, Vec<RawOut>, BTreeMap<String, Tensor>);
+
 /// Turns the merged buffers into the raw tensors of each key; the buffers they leave go to
 /// `spare`.
 pub(crate) fn finish_keys(
