@@ -238,6 +238,12 @@ pub(crate) fn learn_sizes(plan: &Plan, bufs: &[KeyBuf], n: usize) {
     }
 }
 
+pub(crate) fn total_bytes<R: AsRef<[u8]>>(records: &[R]) -> usize {
+    records
+        .iter()
+        .fold(0usize, |acc, r| acc.saturating_add(r.as_ref().len()))
+}
+
 /// Parses `records[..]`, whose first has index `base` in the batch, into one buffer per key:
 /// each record by the fast path, or when that declines it (or `fast` is false, as tests ask)
 /// by the general path.
@@ -248,7 +254,7 @@ pub(crate) fn parse_run<R: AsRef<[u8]>>(
     fast: bool,
     spare: &mut Buffers,
 ) -> Result<Vec<KeyBuf>> {
-    let bytes = super::total_bytes(records);
+    let bytes = total_bytes(records);
     let mut bufs = key_bufs(plan, records.len(), bytes, spare);
     let mut run = FastRun::new(plan);
     let mut slots: Vec<Option<FeatureBytes<'_>>> = vec![None; plan.raw.len()];

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use crate::codec::{FeatureBytes, canonical_step_values, scan_sequence};
 use crate::error::Result;
 use crate::parse::buffers::Buffers;
-use crate::parse::example::{FastRun, KeyBuf, key_bufs, learn_sizes, not_canonical};
+use crate::parse::example::{FastRun, KeyBuf, key_bufs, learn_sizes, not_canonical, total_bytes};
 use crate::parse::fast::{KeyPredictor, Sink, for_each_field_1, list_tag};
 use crate::parse::outputs::{RawBatch, RawOut, finish_keys, pad_rows, row_splits};
 use crate::parse::plan::{BatchHeld, Plan, RawKind};
@@ -325,7 +325,7 @@ pub(super) fn fast_batch<R: AsRef<[u8]>>(
     if batch == 0 {
         return None; // TensorFlow's checks of an empty batch have their quirks
     }
-    let bytes = crate::parse::total_bytes(records);
+    let bytes = total_bytes(records);
     let mut cbufs = key_bufs(ctx, batch, bytes, spare);
     let mut crun = FastRun::new(ctx);
     let mut srun = StepRun::new(seq, batch, bytes, spare)?;

@@ -3,9 +3,8 @@
 //! error.
 
 use crate::error::Result;
-use crate::parse::{
-    Buffers, ExampleParser, SequenceExampleParser, example, row_budget, sequence, total_bytes,
-};
+use crate::parse::example::total_bytes;
+use crate::parse::{Buffers, ExampleParser, SequenceExampleParser, example, row_budget, sequence};
 
 /// `a` and `b` are the same result: equal tensors (compared through `Debug`, so that NaNs
 /// compare equal) or the same error message.
