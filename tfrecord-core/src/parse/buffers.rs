@@ -1,9 +1,8 @@
 //! Buffers of tensors a caller is done with, filled again by the next batch.
 
-use super::Tensors;
 use super::dtype::DType;
 use super::strings::ByteStrings;
-use super::tensor::{Tensor, Values};
+use super::tensor::{Tensor, Tensors, Values};
 
 /// The most buffers of one element type kept; past it the smallest is dropped.
 const KEEP: usize = 64;

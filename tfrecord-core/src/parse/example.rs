@@ -1,16 +1,14 @@
-//! `tf.io.parse_example`: a batch of serialized `tf.train.Example`s to tensors, following
-//! TensorFlow's `FastParseExample` and the Python layer above it.
-
-use std::collections::BTreeMap;
+//! `tf.io.parse_example`'s walk over a batch: each serialized `tf.train.Example` read into one
+//! buffer per spec key ([`KeyBuf`]), by the fast path where the record is in the canonical form
+//! and by the general path otherwise, following TensorFlow's `FastParseExample`. The tensors are
+//! built from these buffers in [`outputs`](super::outputs).
 
 use super::buffers::Buffers;
 use super::dtype::dtype_name;
 use super::fast::{KeyPredictor, extend_canonical, list_tag};
-use super::plan::{BatchHeld, OutputPlan, Plan, RawKey, RawKind, shape_string};
-use super::ragged::{PartT, Rag, compose};
-use super::read::{extend, feature_error, field_error, problem_error, to_i64, view};
-use super::spec::SplitsDType;
-use super::tensor::{Tensor, Values};
+use super::plan::{BatchHeld, Plan, RawKey, RawKind, shape_string};
+use super::read::{extend, feature_error, field_error, problem_error, view};
+use super::tensor::Values;
 use crate::codec::{FeatureBytes, FeatureView, TfExample, scan_features, walk_canonical};
 use crate::error::{Error, Result};
 use crate::feature::FeatureProblem;
@@ -21,17 +19,6 @@ pub(crate) struct KeyBuf {
     pub(crate) values: Values,
     /// The end of each record's values in `values` (not kept for fixed-length dense keys).
     pub(crate) ends: Vec<usize>,
-}
-
-/// A parsed key, before the outputs are put together.
-#[derive(Clone, Debug)]
-pub(crate) enum RawOut {
-    /// A finished tensor (dense keys; sparse keys of feature lists).
-    Tensor(Tensor),
-    /// A sparse key of `parse_example`: one list per record.
-    Var { values: Values, ends: Vec<usize> },
-    /// A ragged key.
-    Rag(Rag),
 }
 
 /// How the fast path treats one raw key.
@@ -251,6 +238,12 @@ pub(crate) fn learn_sizes(plan: &Plan, bufs: &[KeyBuf], n: usize) {
     }
 }
 
+pub(crate) fn total_bytes<R: AsRef<[u8]>>(records: &[R]) -> usize {
+    records
+        .iter()
+        .fold(0usize, |acc, r| acc.saturating_add(r.as_ref().len()))
+}
+
 /// Parses `records[..]`, whose first has index `base` in the batch, into one buffer per key:
 /// each record by the fast path, or when that declines it (or `fast` is false, as tests ask)
 /// by the general path.
@@ -261,7 +254,7 @@ pub(crate) fn parse_run<R: AsRef<[u8]>>(
     fast: bool,
     spare: &mut Buffers,
 ) -> Result<Vec<KeyBuf>> {
-    let bytes = super::total_bytes(records);
+    let bytes = total_bytes(records);
     let mut bufs = key_bufs(plan, records.len(), bytes, spare);
     let mut run = FastRun::new(plan);
     let mut slots: Vec<Option<FeatureBytes<'_>>> = vec![None; plan.raw.len()];
@@ -414,344 +407,4 @@ pub(crate) fn merge_runs(mut runs: Vec<Vec<KeyBuf>>) -> Vec<KeyBuf> {
         }
     }
     acc
-}
-
-/// Turns the merged buffers into the raw tensors of each key; the buffers they leave go to
-/// `spare`.
-pub(crate) fn finish_keys(
-    plan: &Plan,
-    bufs: Vec<KeyBuf>,
-    batch: usize,
-    spare: &mut Buffers,
-) -> Result<Vec<RawOut>> {
-    plan.raw
-        .iter()
-        .zip(bufs)
-        .map(|(raw, buf)| {
-            Ok(match &raw.kind {
-                RawKind::Dense { shape, .. } => {
-                    let mut s = Vec::with_capacity(shape.len() + 1);
-                    s.push(batch);
-                    s.extend_from_slice(shape);
-                    RawOut::Tensor(Tensor::Dense {
-                        shape: s,
-                        values: buf.values,
-                    })
-                }
-                RawKind::DenseVar {
-                    row_shape,
-                    stride,
-                    pad,
-                    ..
-                } => RawOut::Tensor(pad_rows(
-                    &raw.key, buf, batch, row_shape, *stride, pad, spare,
-                )?),
-                RawKind::Sparse => RawOut::Var {
-                    values: buf.values,
-                    ends: buf.ends,
-                },
-                RawKind::Ragged { splits } => {
-                    let splits = row_splits(&buf.ends, *splits, spare);
-                    spare.keep_usizes(buf.ends);
-                    RawOut::Rag(Rag {
-                        values: buf.values,
-                        splits: vec![splits],
-                        dense_inner: 0,
-                    })
-                }
-            })
-        })
-        .collect()
-}
-
-/// `[0] + ends`, in the splits type.
-pub(crate) fn row_splits(ends: &[usize], dt: SplitsDType, spare: &mut Buffers) -> Vec<i64> {
-    let mut s = spare.i64s(ends.len() + 1);
-    s.push(0);
-    s.extend(ends.iter().map(|&e| dt.fit(to_i64(e))));
-    s
-}
-
-/// The rows of a `FixedLenSequenceFeature`, padded to the longest record:
-/// `[batch, max_rows] + row_shape`. The buffers of `buf` it does not use go to `spare`.
-pub(crate) fn pad_rows(
-    key: &str,
-    buf: KeyBuf,
-    batch: usize,
-    row_shape: &[usize],
-    stride: usize,
-    pad: &Values,
-    spare: &mut Buffers,
-) -> Result<Tensor> {
-    let mut start = 0usize;
-    let mut max = 0usize;
-    for &end in &buf.ends {
-        max = max.max(end.saturating_sub(start));
-        start = end;
-    }
-    let rows = max / stride.max(1);
-    let total = batch
-        .checked_mul(max)
-        .ok_or_else(|| Error::feature("padded output is too large").with_key(key))?;
-    let out = if total == buf.values.len() {
-        // Every record has the most rows: nothing to pad.
-        buf.values
-    } else {
-        let mut out = spare.values(buf.values.dtype(), total, 0);
-        out.try_reserve(total).map_err(|e| {
-            Error::feature(format!("padded output of {total} values: {e}")).with_key(key)
-        })?;
-        let mut start = 0usize;
-        for &end in &buf.ends {
-            out.extend_range(&buf.values, start, end);
-            out.push_repeat(pad, 0, max.saturating_sub(end.saturating_sub(start)));
-            start = end;
-        }
-        spare.keep_values(buf.values);
-        out
-    };
-    spare.keep_usizes(buf.ends);
-    let mut shape = Vec::with_capacity(row_shape.len() + 2);
-    shape.push(batch);
-    shape.push(rows);
-    shape.extend_from_slice(row_shape);
-    Ok(Tensor::Dense { shape, values: out })
-}
-
-/// The sparse tensor of a `VarLenFeature`: `[batch, index]` indices in record order.
-pub(crate) fn var_to_sparse(values: Values, ends: &[usize], spare: &mut Buffers) -> Tensor {
-    let mut indices = spare.i64s(values.len().saturating_mul(2));
-    let mut start = 0usize;
-    let mut max = 0usize;
-    for (b, &end) in ends.iter().enumerate() {
-        let n = end.saturating_sub(start);
-        max = max.max(n);
-        for i in 0..n {
-            indices.push(to_i64(b));
-            indices.push(to_i64(i));
-        }
-        start = end;
-    }
-    Tensor::Sparse {
-        indices,
-        values,
-        dense_shape: vec![to_i64(ends.len()), to_i64(max)],
-    }
-}
-
-/// The raw tensors of a batch, handed out to the outputs: the last user of a key takes it,
-/// earlier ones get a copy.
-pub(crate) struct Pool {
-    items: Vec<Option<RawOut>>,
-    uses: Vec<usize>,
-}
-
-impl Pool {
-    pub(crate) fn new(items: Vec<RawOut>, plan: &Plan) -> Pool {
-        let mut uses = vec![0usize; items.len()];
-        let mut count = |i: usize| {
-            if let Some(u) = uses.get_mut(i) {
-                *u += 1;
-            }
-        };
-        for (_, out) in &plan.outputs {
-            match out {
-                OutputPlan::Raw(i) => count(*i),
-                OutputPlan::Sparse { index, value, .. } => {
-                    index.iter().for_each(|&i| count(i));
-                    count(*value);
-                }
-                OutputPlan::Ragged {
-                    value, partitions, ..
-                } => {
-                    count(*value);
-                    for p in partitions {
-                        if let Some(i) = partition_key(p) {
-                            count(i);
-                        }
-                    }
-                }
-            }
-        }
-        Pool {
-            items: items.into_iter().map(Some).collect(),
-            uses,
-        }
-    }
-
-    pub(crate) fn take(&mut self, i: usize) -> Option<RawOut> {
-        let uses = self.uses.get_mut(i)?;
-        *uses = uses.saturating_sub(1);
-        let last = *uses == 0;
-        let slot = self.items.get_mut(i)?;
-        if last { slot.take() } else { slot.clone() }
-    }
-
-    /// A partition key as a one-level partition tensor.
-    pub(crate) fn partition(&mut self, i: usize, dt: SplitsDType) -> Option<PartT> {
-        match self.take(i)? {
-            RawOut::Rag(r) => Some(PartT::from_rag(&r, dt)),
-            _ => None,
-        }
-    }
-}
-
-pub(crate) fn partition_key(p: &super::plan::PartitionPlan) -> Option<usize> {
-    use super::plan::PartitionPlan as P;
-    match *p {
-        P::Splits(i) | P::Lengths(i) | P::Starts(i) | P::Limits(i) | P::RowIds(i) => Some(i),
-        P::Uniform(_) => None,
-    }
-}
-
-/// Puts the outputs of `plan` together from the parsed keys.
-pub(crate) fn build_outputs(
-    plan: &Plan,
-    raws: Vec<RawOut>,
-    row_budget: usize,
-    spare: &mut Buffers,
-) -> Result<BTreeMap<String, Tensor>> {
-    let mut pool = Pool::new(raws, plan);
-    let mut out = BTreeMap::new();
-    for (name, p) in &plan.outputs {
-        let missing = || Error::feature("internal error: a parsed key is missing").with_key(name);
-        let tensor = match p {
-            OutputPlan::Raw(i) => match pool.take(*i).ok_or_else(missing)? {
-                RawOut::Tensor(t) => t,
-                RawOut::Var { values, ends } => {
-                    let t = var_to_sparse(values, &ends, spare);
-                    spare.keep_usizes(ends);
-                    t
-                }
-                RawOut::Rag(r) => r.into_tensor(),
-            },
-            OutputPlan::Sparse {
-                index,
-                index_names,
-                value,
-                size,
-                already_sorted,
-            } => {
-                let (values, ends) = match pool.take(*value).ok_or_else(missing)? {
-                    RawOut::Var { values, ends } => (values, ends),
-                    _ => return Err(missing()),
-                };
-                let mut ids = Vec::with_capacity(index.len());
-                for (&i, n) in index.iter().zip(index_names) {
-                    match pool.take(i).ok_or_else(missing)? {
-                        RawOut::Var {
-                            values: Values::Int64(v),
-                            ends,
-                        } => ids.push((n.as_str(), v, ends)),
-                        _ => return Err(missing()),
-                    }
-                }
-                sparse_feature(name, values, &ends, &ids, size, *already_sorted)?
-            }
-            OutputPlan::Ragged {
-                value,
-                partitions,
-                splits,
-            } => {
-                let rag = match pool.take(*value).ok_or_else(missing)? {
-                    RawOut::Rag(r) => r,
-                    _ => return Err(missing()),
-                };
-                let dt = *splits;
-                compose(rag, partitions, |i| pool.partition(i, dt), dt, row_budget)
-                    .map_err(|e| ragged_error(name, &e))?
-                    .into_tensor()
-            }
-        };
-        out.insert(name.clone(), tensor);
-    }
-    Ok(out)
-}
-
-#[cold]
-pub(crate) fn ragged_error(name: &str, detail: &str) -> Error {
-    Error::feature(format!("cannot build the ragged tensor: {detail}")).with_key(name)
-}
-
-/// A `SparseFeature`: TensorFlow's `sparse_merge` of the index keys' and value key's sparse
-/// tensors, then `sparse_reorder` unless `already_sorted`.
-fn sparse_feature(
-    name: &str,
-    values: Values,
-    ends: &[usize],
-    ids: &[(&str, Vec<i64>, Vec<usize>)],
-    size: &[i64],
-    already_sorted: bool,
-) -> Result<Tensor> {
-    let nnz = values.len();
-    for (key, v, id_ends) in ids {
-        if v.len() != nnz {
-            // TensorFlow only sees the totals; name the first record that differs.
-            let record = first_difference(ends, id_ends);
-            let mut e = Error::feature(format!(
-                "SparseFeature index feature {key:?} and value feature must have the same number \
-                 of values: expected {nnz}, found {}",
-                v.len()
-            ))
-            .with_key(name);
-            if let Some(r) = record {
-                e = e.with_record(u64::try_from(r).unwrap_or(u64::MAX));
-            }
-            return Err(e);
-        }
-    }
-    let rank = ids.len() + 1;
-    let mut indices = Vec::with_capacity(nnz * rank);
-    let mut start = 0usize;
-    for (b, &end) in ends.iter().enumerate() {
-        for j in start..end.max(start) {
-            indices.push(to_i64(b));
-            for (_, v, _) in ids {
-                indices.push(v.get(j).copied().unwrap_or(0));
-            }
-        }
-        start = end;
-    }
-    let mut dense_shape = Vec::with_capacity(rank);
-    dense_shape.push(to_i64(ends.len()));
-    dense_shape.extend_from_slice(size);
-    let sorted = |a: &[i64], b: &[i64]| a < b;
-    let in_order = indices
-        .chunks_exact(rank)
-        .zip(indices.chunks_exact(rank).skip(1))
-        .all(|(a, b)| sorted(a, b));
-    if already_sorted || in_order {
-        return Ok(Tensor::Sparse {
-            indices,
-            values,
-            dense_shape,
-        });
-    }
-    let mut perm: Vec<usize> = (0..nnz).collect();
-    perm.sort_by(|&a, &b| {
-        let ra = indices.get(a * rank..(a + 1) * rank).unwrap_or(&[]);
-        let rb = indices.get(b * rank..(b + 1) * rank).unwrap_or(&[]);
-        ra.cmp(rb)
-    });
-    let mut sorted_indices = Vec::with_capacity(indices.len());
-    for &p in &perm {
-        sorted_indices.extend_from_slice(indices.get(p * rank..(p + 1) * rank).unwrap_or(&[]));
-    }
-    Ok(Tensor::Sparse {
-        indices: sorted_indices,
-        values: values.permuted(&perm),
-        dense_shape,
-    })
-}
-
-/// The first record whose per-record counts differ between two sparse keys.
-fn first_difference(a: &[usize], b: &[usize]) -> Option<usize> {
-    let mut prev = (0usize, 0usize);
-    for (r, (&x, &y)) in a.iter().zip(b).enumerate() {
-        if x.saturating_sub(prev.0) != y.saturating_sub(prev.1) {
-            return Some(r);
-        }
-        prev = (x, y);
-    }
-    None
 }

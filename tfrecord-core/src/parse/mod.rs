@@ -94,6 +94,7 @@ mod buffers;
 mod dtype;
 mod example;
 mod fast;
+mod outputs;
 mod plan;
 mod ragged;
 mod read;
@@ -106,31 +107,21 @@ mod tensor;
 #[cfg(test)]
 mod tests;
 
-use std::collections::BTreeMap;
-
 pub use buffers::Buffers;
 pub use dtype::{DType, Partition};
 pub use schema::{RecordFeature, RecordSpec};
 pub use spec::{FeatureSpec, Spec, SplitsDType};
 pub use strings::{ByteStrings, ByteStringsIter};
-pub use tensor::{Tensor, Values, tensors_to_json};
+pub use tensor::{Tensor, Tensors, Values, tensors_to_json};
 
 use crate::error::{Error, Result};
+use example::total_bytes;
 use plan::{Mode, Plan};
-
-/// Output name to tensor: what one batch parses into.
-pub type Tensors = BTreeMap<String, Tensor>;
 
 /// How many rows value row ids may imply per batch: 8 per input byte, plus 64 Ki. A larger
 /// count (a huge id in a small record) is an error instead of a huge allocation.
 fn row_budget(total_bytes: usize) -> usize {
     total_bytes.saturating_mul(8).saturating_add(1 << 16)
-}
-
-pub(crate) fn total_bytes<R: AsRef<[u8]>>(records: &[R]) -> usize {
-    records
-        .iter()
-        .fold(0usize, |acc, r| acc.saturating_add(r.as_ref().len()))
 }
 
 /// A compiled [`Spec`] for `tf.train.Example` batches: check the spec once, parse many
@@ -242,8 +233,8 @@ impl ExampleParser {
         bytes: usize,
         spare: &mut Buffers,
     ) -> Result<Tensors> {
-        let raws = example::finish_keys(&self.plan, bufs, batch, spare)?;
-        example::build_outputs(&self.plan, raws, row_budget(bytes), spare)
+        let raws = outputs::finish_keys(&self.plan, bufs, batch, spare)?;
+        outputs::build_outputs(&self.plan, raws, row_budget(bytes), spare)
     }
 }
 

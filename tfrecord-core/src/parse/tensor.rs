@@ -520,6 +520,9 @@ fn double_json(v: f64) -> Value {
     }
 }
 
+/// Output name to tensor: what one batch parses into.
+pub type Tensors = BTreeMap<String, Tensor>;
+
 /// A map of output name to tensor as one JSON object of [`Tensor::to_json`] forms: what
 /// `tfrecord parse` prints for one batch.
 pub fn tensors_to_json(tensors: &BTreeMap<String, Tensor>) -> Value {

@@ -1,0 +1,118 @@
+//! Dense features in `parse_example` (`FixedLen`, `FixedLenSequence`): defaults, missing and
+//! empty features, wrong counts, padding; and which entry of a repeated key counts.
+
+use super::{b, dense_i64, ex, ex_raw, f, i, none, spec};
+use crate::parse::{ByteStrings, DType, FeatureSpec, Tensor, Values, parse_example};
+
+#[test]
+fn duplicate_keys_keep_the_last_entry_but_dense_skips_empty_ones() {
+    let records = [ex_raw(&[
+        ("d", i(&[1])),
+        ("d", i(&[2])),
+        ("d", none()),
+        ("s", i(&[1, 2])),
+        ("s", none()),
+    ])];
+    let s = spec(&[
+        ("d", FeatureSpec::fixed_len(DType::Int64, [])),
+        ("s", FeatureSpec::var_len(DType::Int64)),
+    ]);
+    let out = parse_example(&s, &records).expect("parses");
+    assert_eq!(dense_i64(&out["d"]), (vec![1], vec![2]));
+    match &out["s"] {
+        Tensor::Sparse {
+            values,
+            dense_shape,
+            ..
+        } => {
+            assert!(values.is_empty());
+            assert_eq!(dense_shape, &vec![1, 0]);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn fixed_len_missing_empty_and_wrong() {
+    let s = spec(&[(
+        "x",
+        FeatureSpec::fixed_len_with_default(DType::Float, [2], vec![7i64, 8]),
+    )]);
+    // A Feature with no list set is missing; the integer default is converted to float.
+    let out =
+        parse_example(&s, &[ex(&[("x", none())]), ex(&[("x", f(&[1.5, -0.0]))])]).expect("parses");
+    assert_eq!(
+        out["x"],
+        Tensor::Dense {
+            shape: vec![2, 2],
+            values: Values::Float32(vec![7.0, 8.0, 1.5, -0.0]),
+        }
+    );
+    // An empty list of the right type is not missing: 0 values, not 2.
+    let err = parse_example(&s, &[ex(&[]), ex(&[("x", f(&[]))])]).expect_err("count");
+    assert_eq!((err.key(), err.record()), (Some("x"), Some(1)));
+    assert!(err.to_string().contains("found 0"), "{err}");
+    // An empty list of another type is a type error.
+    let err = parse_example(&s, &[ex(&[("x", b(&[]))])]).expect_err("type");
+    assert!(err.to_string().contains("expected float"), "{err}");
+    // Strings, scalar shape, no default.
+    let s = spec(&[("n", FeatureSpec::fixed_len(DType::Bytes, []))]);
+    let out =
+        parse_example(&s, &[ex(&[("n", b(&["a"]))]), ex(&[("n", b(&[""]))])]).expect("parses");
+    assert_eq!(
+        out["n"],
+        Tensor::Dense {
+            shape: vec![2],
+            values: Values::from(vec![b"a".to_vec(), Vec::new()]),
+        }
+    );
+    // An empty batch.
+    let out = parse_example(&s, &[] as &[Vec<u8>]).expect("parses");
+    assert_eq!(
+        out["n"],
+        Tensor::Dense {
+            shape: vec![0],
+            values: Values::Bytes(ByteStrings::new()),
+        }
+    );
+}
+
+#[test]
+fn fixed_len_sequence_in_parse_example() {
+    let s = spec(&[(
+        "p",
+        FeatureSpec::FixedLenSequence {
+            dtype: DType::Bytes,
+            shape: vec![2],
+            allow_missing: true,
+            default: Some(Values::from("pad")),
+        },
+    )]);
+    let records = [
+        ex(&[("p", b(&["a", "b", "c", "d"]))]),
+        ex(&[]),
+        ex(&[("p", b(&["e", "f"]))]),
+    ];
+    let out = parse_example(&s, &records).expect("parses");
+    let bytes: Vec<&[u8]> = [
+        "a", "b", "c", "d", "pad", "pad", "pad", "pad", "e", "f", "pad", "pad",
+    ]
+    .iter()
+    .map(|s| s.as_bytes())
+    .collect();
+    assert_eq!(
+        out["p"],
+        Tensor::Dense {
+            shape: vec![3, 2, 2],
+            values: Values::Bytes(bytes.iter().collect()),
+        }
+    );
+    let err = parse_example(&s, &[ex(&[("p", b(&["a", "b", "c"]))])]).expect_err("stride");
+    assert!(err.to_string().contains("multiple of"), "{err}");
+    // TensorFlow refuses a FixedLenSequenceFeature without allow_missing in parse_example.
+    let s = spec(&[(
+        "p",
+        FeatureSpec::fixed_len_sequence(DType::Int64, [], false),
+    )]);
+    assert!(parse_example(&s, &records).is_err());
+}
