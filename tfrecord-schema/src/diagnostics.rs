@@ -278,7 +278,8 @@ impl SourceMap {
         let text = self.src[line_start..line_end].trim_end_matches('\r');
         let line = self.src[..start].matches('\n').count() + 1;
         let column = self.src[line_start..start].chars().count() + 1;
-        let end = span.end.clamp(start, line_start + text.len());
+        // A span may start past the line's text: on the `\r` of a CRLF line end.
+        let end = span.end.clamp(start, (line_start + text.len()).max(start));
         let width = self
             .src
             .get(start..end)
@@ -307,6 +308,21 @@ impl SourceMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A span on the `\r` of a CRLF line end (where TOML reports an unterminated string)
+    /// locates on its line instead of panicking, and a broken CRLF spec gets the usual error.
+    #[test]
+    fn crlf_line_ends_locate() {
+        let src = "[records.R.features.x]\r\ndtype = \"int64\r\n";
+        let map = SourceMap::new("crlf.toml", src);
+        let at = src.rfind('\r').unwrap();
+        let loc = map.locate(&(at..at + 1));
+        assert_eq!((loc.line, loc.text.as_str()), (2, "dtype = \"int64"));
+        let e = crate::ir::Schema::from_toml_str(src, "crlf.toml").unwrap_err();
+        assert!(e.to_string().contains("crlf.toml:2:"), "{e}");
+        let good = "[records.R.features.x]\r\ndtype = \"int64\"\r\n";
+        assert!(crate::ir::Schema::from_toml_str(good, "crlf.toml").is_ok());
+    }
 
     #[test]
     fn renders_like_rustc() {
