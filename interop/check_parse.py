@@ -3,9 +3,11 @@
 Each case draws a random feature spec and random records that fit it, from a fixed seed:
 
 - Examples: `FixedLenFeature` scalars and shapes, with and without `default_value`;
-  `VarLenFeature`; `SparseFeature` with one and two index keys (sorted or `already_sorted`);
+  `VarLenFeature`; `SparseFeature` with one and two index keys (sorted or `already_sorted`),
+  their index and value counts sometimes differing per record but agreeing over the batch;
   `RaggedFeature` with `RowLengths`, `RowSplits`, `RowStarts`, `RowLimits`, `ValueRowIds` and
-  `UniformRowLength` partitions (nested, int32 and int64 row splits); every dtype.
+  `UniformRowLength` partitions (nested, int32 and int64 row splits), value row ids sometimes
+  moved between records of a batch (and, in broken cases, one too many); every dtype.
 - SequenceExamples: context `FixedLenFeature` / `VarLenFeature`, feature lists
   `FixedLenSequenceFeature` (with and without `allow_missing`) and `VarLenFeature`.
 
@@ -84,6 +86,18 @@ def feature(dtype, values):
     if dtype == "float":
         return tf.train.Feature(float_list=tf.train.FloatList(value=values))
     return tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
+
+
+def move_last_int(a, b, key):
+    """Moves the last value of int64 feature `key` from record `a` to the front of record `b`
+    (creating it there); False when `a` has none."""
+    vals = list(a[key].int64_list.value) if key in a else []
+    if not vals:
+        return False
+    last = vals.pop()
+    a[key] = feature("int64", vals)
+    b[key] = feature("int64", [last] + (list(b[key].int64_list.value) if key in b else []))
+    return True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,6 +261,13 @@ class SparseF:
         f[self.value_key] = feature(self.dtype, [rand_value(rng, self.dtype)])
         return True
 
+    def shift(self, rng, a, b):
+        # Index and value counts that differ per record but agree over the batch: TensorFlow
+        # takes each entry's batch row from the (first) index feature.
+        if all(k in a and a[k].int64_list.value for k in self.index_keys):
+            for k in self.index_keys:
+                move_last_int(a, b, k)
+
     def outputs(self):
         return {self.name: self.dtype}
 
@@ -331,7 +352,18 @@ class RaggedF:
         f[self.value_key] = feature(self.dtype, [rand_value(rng, self.dtype) for _ in range(rows)])
 
     def breaks(self, rng, f):
+        # One value row id too many over the batch: TensorFlow's from_value_rowids fails.
+        for kind, key in self.parts:
+            if kind == "value_rowids":
+                f[key] = feature("int64", list(f[key].int64_list.value if key in f else []) + [0])
+                return True
         return False
+
+    def shift(self, rng, a, b):
+        # Value row ids that differ per record from the rows below but agree over the batch.
+        for kind, key in self.parts:
+            if kind == "value_rowids":
+                move_last_int(a, b, key)
 
     def outputs(self):
         return {self.name: self.dtype}
@@ -455,6 +487,9 @@ class Case:
     def records(self, rng, broken_at=None):
         out = []
         ctx, seq = self.tables()
+        # Example cases: feature dicts first, so that some features can move values between
+        # neighbouring records of one batch (counts that agree only over the batch).
+        dicts = [] if not self.sequence and broken_at is None else None
         for i in range(self.count):
             f, lists = {}, {}
             for x in ctx:
@@ -468,6 +503,9 @@ class Case:
                     if x.breaks(rng, target):
                         broke = True
                         break
+            if dicts is not None:
+                dicts.append(f)
+                continue
             if self.sequence:
                 m = tf.train.SequenceExample(
                     context=tf.train.Features(feature=f),
@@ -477,6 +515,13 @@ class Case:
             out.append(m.SerializeToString())
             if i == broken_at and not broke:
                 return None
+        if dicts is not None:
+            for i in range(len(dicts) - 1):
+                if i // self.batch == (i + 1) // self.batch and rng.random() < 0.3:
+                    for x in self.features:
+                        if hasattr(x, "shift"):
+                            x.shift(rng, dicts[i], dicts[i + 1])
+            out = [tf.train.Example(features=tf.train.Features(feature=f)).SerializeToString() for f in dicts]
         return out
 
 

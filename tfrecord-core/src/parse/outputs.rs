@@ -272,7 +272,13 @@ pub(crate) fn build_outputs(
                 };
                 let dt = *splits;
                 compose(rag, partitions, |i| pool.partition(i, dt), dt, row_budget)
-                    .map_err(|e| ragged_error(name, &e))?
+                    .map_err(|e| {
+                        let err = ragged_error(name, &e.detail);
+                        match e.record {
+                            Some(r) => err.with_record(u64::try_from(r).unwrap_or(u64::MAX)),
+                            None => err,
+                        }
+                    })?
                     .into_tensor()
             }
         };
@@ -287,7 +293,8 @@ pub(crate) fn ragged_error(name: &str, detail: &str) -> Error {
 }
 
 /// A `SparseFeature`: TensorFlow's `sparse_merge` of the index keys' and value key's sparse
-/// tensors, then `sparse_reorder` unless `already_sorted`.
+/// tensors (each entry in the batch row of its first index), then `sparse_reorder` unless
+/// `already_sorted`.
 fn sparse_feature(
     name: &str,
     values: Values,
@@ -316,7 +323,13 @@ fn sparse_feature(
     let rank = ids.len() + 1;
     let mut indices = Vec::with_capacity(nnz * rank);
     let mut start = 0usize;
-    for (b, &end) in ends.iter().enumerate() {
+    // Each entry's batch row is its record in the first index feature, as in TensorFlow's
+    // `sparse_merge` (`sp_ids[0].indices[:, :-1]`): the index and value features need the same
+    // number of values over the batch, not in every record.
+    let rows = ids
+        .first()
+        .map_or(ends, |(_, _, id_ends)| id_ends.as_slice());
+    for (b, &end) in rows.iter().enumerate() {
         for j in start..end.max(start) {
             indices.push(to_i64(b));
             for (_, v, _) in ids {

@@ -108,6 +108,28 @@ impl PartT {
     }
 }
 
+/// Why a ragged output cannot be built, and the record it is about when one is to blame.
+#[derive(Debug)]
+pub(crate) struct RaggedError {
+    pub(crate) detail: String,
+    pub(crate) record: Option<usize>,
+}
+
+impl From<String> for RaggedError {
+    fn from(detail: String) -> Self {
+        RaggedError {
+            detail,
+            record: None,
+        }
+    }
+}
+
+impl From<&str> for RaggedError {
+    fn from(detail: &str) -> Self {
+        RaggedError::from(detail.to_string())
+    }
+}
+
 fn clamp(v: i64, len: usize) -> usize {
     usize::try_from(v.max(0)).unwrap_or(usize::MAX).min(len)
 }
@@ -119,14 +141,15 @@ fn clamp(v: i64, len: usize) -> usize {
 /// # Errors
 /// What TensorFlow rejects: partitions whose rows do not line up with the values' rows (its
 /// `repeat` fails), a uniform row length that does not divide the values (its `reshape`
-/// fails), negative value row ids (its `bincount` fails).
+/// fails), negative value row ids (its `bincount` fails), value row ids whose count over the
+/// batch differs from the values' rows (its `from_value_rowids` fails).
 pub(crate) fn compose(
     value: Rag,
     partitions: &[PartitionPlan],
     mut part: impl FnMut(usize) -> Option<PartT>,
     dt: SplitsDType,
     row_budget: usize,
-) -> Result<Rag, String> {
+) -> Result<Rag, RaggedError> {
     let mut rt = value;
     // A batch of SequenceExamples has two batch dimensions: collapse them, and restore the
     // outer one at the end.
@@ -157,7 +180,14 @@ pub(crate) fn compose(
             }
             PartitionPlan::RowIds(i) => {
                 let pt = part(i).ok_or("a partition feature is missing")?;
-                row_ids(rt, &pt, dt, row_budget)?
+                row_ids(rt, &pt, dt, row_budget).map_err(|mut e| {
+                    // With two batch dimensions the rows are a record's steps: name the record.
+                    if let (Some(outer), Some(step)) = (&outer, e.record) {
+                        let step = super::read::to_i64(step);
+                        e.record = outer.windows(2).position(|w| w[0] <= step && step < w[1]);
+                    }
+                    e
+                })?
             }
         };
     }
@@ -227,7 +257,24 @@ fn lengths(rt: Rag, pt: PartT, dt: SplitsDType) -> Rag {
 /// `ValueRowIds`: each batch item has `max(row id) + 1` rows; the ids are shifted past the
 /// rows of the items before, then counted into row lengths (`bincount`, which TensorFlow does
 /// in 32 bits).
-fn row_ids(rt: Rag, pt: &PartT, dt: SplitsDType, row_budget: usize) -> Result<Rag, String> {
+fn row_ids(rt: Rag, pt: &PartT, dt: SplitsDType, row_budget: usize) -> Result<Rag, RaggedError> {
+    // `from_value_rowids` needs one row id per row of the values, over the batch (not in each
+    // record); TensorFlow fails with "Shapes (n,) and (m,) are incompatible" otherwise.
+    if pt.values.len() != rt.inner_rows() {
+        // TensorFlow only sees the totals; name the first record whose counts differ.
+        let per_record = |s: &[i64]| s.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>();
+        let ids = per_record(&pt.splits);
+        let rows = rt.splits.first().map(|s| per_record(s)).unwrap_or_default();
+        return Err(RaggedError {
+            detail: format!(
+                "value row ids and values are not aligned: {} row ids over the batch for {} \
+                 values (or rows)",
+                pt.values.len(),
+                rt.inner_rows()
+            ),
+            record: ids.iter().zip(&rows).position(|(a, b)| a != b),
+        });
+    }
     let rows = pt.rows();
     let mut nrows = vec![0i64; rows];
     for (r, v) in pt.by_row() {
@@ -254,21 +301,20 @@ fn row_ids(rt: Rag, pt: &PartT, dt: SplitsDType, row_budget: usize) -> Result<Ra
         .map_or(0, |&last| dt.fit(last.wrapping_add(1)));
     let n32 = n as i32;
     if n32 < 0 {
-        return Err(format!(
-            "value row ids imply a negative number of rows ({n32})"
-        ));
+        return Err(format!("value row ids imply a negative number of rows ({n32})").into());
     }
     let n = usize::try_from(n32).unwrap_or(usize::MAX);
     if n > row_budget {
         return Err(format!(
             "value row ids imply {n} rows, more than the batch can describe ({row_budget})"
-        ));
+        )
+        .into());
     }
     let mut counts = vec![0i64; n];
     for &id in &adjusted {
         let id32 = id as i32;
         if id32 < 0 {
-            return Err(format!("value row ids must be non-negative, found {id32}"));
+            return Err(format!("value row ids must be non-negative, found {id32}").into());
         }
         if let Some(c) = usize::try_from(id32).ok().and_then(|i| counts.get_mut(i)) {
             *c += 1;

@@ -221,3 +221,35 @@ fn int32_row_splits_wrap_like_tensorflow() {
     let out = parse_example(&with(SplitsDType::Int64), &records).expect("parses");
     assert_eq!(splits(&out["r"]), vec![vec![0, 1], vec![0, (1 << 32) + 1]]);
 }
+
+/// Value row ids must number the values over the batch, as TensorFlow 2.21's
+/// `from_value_rowids` requires ("Shapes (2,) and (3,) are incompatible"); per record they may
+/// differ (recorded from `tf.io.parse_example`: `[[[1.0]], [[2.0, 3.0]]]` for the last batch).
+#[test]
+fn value_row_ids_must_number_the_values_over_the_batch() {
+    let s = spec(&[(
+        "r",
+        FeatureSpec::ragged_with(DType::Float, "v", [Partition::ValueRowIds("ids".into())]),
+    )]);
+    for (values, ids) in [
+        (&[1.0, 2.0, 3.0][..], &[0, 0][..]),
+        (&[1.0, 2.0], &[0, 0, 1]),
+    ] {
+        let bad = [ex(&[("v", super::f(values)), ("ids", i(ids))])];
+        let err = parse_example(&s, &bad).expect_err("ids and values are not aligned");
+        assert_eq!((err.key(), err.record()), (Some("r"), Some(0)), "{err}");
+        assert!(err.to_string().contains("not aligned"), "{err}");
+    }
+    let shifted = [
+        ex(&[("v", super::f(&[1.0, 2.0])), ("ids", i(&[0]))]),
+        ex(&[("v", super::f(&[3.0])), ("ids", i(&[0, 0]))]),
+    ];
+    let out = parse_example(&s, &shifted).expect("aligned over the batch");
+    assert_eq!(
+        out["r"],
+        Tensor::Ragged {
+            flat_values: crate::parse::Values::Float32(vec![1.0, 2.0, 3.0]),
+            nested_row_splits: vec![vec![0, 1, 2], vec![0, 1, 3]],
+        }
+    );
+}

@@ -73,3 +73,34 @@ fn sparse_feature_sorting_and_dimensions() {
     let err = parse_example(&spec(&[("s", sp(false))]), &bad).expect_err("counts");
     assert_eq!((err.key(), err.record()), (Some("s"), Some(1)));
 }
+
+/// Index and value counts that differ per record but agree over the batch: TensorFlow 2.21
+/// parses them and takes each entry's batch row from the index feature (recorded from
+/// `tf.io.parse_example` on these two records: indices `[[0, 1], [0, 2], [1, 3]]`, values
+/// `[1, 2, 3]`).
+#[test]
+fn sparse_rows_come_from_the_index_feature() {
+    let records = [
+        ex(&[("i", i(&[1, 2])), ("v", f(&[1.0]))]),
+        ex(&[("i", i(&[3])), ("v", f(&[2.0, 3.0]))]),
+    ];
+    let s = spec(&[(
+        "s",
+        FeatureSpec::Sparse {
+            index_keys: vec!["i".into()],
+            value_key: "v".into(),
+            dtype: DType::Float,
+            size: vec![10],
+            already_sorted: false,
+        },
+    )]);
+    let out = parse_example(&s, &records).expect("parses");
+    assert_eq!(
+        out["s"],
+        Tensor::Sparse {
+            indices: vec![0, 1, 0, 2, 1, 3],
+            values: Values::Float32(vec![1.0, 2.0, 3.0]),
+            dense_shape: vec![2, 10],
+        }
+    );
+}
