@@ -62,7 +62,7 @@ pub(crate) enum Container {
 /// How to spell a bytes default for the field's Rust type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum BytesRepr {
-    /// Built with `From<&str>` (String, Vec<u8>, Bytes, Cow<str>).
+    /// Built with `From<&str>` (`String`, `Vec<u8>`, `Bytes`, `Cow<str>`).
     From,
     /// `&[u8]`.
     Slice,
@@ -239,7 +239,6 @@ fn is_u8_array(ty: &Type) -> bool {
     }
 }
 
-/// The `Vec<T>` element type (through an `Option`), for feature lists.
 /// A feature list type, through an `Option`: `(optional, list type, step type)`, where the
 /// step of `Ragged<T>` is `Vec<T>`.
 fn list_elem(ty: &Type) -> Option<(bool, Type, Type)> {
