@@ -1,0 +1,37 @@
+//! What every `#[example(..)]` parser shares: reading a string value, reporting an unknown
+//! attribute with a suggestion, and skipping the value of one.
+
+use syn::Expr;
+use syn::spanned::Spanned;
+
+use super::ctxt::Ctxt;
+use crate::symbol;
+
+/// Skips the value of an attribute that was reported as unknown, so that parsing goes on.
+pub(crate) fn skip_value(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        let _: Expr = meta.value()?.parse()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let _ = meta.parse_nested_meta(|_| Ok(()));
+    }
+    Ok(())
+}
+
+pub(crate) fn unknown_attr(cx: &mut Ctxt, path: &syn::Path, known: &[&str], what: &str) {
+    let name = path
+        .get_ident()
+        .map(ToString::to_string)
+        .unwrap_or_else(|| quote::quote!(#path).to_string());
+    let msg = match symbol::did_you_mean(&name, known) {
+        Some(s) => format!("unknown {what} attribute `{name}`; did you mean `{s}`?"),
+        None => format!(
+            "unknown {what} attribute `{name}`; expected one of: {}",
+            known.join(", ")
+        ),
+    };
+    cx.error(path.span(), msg);
+}
+
+pub(super) fn lit_str(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<syn::LitStr> {
+    meta.value()?.parse::<syn::LitStr>()
+}

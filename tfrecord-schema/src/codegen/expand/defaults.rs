@@ -1,0 +1,74 @@
+//! The default value of a field, typed as the field: from its `default = ..` literal, or the
+//! type's `Default`.
+
+use proc_macro2::{Literal as Lit, Span, TokenStream};
+use quote::{quote, quote_spanned};
+
+use crate::codegen::attrs::{Binding, BytesRepr, Container};
+use crate::ir::{DType, Field, Literal, Presence};
+
+/// Tokens for one scalar of a default literal, typed for the field's value type.
+fn scalar_tokens(lit: &Literal, dtype: Option<DType>, repr: BytesRepr) -> TokenStream {
+    match (lit, dtype) {
+        (Literal::Int(v), Some(DType::Float | DType::Double)) => {
+            #[allow(clippy::cast_precision_loss)]
+            let f = Lit::f64_unsuffixed(*v as f64);
+            quote!(#f)
+        }
+        (Literal::Int(v), _) => {
+            let l = Lit::i128_unsuffixed(*v);
+            quote!(#l)
+        }
+        (Literal::Float(v), _) => {
+            if v.is_finite() {
+                let l = Lit::f64_unsuffixed(*v);
+                quote!(#l)
+            } else if v.is_nan() {
+                quote!(::core::primitive::f32::NAN)
+            } else if *v > 0.0 {
+                quote!(::core::primitive::f32::INFINITY)
+            } else {
+                quote!(::core::primitive::f32::NEG_INFINITY)
+            }
+        }
+        (Literal::Bool(b), _) => quote!(#b),
+        (Literal::Str(s), _) => match repr {
+            BytesRepr::From => quote!(::core::convert::From::from(#s)),
+            BytesRepr::Slice => quote!(#s.as_bytes()),
+            BytesRepr::CowSlice => quote!(::core::convert::From::from(#s.as_bytes())),
+            BytesRepr::Str => quote!(#s),
+        },
+        (Literal::List(items), _) => {
+            let inner = items.iter().map(|i| scalar_tokens(i, dtype, repr));
+            quote!([#(#inner),*])
+        }
+    }
+}
+
+fn flatten_list(lit: &Literal, out: &mut Vec<Literal>) {
+    match lit {
+        Literal::List(items) => items.iter().for_each(|i| flatten_list(i, out)),
+        other => out.push(other.clone()),
+    }
+}
+
+/// The default expression of a field, typed as the field.
+pub(super) fn default_expr(field: &Field, b: &Binding, span: Span) -> TokenStream {
+    let ty = &b.ty;
+    let value = match &field.presence {
+        Presence::Default(lit) => {
+            let mut flat = Vec::new();
+            flatten_list(lit, &mut flat);
+            let items = flat
+                .iter()
+                .map(|l| scalar_tokens(l, b.info.dtype, b.info.bytes_repr));
+            match b.info.container {
+                Container::Scalar => scalar_tokens(lit, b.info.dtype, b.info.bytes_repr),
+                Container::Vec | Container::Sparse => quote!(::std::vec![#(#items),*]),
+                Container::Array(_) => quote!([#(#items),*]),
+            }
+        }
+        _ => quote!(::core::default::Default::default()),
+    };
+    quote_spanned!(span=> { let __v: #ty = #value; __v })
+}

@@ -1,0 +1,302 @@
+//! The expansion of `#[derive(Example)]` on a struct: the field table, the field and record
+//! impls for each dialect, and the one-pass decode of the canonical layout.
+
+use proc_macro2::{Literal as Lit, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+use super::field::Ctx;
+use super::heads::Prelude;
+use super::tokens::{byte_lit, key_match};
+use crate::codegen::attrs::{Binding, Lowered};
+use crate::ir::{FeatureKind, Field};
+
+/// Generates the impls for a struct deriving `Example`.
+pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> TokenStream {
+    let Prelude {
+        p,
+        cx,
+        heads,
+        record,
+        fields,
+    } = Prelude::new(input, lowered);
+    let de = &heads.de;
+    let own: Vec<&(&Field, &Binding)> = fields
+        .iter()
+        .filter(|(f, _)| !f.skip && !f.flatten)
+        .collect();
+    let flat: Vec<&(&Field, &Binding)> = fields.iter().filter(|(f, _)| f.flatten).collect();
+
+    // Slot offsets: own features first (a sparse field takes one slot per index key, then one
+    // for its values), then each flattened member's block.
+    let mut own_keys: Vec<&str> = Vec::new();
+    for (f, _) in &own {
+        own_keys.extend(f.kind.keys(&f.key));
+    }
+    let n_own = Lit::usize_unsuffixed(own_keys.len());
+    let mut offsets = Vec::new();
+    let mut acc = quote!(#n_own);
+    for (_, b) in &flat {
+        let ty = &b.ty;
+        offsets.push(acc.clone());
+        acc = quote!(#acc + <#ty as #p::FieldTable>::SLOTS);
+    }
+    let total = acc;
+    let own_arms: Vec<(&str, TokenStream)> = own_keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let i = Lit::usize_unsuffixed(i);
+            (*k, quote!(return #p::Some(#i)))
+        })
+        .collect();
+    let own_match = key_match(&p, &quote!(__key), &own_arms, &quote!({}));
+    let flat_arms = flat.iter().zip(&offsets).map(|((f, b), off)| {
+        let ty = &b.ty;
+        let prefix = byte_lit(&format!("{}/", f.key));
+        quote! {
+            if let #p::Some(__rest) = __key.strip_prefix(#prefix) {
+                if let #p::Some(__i) = <#ty as #p::FieldTable>::slot(__rest) {
+                    return #p::Some(#off + __i);
+                }
+            }
+        }
+    });
+    let table_head = heads.encode(&quote!(#p::FieldTable));
+    let table = quote! {
+        #[automatically_derived]
+        #table_head {
+            const SLOTS: usize = #total;
+            #[inline]
+            fn slot(__key: &[u8]) -> #p::Option<usize> {
+                #own_match
+                #(#flat_arms)*
+                #p::None
+            }
+        }
+    };
+
+    let mut out = table;
+    let deny = if record.deny_unknown_keys {
+        let n = &record.name;
+        quote!(#p::Some(#n))
+    } else {
+        quote!(#p::None)
+    };
+    for of in [false, true] {
+        if (of && !record.dialect.has_of()) || (!of && !record.dialect.has_tf()) {
+            continue;
+        }
+        let dial = if of { quote!(#p::Of) } else { quote!(#p::Tf) };
+        let lens = fields.iter().filter(|(f, _)| !f.skip).map(|(f, b)| {
+            let ty = &b.ty;
+            let m = &b.member;
+            let span = cx.spans(f).ty;
+            if f.flatten {
+                let prefix = byte_lit(&format!("{}/", f.key));
+                quote_spanned!(span=> + #p::EncodeFields::<#dial>::entries_len(&self.#m, &#p::join_prefix(__prefix, #prefix)))
+            } else if let FeatureKind::Sparse { index_keys, .. } = &f.kind {
+                let d = cx.dialect(of, f);
+                let t = b.step_ty.as_ref().unwrap_or(ty);
+                let idx = index_keys.iter().map(|k| byte_lit(k));
+                let v = byte_lit(&f.key);
+                quote_spanned!(span=> + #p::sparse_entries_len::<#d, #t>(__prefix.len(), &[#(&#idx[..]),*], #v, &self.#m))
+            } else {
+                let d = cx.dialect(of, f);
+                let klen = Lit::usize_unsuffixed(f.key.len());
+                quote_spanned!(span=> + #p::entry_len::<#d, #ty>(__prefix.len() + #klen, &self.#m))
+            }
+        });
+        let puts = fields.iter().filter(|(f, _)| !f.skip).map(|(f, b)| {
+            let ty = &b.ty;
+            let m = &b.member;
+            let span = cx.spans(f).ty;
+            if f.flatten {
+                let prefix = byte_lit(&format!("{}/", f.key));
+                quote_spanned!(span=> #p::EncodeFields::<#dial>::put_entries(&self.#m, &#p::join_prefix(__prefix, #prefix), __buf);)
+            } else if let FeatureKind::Sparse { index_keys, .. } = &f.kind {
+                let d = cx.dialect(of, f);
+                let t = b.step_ty.as_ref().unwrap_or(ty);
+                let idx = index_keys.iter().map(|k| byte_lit(k));
+                let v = byte_lit(&f.key);
+                quote_spanned!(span=> #p::put_sparse::<#d, #t>(__buf, __prefix, &[#(&#idx[..]),*], #v, &self.#m);)
+            } else {
+                let d = cx.dialect(of, f);
+                let k = byte_lit(&f.key);
+                quote_spanned!(span=> #p::put_entry::<#d, #ty>(__buf, __prefix, #k, &self.#m);)
+            }
+        });
+        let mut own_index = 0usize;
+        let mut flat_index = 0usize;
+        let inits = fields.iter().map(|(f, b)| {
+            let m = &b.member;
+            if f.skip {
+                return quote!(#m: ::core::default::Default::default(),);
+            }
+            if f.flatten {
+                let ty = &b.ty;
+                let off = &offsets[flat_index];
+                flat_index += 1;
+                let prefix = format!("{}/", f.key);
+                return quote! {
+                    #m: {
+                        let __end = #off + <#ty as #p::FieldTable>::SLOTS;
+                        let __sub = match __slots.get_mut(#off..__end) {
+                            #p::Some(__s) => __s,
+                            #p::None => &mut [],
+                        };
+                        <#ty as #p::DecodeFields<#de, #dial>>::from_slots(__sub).map_err(|__e| __e.prefix_key(#prefix))?
+                    },
+                };
+            }
+            if let FeatureKind::Sparse { index_keys, size, .. } = &f.kind {
+                let base = Lit::usize_unsuffixed(own_index);
+                let r = index_keys.len();
+                let end = Lit::usize_unsuffixed(own_index + r);
+                let vi = Lit::usize_unsuffixed(own_index + r);
+                own_index += r + 1;
+                let d = cx.dialect(of, f);
+                let t = b.step_ty.as_ref().unwrap_or(&b.ty);
+                let record_name = &record.name;
+                let member = &f.member;
+                let key = &f.key;
+                let size = size.iter().map(|&n| Lit::u64_suffixed(n));
+                let infos = index_keys.iter().map(|k| {
+                    quote!(#p::FieldInfo { record: #record_name, member: #member, key: #k })
+                });
+                return quote_spanned! {cx.spans(f).ty=>
+                    #m: {
+                        const __IDX: &[#p::FieldInfo] = &[#(#infos),*];
+                        const __INFO: #p::FieldInfo = #p::FieldInfo { record: #record_name, member: #member, key: #key };
+                        let __v = __slots.get_mut(#vi).and_then(#p::Option::take);
+                        let __i = match __slots.get_mut(#base..#end) {
+                            #p::Some(__s) => __s,
+                            #p::None => &mut [],
+                        };
+                        #p::sparse::<#d, #t>(__i, __IDX, __v, &__INFO, &[#(#size),*])?
+                    },
+                };
+            }
+            let i = Lit::usize_unsuffixed(own_index);
+            own_index += 1;
+            let slot = quote!(__slots.get_mut(#i).and_then(#p::Option::take));
+            let value = cx.decode_value(of, f, b, &slot);
+            quote!(#m: #value,)
+        });
+        let (container, len_expr, header) = if of {
+            (quote!(#p::OfRecord), quote!(__n), quote!())
+        } else {
+            (
+                quote!(#p::TfExample),
+                quote!(#p::example_len(__n)),
+                quote!(#p::put_example_header(__buf, __n);),
+            )
+        };
+        let one_pass = one_pass(&cx, of, &fields, &container, record.deny_unknown_keys);
+        let encode_fields = heads.encode(&quote!(#p::EncodeFields<#dial>));
+        let decode_fields = heads.decode(&quote!(#p::DecodeFields<#de, #dial>));
+        let encode = heads.encode(&quote!(#p::Encode<#container>));
+        let decode = heads.decode(&quote!(#p::Decode<#de, #container>));
+        out.extend(quote! {
+            #[automatically_derived]
+            #encode_fields {
+                #[inline]
+                fn entries_len(&self, __prefix: &[u8]) -> usize {
+                    0usize #(#lens)*
+                }
+                #[inline]
+                fn put_entries(&self, __prefix: &[u8], __buf: &mut #p::Vec<u8>) {
+                    #(#puts)*
+                }
+            }
+            #[automatically_derived]
+            #decode_fields {
+                #[inline]
+                fn from_slots(__slots: &mut [#p::Option<#p::FeatureBytes<#de>>]) -> #p::Result<Self> {
+                    #p::Ok(Self { #(#inits)* })
+                }
+            }
+            #[automatically_derived]
+            #encode {
+                #[inline]
+                fn encoded_len(&self) -> usize {
+                    let __n = #p::EncodeFields::<#dial>::entries_len(self, b"");
+                    #len_expr
+                }
+                #[inline]
+                fn encode_raw(&self, __buf: &mut #p::Vec<u8>) {
+                    let __n = #p::EncodeFields::<#dial>::entries_len(self, b"");
+                    #header
+                    #p::EncodeFields::<#dial>::put_entries(self, b"", __buf);
+                }
+            }
+            #[automatically_derived]
+            #decode {
+                #[inline]
+                fn decode(__bytes: &#de [u8]) -> #p::Result<Self> {
+                    #one_pass
+                    #p::decode_record::<#container, Self>(__bytes, #deny)
+                }
+            }
+        });
+    }
+    out
+}
+
+/// The one-pass decode of a struct whose features are all plain (no `flatten`, no sparse
+/// field): the entries are walked once in the canonical layout, each feature's bytes kept in a
+/// local as its key is met (a repeated key: the last entry wins), and after the walk the
+/// fields are decoded from them by the same expressions as `decode_record`'s slots, in the
+/// same order, so that values and errors are the general path's. The walk `break`s out of
+/// block `'__canonical` to the general path for another layout or, under `deny_unknown_keys`,
+/// an unknown key. `None` when the struct has a field the walk cannot fill.
+fn one_pass(
+    cx: &Ctx<'_>,
+    of: bool,
+    fields: &[(&Field, &Binding)],
+    container: &TokenStream,
+    deny: bool,
+) -> Option<TokenStream> {
+    let p = &cx.p;
+    if fields
+        .iter()
+        .any(|(f, _)| f.flatten || (!f.skip && matches!(f.kind, FeatureKind::Sparse { .. })))
+    {
+        return None;
+    }
+    let plain: Vec<(usize, &(&Field, &Binding))> =
+        fields.iter().filter(|(f, _)| !f.skip).enumerate().collect();
+    let local = |i: usize| format_ident!("__f{}", i);
+    let decls = plain.iter().map(|(i, _)| {
+        let l = local(*i);
+        quote!(let mut #l: #p::Option<&[u8]> = #p::None;)
+    });
+    let arms: Vec<(&str, TokenStream)> = plain
+        .iter()
+        .map(|(i, (f, _))| {
+            let l = local(*i);
+            (f.key.as_str(), quote!({ #l = #p::Some(__feature); true }))
+        })
+        .collect();
+    let unknown = if deny { quote!(false) } else { quote!(true) };
+    let dispatch = key_match(p, &quote!(__key), &arms, &unknown);
+    let mut next = 0usize;
+    let inits = fields.iter().map(|(f, b)| {
+        let m = &b.member;
+        if f.skip {
+            return quote!(#m: ::core::default::Default::default(),);
+        }
+        let l = local(next);
+        next += 1;
+        let value = cx.decode_value(of, f, b, &quote!(#l.map(#p::FeatureBytes::new)));
+        quote!(#m: #value,)
+    });
+    Some(quote! {
+        '__canonical: {
+            #(#decls)*
+            if !#p::walk_canonical::<#container>(__bytes, |__key, __feature| #dispatch) {
+                break '__canonical;
+            }
+            return #p::Ok(Self { #(#inits)* });
+        }
+    })
+}

@@ -1,0 +1,218 @@
+//! The expansion of `#[derive(SequenceExample)]`: the context features and the feature lists
+//! of a `tf.train.SequenceExample`.
+
+use proc_macro2::{Literal as Lit, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+use super::heads::Prelude;
+use super::tokens::{byte_lit, key_match};
+use crate::codegen::attrs::{Binding, Container, Lowered, classify};
+use crate::ir::{FeatureKind, Field, Presence};
+
+/// Generates the impls for a struct deriving `SequenceExample`.
+pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> TokenStream {
+    let Prelude {
+        p,
+        cx,
+        heads,
+        record,
+        fields,
+    } = Prelude::new(input, lowered);
+    let de = &heads.de;
+    let is_steps = |f: &Field| matches!(f.kind, FeatureKind::Steps { .. });
+    let ctx: Vec<&(&Field, &Binding)> = fields
+        .iter()
+        .filter(|(f, _)| !f.skip && !is_steps(f))
+        .collect();
+    let seq: Vec<&(&Field, &Binding)> = fields
+        .iter()
+        .filter(|(f, _)| !f.skip && is_steps(f))
+        .collect();
+
+    let ctx_lens: Vec<TokenStream> = ctx
+        .iter()
+        .map(|(f, b)| {
+            let (ty, m, d) = (&b.ty, &b.member, cx.dialect(false, f));
+            let klen = Lit::usize_unsuffixed(f.key.len());
+            quote_spanned!(cx.spans(f).ty=> + #p::entry_len::<#d, #ty>(#klen, &self.#m))
+        })
+        .collect();
+    let ctx_puts: Vec<TokenStream> = ctx
+        .iter()
+        .map(|(f, b)| {
+            let (ty, m, d) = (&b.ty, &b.member, cx.dialect(false, f));
+            let k = byte_lit(&f.key);
+            quote_spanned!(cx.spans(f).ty=> #p::put_entry::<#d, #ty>(__buf, b"", #k, &self.#m);)
+        })
+        .collect();
+    // Each feature list's body length, computed once for the header and the entry.
+    let list_len_of = |i: usize| format_ident!("__list{}", i);
+    let seq_list_lens: Vec<TokenStream> = seq.iter().enumerate().map(|(i, (f, b))| {
+        let lt = b.list_ty.as_ref().unwrap_or(&b.ty);
+        let d = cx.dialect(false, f);
+        let m = &b.member;
+        let var = list_len_of(i);
+        let len = if b.info.optional {
+            quote!(match &self.#m { #p::Some(__v) => #p::Some(<#lt as #p::EncodeSteps<#d>>::list_len(__v)), #p::None => #p::None })
+        } else {
+            quote!(#p::Some(<#lt as #p::EncodeSteps<#d>>::list_len(&self.#m)))
+        };
+        quote_spanned!(cx.spans(f).ty=> let #var: #p::Option<usize> = #len;)
+    }).collect();
+    let seq_lens: Vec<TokenStream> = seq
+        .iter()
+        .enumerate()
+        .map(|(i, (f, _))| {
+            let klen = Lit::usize_unsuffixed(f.key.len());
+            let var = list_len_of(i);
+            quote!(+ #var.map_or(0, |__n| #p::steps_entry_len(#klen, __n)))
+        })
+        .collect();
+    let seq_puts = seq.iter().enumerate().map(|(i, (f, b))| {
+        let lt = b.list_ty.as_ref().unwrap_or(&b.ty);
+        let d = cx.dialect(false, f);
+        let k = byte_lit(&f.key);
+        let m = &b.member;
+        let var = list_len_of(i);
+        let list = if b.info.optional {
+            quote!(__v)
+        } else {
+            quote!(&self.#m)
+        };
+        let put =
+            quote_spanned!(cx.spans(f).ty=> #p::put_steps_entry::<#d, #lt>(__buf, #k, #list, __n));
+        if b.info.optional {
+            quote!(if let (#p::Some(__v), #p::Some(__n)) = (&self.#m, #var) { #put; })
+        } else {
+            quote!(if let #p::Some(__n) = #var { #put; })
+        }
+    });
+    let nc = Lit::usize_unsuffixed(ctx.len());
+    let ns = Lit::usize_unsuffixed(seq.len());
+    let unknown = if record.deny_unknown_keys {
+        let n = &record.name;
+        quote!(#p::Err(#p::unknown_key(#n, __k)))
+    } else {
+        quote!(#p::Ok(()))
+    };
+    // One callback per map. Each is a single `match` whose arms all evaluate to the result, so
+    // that a record with no context features (or no feature lists) generates no unreachable
+    // code and no unused variables.
+    let callback = |fields: &[&(&Field, &Binding)], slots: TokenStream| -> TokenStream {
+        if fields.is_empty() {
+            return if record.deny_unknown_keys {
+                quote!(|__k, _| #unknown)
+            } else {
+                quote!(|_, _| #p::Ok(()))
+            };
+        }
+        let arms: Vec<(&str, TokenStream)> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, (f, _))| {
+                let i = Lit::usize_unsuffixed(i);
+                (
+                    f.key.as_str(),
+                    quote!({ #slots[#i] = #p::Some(__m); #p::Ok(()) }),
+                )
+            })
+            .collect();
+        let matcher = key_match(&p, &quote!(__k), &arms, &unknown);
+        quote!(|__k: &[u8], __m| #matcher)
+    };
+    let ctx_cb = callback(&ctx, quote!(__ctx));
+    let seq_cb = callback(&seq, quote!(__seq));
+    let ctx_decl = if ctx.is_empty() {
+        quote!()
+    } else {
+        quote!(let mut __ctx: [#p::Option<#p::FeatureBytes<#de>>; #nc] = ::core::array::from_fn(|_| #p::None);)
+    };
+    let seq_decl = if seq.is_empty() {
+        quote!()
+    } else {
+        quote!(let mut __seq: [#p::Option<#p::FeatureBytes<#de>>; #ns] = ::core::array::from_fn(|_| #p::None);)
+    };
+    let (mut ci, mut si) = (0usize, 0usize);
+    let inits = fields.iter().map(|(f, b)| {
+        let m = &b.member;
+        if f.skip {
+            return quote!(#m: ::core::default::Default::default(),);
+        }
+        if is_steps(f) {
+            let i = Lit::usize_unsuffixed(si);
+            si += 1;
+            let st = b.step_ty.as_ref().unwrap_or(&b.ty);
+            let lt = b.list_ty.as_ref().unwrap_or(&b.ty);
+            let d = cx.dialect(false, f);
+            let info = cx.info(f);
+            let absent = match (&f.presence, b.info.optional) {
+                (_, true) => quote!(#p::None),
+                (Presence::TypeDefault | Presence::Default(_), _) => quote!(::core::default::Default::default()),
+                _ => quote!(return #p::Err(#p::missing(&__INFO))),
+            };
+            let wrap = if b.info.optional { quote!(#p::Some(__v)) } else { quote!(__v) };
+            // A `Vec` step with a `shape` holds exactly that many values in every step, as
+            // TensorFlow's FixedLenSequenceFeature reads it.
+            let step_info = classify(st);
+            let check = match &f.kind {
+                FeatureKind::Steps { step } if step_info.container == Container::Vec && !step_info.optional => {
+                    match &**step {
+                        FeatureKind::Fixed { shape } if !shape.is_empty() => {
+                            let n = Lit::u64_unsuffixed(step.fixed_count().unwrap_or(0));
+                            quote!(for __s in __v.iter() { #p::check_len(__s, #n, &__INFO)?; })
+                        }
+                        _ => quote!(),
+                    }
+                }
+                _ => quote!(),
+            };
+            return quote_spanned! {cx.spans(f).ty=>
+                #m: {
+                    #info
+                    match #p::steps::<#d, #lt>(__seq.get_mut(#i).and_then(#p::Option::take), &__INFO)? {
+                        #p::Some(__v) => { #check #wrap }
+                        #p::None => #absent,
+                    }
+                },
+            };
+        }
+        let i = Lit::usize_unsuffixed(ci);
+        ci += 1;
+        let slot = quote!(__ctx.get_mut(#i).and_then(#p::Option::take));
+        let value = cx.decode_value(false, f, b, &slot);
+        quote!(#m: #value,)
+    });
+    let encode = heads.encode(&quote!(#p::Encode<#p::TfSequenceExample>));
+    let decode = heads.decode(&quote!(#p::Decode<#de, #p::TfSequenceExample>));
+    quote! {
+        #[automatically_derived]
+        #encode {
+            #[inline]
+            fn encoded_len(&self) -> usize {
+                let __c = 0usize #(#ctx_lens)*;
+                #(#seq_list_lens)*
+                let __l = 0usize #(#seq_lens)*;
+                #p::sequence_len(__c, __l)
+            }
+            #[inline]
+            fn encode_raw(&self, __buf: &mut #p::Vec<u8>) {
+                let __c = 0usize #(#ctx_lens)*;
+                #(#seq_list_lens)*
+                let __l = 0usize #(#seq_lens)*;
+                #p::put_context_header(__buf, __c);
+                #(#ctx_puts)*
+                #p::put_lists_header(__buf, __l);
+                #(#seq_puts)*
+            }
+        }
+        #[automatically_derived]
+        #decode {
+            fn decode(__bytes: &#de [u8]) -> #p::Result<Self> {
+                #ctx_decl
+                #seq_decl
+                #p::scan_sequence(__bytes, #ctx_cb, #seq_cb)?;
+                #p::Ok(Self { #(#inits)* })
+            }
+        }
+    }
+}
