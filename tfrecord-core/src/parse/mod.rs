@@ -72,8 +72,10 @@
 //! the parsers.
 //!
 //! Decoding accepts every valid protobuf encoding, as the rest of this crate does (packed or
-//! unpacked lists, split messages, map entries in either order, unknown fields); TensorFlow's
-//! fast parser accepts only the canonical layout and fails on the rest. Where a key appears
+//! unpacked lists, split messages, map entries in either order, unknown fields), and reads it
+//! as protobuf does. Where TensorFlow's fast parser departs from protobuf on such encodings, the
+//! parsers here keep protobuf's rule: a packed list written as several runs is one list of all
+//! their values (TensorFlow keeps the first run and silently drops the rest). Where a key appears
 //! twice in a record, the last entry wins, as in TensorFlow (for a dense feature, the last entry
 //! that is not an empty `Feature`).
 //!

@@ -270,3 +270,34 @@ fn fast_path_agrees_with_the_general_path() {
         "{parsed_sequences}"
     );
 }
+
+/// A packed list written as two runs is one list of all their values, as protobuf decodes it
+/// (`tf.train.Example.FromString` gives `[1, 2, 3]` here). TensorFlow 2.21's fast parser keeps
+/// only the first run (`parse_example` gives `[1, 2]` for a `VarLenFeature`, and fails a
+/// `FixedLenFeature([3])`); the parser here keeps protobuf's rule.
+#[test]
+fn split_packed_runs_are_one_list() {
+    let run = |values: &[u64]| {
+        let mut body = Vec::new();
+        for &v in values {
+            put_varint(&mut body, v);
+        }
+        len_field(1, &body)
+    };
+    let list = [run(&[1, 2]), run(&[3])].concat();
+    let feature = len_field(3, &list);
+    let entry = [len_field(1, b"x"), len_field(2, &feature)].concat();
+    let record = len_field(1, &len_field(1, &entry));
+    let var = crate::parse::parse_example(
+        &spec(&[("x", FeatureSpec::var_len(DType::Int64))]),
+        &[record.clone()],
+    )
+    .expect("parses");
+    assert_eq!(var["x"].values(), &Values::Int64(vec![1, 2, 3]));
+    let fixed = crate::parse::parse_example(
+        &spec(&[("x", FeatureSpec::fixed_len(DType::Int64, [3]))]),
+        &[record],
+    )
+    .expect("parses");
+    assert_eq!(fixed["x"].values(), &Values::Int64(vec![1, 2, 3]));
+}
