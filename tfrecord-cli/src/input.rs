@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{self, StdinLock};
 use std::path::{Path, PathBuf};
 
-use tfrecord_core::proto::{oneflow, tensorflow};
+use tfrecord_core::proto::{self, oneflow, tensorflow};
 use tfrecord_core::{
     Chunk, Compression, Error, Format, Message, ReaderOptions, RecordReader, expand_path,
     for_each_chunk,
@@ -297,6 +297,14 @@ impl RecordType {
     /// A payload that is not a valid message of this type; the error names the file, byte
     /// offset and record index.
     pub(crate) fn decode(self, bytes: &[u8], loc: &Location<'_>) -> Result<Decoded, Error> {
+        if self == RecordType::Example && proto::has_feature_lists(bytes) {
+            // Read as an Example, a SequenceExample would lose its feature lists silently.
+            return Err(loc.apply(Error::decode(
+                self.message_name(),
+                "the record holds feature_lists: it is a tensorflow.SequenceExample, whose \
+                 feature lists an Example read would drop; read it with --sequence",
+            )));
+        }
         let res = match self {
             RecordType::Example => tensorflow::Example::decode(bytes).map(Decoded::Example),
             RecordType::SequenceExample => {

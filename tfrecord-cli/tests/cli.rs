@@ -1461,6 +1461,44 @@ fn parse_batches_by_default_and_one_batch_on_request() {
     );
 }
 
+/// A file of SequenceExamples read as Examples (no `--sequence`) is refused, by every command
+/// that decodes Examples, rather than read with its feature lists silently dropped; with
+/// `--sequence` the same file reads.
+#[test]
+fn sequence_examples_read_as_examples_are_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("seq.tfrecord");
+    let payloads: Vec<Vec<u8>> = sequence_samples()
+        .iter()
+        .map(Message::encode_to_vec)
+        .collect();
+    write_file(&data, WriterOptions::new(), &payloads);
+    let out = dir.path().join("out.ofrecord");
+    for args in [
+        vec!["cat", s(&data)],
+        vec!["cat", "--json", s(&data)],
+        vec!["infer", s(&data)],
+        vec!["verify", "--decode", s(&data)],
+        vec![
+            "convert",
+            s(&data),
+            "-o",
+            s(&out),
+            "--output-format",
+            "ofrecord",
+        ],
+    ] {
+        let err = fails(&run(&args));
+        assert!(
+            err.contains("feature_lists") && err.contains("--sequence") && err.contains("byte 0"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!out.exists(), "no output is left behind");
+    let text = ok(&run(&["cat", "--sequence", s(&data)]));
+    assert!(text.contains("feature_lists"), "{text}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // infer
 

@@ -21,7 +21,7 @@ pub mod oneflow {
     include!("oneflow.rs");
 }
 
-use crate::codec::wire::{len_field_len, put_len_prefix};
+use crate::codec::wire::{Fields, Value, len_field_len, put_len_prefix};
 use prost::Message;
 
 /// Appends map entries (field `field` of the enclosing message) with both `key` and `value`
@@ -85,6 +85,23 @@ pub fn encode_ofrecord(r: &oneflow::OfRecord) -> Vec<u8> {
     let mut buf = Vec::new();
     put_map(&mut buf, 1, r.feature.iter());
     buf
+}
+
+/// Whether a serialized record holds feature lists: a `tensorflow.SequenceExample` with a
+/// non-empty `feature_lists` (field 2). Such a record also decodes as a `tensorflow.Example`
+/// (its `context` is field 1, as an Example's `features`), and that decode drops its feature
+/// lists without a word: readers that decode Examples use this to refuse such records instead.
+/// Malformed bytes give `false` (the decode that follows reports them).
+pub fn has_feature_lists(bytes: &[u8]) -> bool {
+    let mut fields = Fields::new(bytes);
+    while let Ok(Some((num, value))) = fields.next_field() {
+        if let (2, Value::Len(body)) = (num, value)
+            && !body.is_empty()
+        {
+            return true;
+        }
+    }
+    false
 }
 
 #[cfg(test)]
