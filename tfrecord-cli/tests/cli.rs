@@ -1499,6 +1499,32 @@ fn sequence_examples_read_as_examples_are_refused() {
     assert!(text.contains("feature_lists"), "{text}");
 }
 
+/// `parse` holds `int32` and `bool` features to their type, as the type `gen` makes from the
+/// same spec does: the error names the file, byte offset, record, key and value.
+#[test]
+fn parse_holds_int32_and_bool_to_their_type() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spec = dir.path().join("t.toml");
+    std::fs::write(
+        &spec,
+        "[records.T.features.n]\ndtype = \"int32\"\n[records.T.features.b]\ndtype = \"bool\"\n",
+    )
+    .expect("write spec");
+    for (n, b, what) in [(1i64 << 40, 1i64, "1099511627776"), (7, 850, "850")] {
+        let data = dir.path().join("t.tfrecord");
+        let payloads = vec![
+            example(vec![("n", int64s(&[1])), ("b", int64s(&[0]))]).encode_to_vec(),
+            example(vec![("n", int64s(&[n])), ("b", int64s(&[b]))]).encode_to_vec(),
+        ];
+        write_file(&data, WriterOptions::new(), &payloads);
+        let err = fails(&run(&["parse", "--spec", s(&spec), s(&data)]));
+        assert!(
+            err.contains("(record 1)") && err.contains(what) && err.contains("t.tfrecord"),
+            "{err}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // infer
 

@@ -36,13 +36,12 @@ pub(crate) fn read_dtype(dtype: DType) -> DType {
     }
 }
 
-/// Whether a `tf.train.Feature` holds values of this type as they are: `int64`, `float`,
-/// `bytes` or `string` (text is read as bytes, as `tf.string`).
+/// Whether the parsers read features of this type: `int64`, `float`, `bytes` and `string`
+/// (text is read as bytes, as `tf.string`), which a `tf.train.Feature` holds as they are, and
+/// `int32` and `bool`, read from an `int64_list` as `int64` with each value checked against the
+/// type's range. `double` is not read: a `float_list` cannot hold it.
 pub(crate) fn is_read_type(dtype: DType) -> bool {
-    matches!(
-        dtype,
-        DType::Int64 | DType::Float | DType::Bytes | DType::String
-    )
+    !matches!(dtype, DType::Double)
 }
 
 /// The type a list kind holds, in TensorFlow's words, for messages.

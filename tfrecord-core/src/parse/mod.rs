@@ -96,6 +96,7 @@ mod buffers;
 mod dtype;
 mod example;
 mod fast;
+mod narrow;
 mod outputs;
 mod plan;
 mod ragged;

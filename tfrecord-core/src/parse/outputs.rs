@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use super::buffers::Buffers;
 use super::example::KeyBuf;
+use super::narrow;
 use super::plan::{OutputPlan, Plan, RawKind};
 use super::ragged::{PartT, Rag, compose};
 use super::read::to_i64;
@@ -283,6 +284,11 @@ pub(crate) fn build_outputs(
             }
         };
         out.insert(name.clone(), tensor);
+    }
+    for (name, dtype) in &plan.narrow {
+        if let Some(t) = out.get(name) {
+            narrow::check(name, *dtype, t)?;
+        }
     }
     Ok(out)
 }

@@ -100,6 +100,9 @@ pub(crate) enum OutputPlan {
 pub(crate) struct Plan {
     pub(crate) raw: Vec<RawKey>,
     pub(crate) outputs: Vec<(String, OutputPlan)>,
+    /// The outputs declared `int32` or `bool` (read as `int64`), whose values are checked
+    /// against their type's range: output name and declared type.
+    pub(crate) narrow: Vec<(String, DType)>,
     /// `(length, first 8 bytes, raw index)` of every key, sorted: most lookups are settled by
     /// two integer comparisons per probe, with one byte comparison to confirm a match.
     index: Vec<(usize, u64, usize)>,
@@ -202,7 +205,15 @@ pub(crate) fn shape_string(prefix_unknown: bool, shape: &[usize]) -> String {
 /// anything else must already have the type.
 fn convert_default(name: &str, dtype: DType, values: &Values) -> Result<Values> {
     match (dtype, values) {
-        (DType::Int64, Values::Int64(v)) => Ok(Values::Int64(v.clone())),
+        (DType::Int64 | DType::Int32 | DType::Bool, Values::Int64(v)) => {
+            Ok(Values::Int64(v.clone()))
+        }
+        (DType::Int32, Values::Int32(v)) => {
+            Ok(Values::Int64(v.iter().map(|&x| i64::from(x)).collect()))
+        }
+        (DType::Bool, Values::Bool(v)) => {
+            Ok(Values::Int64(v.iter().map(|&b| i64::from(b)).collect()))
+        }
         (DType::Float, Values::Float32(v)) => Ok(Values::Float32(v.clone())),
         (DType::Float, Values::Int64(v)) => Ok(Values::Float32(
             v.iter().map(|&x| x as f32).collect::<Vec<f32>>(),
@@ -305,6 +316,11 @@ impl Plan {
             compile_one(&mut b, name, feature, mode)?;
         }
         let mut outputs = Vec::with_capacity(spec.len());
+        let narrow = spec
+            .iter()
+            .filter(|(_, f)| matches!(f.dtype(), DType::Int32 | DType::Bool))
+            .map(|(name, f)| (name.clone(), f.dtype()))
+            .collect();
         for (name, feature) in spec {
             let plan = match feature {
                 FeatureSpec::FixedLen { .. }
@@ -372,6 +388,7 @@ impl Plan {
             hints: vec![SizeHint::default(); raw.len()],
             raw,
             outputs,
+            narrow,
             index,
         })
     }

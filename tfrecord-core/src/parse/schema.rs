@@ -199,7 +199,8 @@ impl RecordFeature {
     ///
     /// | spec | feature spec |
     /// | --- | --- |
-    /// | `int64`, `int32`, `bool` / `float`, `double` / `bytes`, `string` | `tf.int64` / `tf.float32` / `tf.string` |
+    /// | `int64` / `float`, `double` / `bytes`, `string` | `tf.int64` / `tf.float32` / `tf.string` |
+    /// | `int32`, `bool` | `int32`, `bool` (read from an `int64_list` as `int64`, each value checked against the type, as the derived types check it) |
     /// | `fixed` with `shape` and `default` | `FixedLenFeature(shape, dtype, default_value)`; without `default` the feature is required |
     /// | `fixed` with `optional = true` | `VarLenFeature(dtype)`: TensorFlow has no optional dense feature, and a sparse row is empty where the feature is absent |
     /// | `var` | `VarLenFeature(dtype)` (a `default` has no TensorFlow equivalent and is not used) |
@@ -212,7 +213,12 @@ impl RecordFeature {
     /// A kind with no TensorFlow equivalent (a feature list of sparse steps), or a fixed shape
     /// whose size overflows.
     pub fn feature_spec(&self) -> Result<FeatureSpec> {
-        let dtype = read_dtype(self.dtype);
+        // `double` is read as `float` and text as `tf.string`; `int32` and `bool` keep their
+        // type, so the parsers check each value against it.
+        let dtype = match self.dtype {
+            DType::Int32 | DType::Bool => self.dtype,
+            other => read_dtype(other),
+        };
         let default = || self.default.as_ref().map(read_values);
         let unsupported = || {
             Error::feature(format!(
@@ -438,11 +444,12 @@ mod tests {
             spec["x"],
             FeatureSpec::fixed_len_with_default(DType::Float, [2], vec![1.0f32, 0.5])
         );
+        // `int32` and `bool` keep their type for the parsers' range check (values as int64).
         assert_eq!(
             spec["b"],
-            FeatureSpec::fixed_len_with_default(DType::Int64, [], 0)
+            FeatureSpec::fixed_len_with_default(DType::Bool, [], 0)
         );
-        assert_eq!(spec["o"], FeatureSpec::var_len(DType::Int64));
+        assert_eq!(spec["o"], FeatureSpec::var_len(DType::Int32));
         assert_eq!(
             spec["cells"],
             FeatureSpec::Sparse {

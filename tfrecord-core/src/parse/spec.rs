@@ -106,6 +106,17 @@ pub enum FeatureSpec {
 }
 
 impl FeatureSpec {
+    /// The element type of the values.
+    pub fn dtype(&self) -> DType {
+        match self {
+            FeatureSpec::FixedLen { dtype, .. }
+            | FeatureSpec::VarLen { dtype }
+            | FeatureSpec::Sparse { dtype, .. }
+            | FeatureSpec::FixedLenSequence { dtype, .. }
+            | FeatureSpec::Ragged { dtype, .. } => *dtype,
+        }
+    }
+
     /// `FixedLenFeature(shape, dtype)` without a default: the feature is required.
     pub fn fixed_len(dtype: DType, shape: impl Into<Vec<u64>>) -> Self {
         FeatureSpec::FixedLen {

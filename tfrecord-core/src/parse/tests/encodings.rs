@@ -290,7 +290,7 @@ fn split_packed_runs_are_one_list() {
     let record = len_field(1, &len_field(1, &entry));
     let var = crate::parse::parse_example(
         &spec(&[("x", FeatureSpec::var_len(DType::Int64))]),
-        &[record.clone()],
+        std::slice::from_ref(&record),
     )
     .expect("parses");
     assert_eq!(var["x"].values(), &Values::Int64(vec![1, 2, 3]));

@@ -81,3 +81,57 @@ fn malformed_records_name_the_record() {
     let err = parse_example(&s, &records).expect_err("malformed");
     assert_eq!(err.record(), Some(1));
 }
+
+/// Features declared `int32` or `bool` are read from their `int64_list` and each value is held
+/// to the type, with the derived types' rule and error: 2^40 is no `int32`, 850 no `bool`; the
+/// error names the output, the record and the value.
+#[test]
+fn int32_and_bool_values_are_held_to_their_type() {
+    use crate::FeatureProblem;
+    let s = spec(&[
+        ("n", FeatureSpec::fixed_len(DType::Int32, [])),
+        ("b", FeatureSpec::var_len(DType::Bool)),
+    ]);
+    let good = [
+        ex(&[("n", i(&[-(1 << 31)])), ("b", i(&[0, 1]))]),
+        ex(&[("n", i(&[(1 << 31) - 1])), ("b", i(&[]))]),
+    ];
+    let out = parse_example(&s, &good).expect("in range");
+    assert_eq!(
+        out["n"].values(),
+        &crate::parse::Values::Int64(vec![-(1 << 31), (1 << 31) - 1])
+    );
+    let wide = [
+        ex(&[("n", i(&[1])), ("b", i(&[1]))]),
+        ex(&[("n", i(&[1 << 40])), ("b", i(&[0]))]),
+    ];
+    let err = parse_example(&s, &wide).expect_err("2^40 is no int32");
+    assert_eq!((err.key(), err.record()), (Some("n"), Some(1)), "{err}");
+    assert!(
+        matches!(
+            err.kind(),
+            crate::ErrorKind::Feature {
+                problem: FeatureProblem::Range { .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("1099511627776"), "{err}");
+    let not_bool = [
+        ex(&[("n", i(&[1])), ("b", i(&[1]))]),
+        ex(&[("n", i(&[2])), ("b", i(&[0, 850]))]),
+    ];
+    let err = parse_example(&s, &not_bool).expect_err("850 is no bool");
+    assert_eq!((err.key(), err.record()), (Some("b"), Some(1)), "{err}");
+    assert!(
+        matches!(
+            err.kind(),
+            crate::ErrorKind::Feature {
+                problem: FeatureProblem::Bool(850),
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
