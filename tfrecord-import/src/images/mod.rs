@@ -19,6 +19,35 @@
 //! | `label` | int64 | the class index (labelled images only) |
 //! | `label/text` | bytes | the class (sub-folder) name (labelled images only) |
 //!
+//! `height`, `width` and `depth` are the shape of what TensorFlow's
+//! `tf.io.decode_image(image, expand_animations=False)` returns for the file (checked against
+//! TensorFlow 2.21), so `depth` is the channel count TensorFlow decodes to, which is not always
+//! the file's own:
+//!
+//! | format | colour model | `depth` |
+//! | --- | --- | --- |
+//! | JPEG | grayscale (1 component) | 1 |
+//! | JPEG | YCbCr or RGB (3 components) | 3 |
+//! | JPEG | CMYK or YCCK (4 components): TensorFlow converts them to RGB | 3 |
+//! | PNG | grayscale, any bit depth, with or without a `tRNS` chunk | 1 |
+//! | PNG | grayscale + alpha | 2 |
+//! | PNG | RGB, with or without a `tRNS` chunk | 3 |
+//! | PNG | palette, any bit depth | 3 |
+//! | PNG | palette with a `tRNS` chunk | 4 |
+//! | PNG | RGBA | 4 |
+//! | GIF | any (the first frame of an animation) | 3 |
+//! | BMP | 8 bits per pixel (TensorFlow reads the palette indices as one channel) | 1 |
+//! | BMP | 24 / 32 bits per pixel | 3 / 4 |
+//! | WebP | without / with alpha (the `VP8L` alpha bit, the `VP8X` alpha flag) | 3 / 4 |
+//!
+//! 16-bit PNGs decode to 8 bits a channel, with the same count.
+//!
+//! An image that cannot be stored stops the import with an error naming the file (no output
+//! file is left): an unreadable file, an unknown signature, a header that does not read, and a
+//! header TensorFlow's decoder refuses, for which there is no `depth` to give (a JPEG of 2 or of
+//! 5 and more components, a PNG bit depth its colour type does not allow, a BMP of other than
+//! 8, 24 or 32 bits per pixel, of negative width or with the 12-byte OS/2 header).
+//!
 //! Records are shuffled with a seeded generator by default (a training set should be shuffled;
 //! the same seed gives the same order on every machine) and can be split into shards named
 //! `prefix-00000-of-00004.tfrecord`, or written as OneFlow `part-00000` files.
