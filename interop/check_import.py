@@ -21,7 +21,8 @@ C. `from-images` on the bundled flowers folder (sharded and not) and on a folder
    `height`, `width` and `depth`; `label` / `label/text` come from the class folder. Then a
    folder of every colour model, made here (CMYK and YCCK JPEGs, PNGs of every colour type and
    bit depth with and without tRNS, 8/24/32-bit BMPs): the stored `depth` is the channel count
-   `tf.io.decode_image` gives, and headers TensorFlow refuses stop the import.
+   `tf.io.decode_image` gives, and headers TensorFlow refuses stop the import. Files cut short
+   (JPEG, PNG, WebP, BMP), which TensorFlow refuses, stop the import with an error naming them.
 """
 
 from __future__ import annotations
@@ -545,6 +546,50 @@ def check_colour_models(R, binary, tmp):
 
     R.check("C from-images refuses headers TensorFlow refuses (2-component JPEG, 16-bit BMP, 4-bit RGB PNG)",
             refused)
+
+    def truncated():
+        pixels = (np.arange(48 * 40 * 3) % 253).astype(np.uint8).reshape(48, 40, 3)
+        with open(os.path.join(REPO, "tests", "fixtures", "images", "lossy.webp"), "rb") as f:
+            webp = f.read()
+        whole = {
+            "photo.jpg": tf.io.encode_jpeg(pixels).numpy(),
+            "scan.jpg": tf.io.encode_jpeg(pixels, progressive=True).numpy(),
+            "photo.png": tf.io.encode_png(pixels).numpy(),
+            "colours.webp": webp,
+            "colours.bmp": bmp_bytes(24),
+        }
+        for name, data in whole.items():
+            # Cut in the middle of the body, and just before the end marker (JPEG's FF D9,
+            # PNG's IEND chunk).
+            cuts = [len(data) // 2, len(data) - 1]
+            if name.endswith(".png"):
+                cuts.append(len(data) - 12)
+            for keep in cuts:
+                cut = data[:keep]
+                if not tf_refuses(cut):
+                    raise AssertionError(f"{name} cut to {keep} bytes: TensorFlow decodes it")
+                folder = os.path.join(tmp, f"cut-{os.path.splitext(name)[0]}-{keep}")
+                write_folder(folder, {**whole, name: cut})
+                out = os.path.join(folder, "out.tfrecord")
+                err = run_fails(binary, ["from-images", folder, "-o", out, "--no-shuffle"])
+                if os.path.join(folder, name) not in err or "truncated" not in err:
+                    raise AssertionError(f"{name} cut to {keep} bytes: the error does not name the "
+                                         f"file and say it is truncated:\n{err}")
+                if os.path.exists(out):
+                    raise AssertionError(f"{name} cut to {keep} bytes: an output file was left")
+        # The whole files, with bytes after the JPEG's and the PNG's end (TensorFlow decodes
+        # those), import and decode.
+        folder = os.path.join(tmp, "whole")
+        files = dict(whole)
+        files["trailing.jpg"] = whole["photo.jpg"] + b"trailing bytes"
+        files["trailing.png"] = whole["photo.png"] + b"trailing bytes"
+        write_folder(folder, files)
+        out = os.path.join(tmp, "whole.tfrecord")
+        run(binary, ["from-images", folder, "-o", out, "--no-shuffle"])
+        expect_eq(check_image_records(tf_records([out]), folder, False), sorted(files), "whole files")
+
+    R.check("C from-images refuses a JPEG, PNG, WebP or BMP cut short, as TensorFlow does, naming the "
+            "file; whole files (and bytes after a JPEG's or PNG's end) import", truncated)
 
 
 def main():
