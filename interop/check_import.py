@@ -18,7 +18,11 @@ B. `from-records` on the bundled JSON Lines and CSV files (with and without the 
 C. `from-images` on the bundled flowers folder (sharded and not) and on a folder of every
    format (JPEG, PNG incl. palette and tRNS, GIF, BMP, WebP): TensorFlow reads every shard,
    `image/encoded` is the file's bytes, and `tf.io.decode_image` gives exactly the stored
-   `height`, `width` and `depth`; `label` / `label/text` come from the class folder.
+   `height`, `width` and `depth`; `label` / `label/text` come from the class folder. Then a
+   folder of every colour model, made here (CMYK and YCCK JPEGs, PNGs of every colour type and
+   bit depth with and without tRNS, 8/24/32-bit BMPs): the stored `depth` is the channel count
+   `tf.io.decode_image` gives, and headers TensorFlow refuses stop the import. Files cut short
+   (JPEG, PNG, WebP, BMP), which TensorFlow refuses, stop the import with an error naming them.
 """
 
 from __future__ import annotations
@@ -30,10 +34,12 @@ import glob
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 import traceback
+import zlib
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
@@ -382,6 +388,210 @@ def check_images(R, binary, tmp):
     R.check("C from-images on JPEG/PNG/GIF/BMP/WebP: decode_image gives the stored height/width/depth", formats)
 
 
+# Files of every colour model, made here: JPEGs written byte by byte (a baseline JPEG whose
+# blocks are all zero needs no encoder), PNGs from zlib, BMPs from struct, and TensorFlow's own
+# encoders.
+
+def jpeg_bytes(ncomp, width=19, height=11, adobe=None, jfif=False):
+    """A whole baseline JPEG of `ncomp` components, every block zero; `adobe` is the APP14
+    transform (0: RGB / CMYK, 2: YCCK)."""
+    def seg(code, body):
+        return bytes([0xFF, code]) + struct.pack(">H", len(body) + 2) + body
+
+    out = b"\xff\xd8"
+    if jfif:
+        out += seg(0xE0, b"JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00")
+    if adobe is not None:
+        out += seg(0xEE, b"Adobe" + struct.pack(">HHHB", 100, 0, 0, adobe))
+    out += seg(0xDB, b"\x00" + b"\x01" * 64)
+    ids = range(1, ncomp + 1)
+    out += seg(0xC0, struct.pack(">BHHB", 8, height, width, ncomp)
+               + b"".join(bytes([i, 0x11, 0]) for i in ids))
+    # One Huffman code per class: DC difference category 0, AC end-of-block.
+    out += seg(0xC4, b"\x00" + bytes([1] + [0] * 15) + b"\x00")
+    out += seg(0xC4, b"\x10" + bytes([1] + [0] * 15) + b"\x00")
+    out += seg(0xDA, bytes([ncomp]) + b"".join(bytes([i, 0]) for i in ids) + b"\x00\x3f\x00")
+    bits = ((width + 7) // 8) * ((height + 7) // 8) * ncomp * 2
+    data = bytearray((bits + 7) // 8)
+    pad = len(data) * 8 - bits
+    if pad:
+        data[-1] = (1 << pad) - 1
+    return out + bytes(data) + b"\xff\xd9"
+
+
+def png_bytes(color, bit_depth=8, width=5, height=3, trns=None):
+    channels = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[color]
+    row = (width * channels * bit_depth + 7) // 8
+    raw = b"".join(b"\x00" + bytes((x * 37 + y) % 256 for x in range(row)) for y in range(height))
+    if color == 3:
+        # Every index the bit depth can hold has a palette entry.
+        raw = b"".join(b"\x00" + bytes(row) for _ in range(height))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    out = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, bit_depth, color, 0, 0, 0))
+    if color == 3:
+        out += chunk(b"PLTE", bytes(range(6)))
+    if trns is not None:
+        out += chunk(b"tRNS", trns)
+    return out + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+def bmp_bytes(bpp, width=5, height=3):
+    row = (width * bpp // 8 + 3) // 4 * 4
+    palette = 1024 if bpp == 8 else 0
+    offset = 54 + palette
+    info = struct.pack("<IiiHHIIiiII", 40, width, height, 1, bpp, 0, row * height, 2835, 2835, 0, 0)
+    return (b"BM" + struct.pack("<IHHI", offset + row * height, 0, 0, offset) + info
+            + bytes(palette) + bytes((i * 7) % 256 for i in range(row * height)))
+
+
+def colour_models():
+    """{file name: bytes} of every colour model the importer's depth table lists."""
+    pixels = (np.arange(7 * 6 * 4) % 251).astype(np.uint8).reshape(7, 6, 4)
+    files = {
+        "jpeg_gray.jpg": jpeg_bytes(1),
+        "jpeg_ycbcr.jpg": jpeg_bytes(3, jfif=True),
+        "jpeg_rgb_adobe.jpg": jpeg_bytes(3, adobe=0),
+        "jpeg_cmyk.jpg": jpeg_bytes(4),
+        "jpeg_cmyk_adobe.jpg": jpeg_bytes(4, adobe=0),
+        "jpeg_ycck_adobe.jpg": jpeg_bytes(4, adobe=2),
+        "tf_jpeg_gray.jpg": tf.io.encode_jpeg(pixels[..., :1]).numpy(),
+        "tf_jpeg_rgb.jpg": tf.io.encode_jpeg(pixels[..., :3], progressive=True).numpy(),
+        "tf_png_gray.png": tf.io.encode_png(pixels[..., :1]).numpy(),
+        "tf_png_gray_alpha.png": tf.io.encode_png(pixels[..., :2]).numpy(),
+        "tf_png_rgb.png": tf.io.encode_png(pixels[..., :3]).numpy(),
+        "tf_png_rgba16.png": tf.io.encode_png(pixels.astype(np.uint16) * 257).numpy(),
+        "png_gray_trns.png": png_bytes(0, trns=b"\x00\x05"),
+        "png_rgb_trns.png": png_bytes(2, trns=b"\x00\x01\x00\x02\x00\x03"),
+        "png_gray_alpha16.png": png_bytes(4, 16),
+        "png_rgb16.png": png_bytes(2, 16),
+        "png_palette.png": png_bytes(3),
+        "png_palette_trns.png": png_bytes(3, trns=b"\x00\x80"),
+        "bmp_8.bmp": bmp_bytes(8),
+        "bmp_24.bmp": bmp_bytes(24),
+        "bmp_32.bmp": bmp_bytes(32),
+    }
+    for bits in (1, 2, 4, 16):
+        files[f"png_gray{bits}.png"] = png_bytes(0, bits)
+    for bits in (1, 2, 4):
+        files[f"png_palette{bits}.png"] = png_bytes(3, bits)
+        files[f"png_palette{bits}_trns.png"] = png_bytes(3, bits, trns=b"\x00")
+    return files
+
+
+# Headers TensorFlow's decoders refuse: the importer must refuse them too (no depth to give).
+REFUSED = {
+    "jpeg_2_components.jpg": lambda: jpeg_bytes(2),
+    "bmp_16.bmp": lambda: bmp_bytes(16),
+    "png_rgb4.png": lambda: png_bytes(2, 4),
+}
+
+
+def run_fails(binary, args):
+    p = subprocess.run([binary, *args], capture_output=True, stdin=subprocess.DEVNULL, check=False)
+    if p.returncode == 0:
+        raise AssertionError(f"tfrecord {' '.join(args)} succeeded; it should have failed")
+    return p.stderr.decode()
+
+
+def tf_refuses(data):
+    try:
+        tf.io.decode_image(data, expand_animations=False)
+    except tf.errors.InvalidArgumentError:
+        return True
+    return False
+
+
+def write_folder(folder, files):
+    os.makedirs(folder)
+    for name, data in files.items():
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(data)
+
+
+def check_colour_models(R, binary, tmp):
+    def depths():
+        folder = os.path.join(tmp, "colours")
+        files = colour_models()
+        write_folder(folder, files)
+        out = os.path.join(tmp, "colours.tfrecord")
+        run(binary, ["from-images", folder, "-o", out, "--no-shuffle"])
+        names = check_image_records(tf_records([out]), folder, False)
+        expect_eq(names, sorted(files), "every image once, in name order")
+        # The cases the depth table turns on, as TensorFlow decoded them.
+        channels = {n: tf.io.decode_image(files[n], expand_animations=False).shape[-1]
+                    for n in ("jpeg_cmyk.jpg", "jpeg_ycck_adobe.jpg", "png_palette_trns.png",
+                              "png_gray_trns.png", "bmp_8.bmp")}
+        expect_eq(channels, {"jpeg_cmyk.jpg": 3, "jpeg_ycck_adobe.jpg": 3,
+                             "png_palette_trns.png": 4, "png_gray_trns.png": 1, "bmp_8.bmp": 1},
+                  "decode_image channels")
+
+    R.check("C from-images on every colour model (CMYK/YCCK JPEG, palette/tRNS/1-16-bit PNG, "
+            "8/24/32-bit BMP): depth is decode_image's channel count", depths)
+
+    def refused():
+        for name, make in REFUSED.items():
+            data = make()
+            if not tf_refuses(data):
+                raise AssertionError(f"{name}: TensorFlow decodes it")
+            folder = os.path.join(tmp, "refused-" + os.path.splitext(name)[0])
+            write_folder(folder, {name: data})
+            err = run_fails(binary, ["from-images", folder, "-o", os.path.join(folder, "out.tfrecord")])
+            if name not in err or ("tf.io.decode_image does not decode" not in err and "bit depth" not in err):
+                raise AssertionError(f"{name}: the error does not name the file and the reason:\n{err}")
+            if os.path.exists(os.path.join(folder, "out.tfrecord")):
+                raise AssertionError(f"{name}: an output file was left")
+
+    R.check("C from-images refuses headers TensorFlow refuses (2-component JPEG, 16-bit BMP, 4-bit RGB PNG)",
+            refused)
+
+    def truncated():
+        pixels = (np.arange(48 * 40 * 3) % 253).astype(np.uint8).reshape(48, 40, 3)
+        with open(os.path.join(REPO, "tests", "fixtures", "images", "lossy.webp"), "rb") as f:
+            webp = f.read()
+        whole = {
+            "photo.jpg": tf.io.encode_jpeg(pixels).numpy(),
+            "scan.jpg": tf.io.encode_jpeg(pixels, progressive=True).numpy(),
+            "photo.png": tf.io.encode_png(pixels).numpy(),
+            "colours.webp": webp,
+            "colours.bmp": bmp_bytes(24),
+        }
+        for name, data in whole.items():
+            # Cut in the middle of the body, and just before the end marker (JPEG's FF D9,
+            # PNG's IEND chunk).
+            cuts = [len(data) // 2, len(data) - 1]
+            if name.endswith(".png"):
+                cuts.append(len(data) - 12)
+            for keep in cuts:
+                cut = data[:keep]
+                if not tf_refuses(cut):
+                    raise AssertionError(f"{name} cut to {keep} bytes: TensorFlow decodes it")
+                folder = os.path.join(tmp, f"cut-{os.path.splitext(name)[0]}-{keep}")
+                write_folder(folder, {**whole, name: cut})
+                out = os.path.join(folder, "out.tfrecord")
+                err = run_fails(binary, ["from-images", folder, "-o", out, "--no-shuffle"])
+                if os.path.join(folder, name) not in err or "truncated" not in err:
+                    raise AssertionError(f"{name} cut to {keep} bytes: the error does not name the "
+                                         f"file and say it is truncated:\n{err}")
+                if os.path.exists(out):
+                    raise AssertionError(f"{name} cut to {keep} bytes: an output file was left")
+        # The whole files, with bytes after the JPEG's and the PNG's end (TensorFlow decodes
+        # those), import and decode.
+        folder = os.path.join(tmp, "whole")
+        files = dict(whole)
+        files["trailing.jpg"] = whole["photo.jpg"] + b"trailing bytes"
+        files["trailing.png"] = whole["photo.png"] + b"trailing bytes"
+        write_folder(folder, files)
+        out = os.path.join(tmp, "whole.tfrecord")
+        run(binary, ["from-images", folder, "-o", out, "--no-shuffle"])
+        expect_eq(check_image_records(tf_records([out]), folder, False), sorted(files), "whole files")
+
+    R.check("C from-images refuses a JPEG, PNG, WebP or BMP cut short, as TensorFlow does, naming the "
+            "file; whole files (and bytes after a JPEG's or PNG's end) import", truncated)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", required=True, help="path to the tfrecord binary")
@@ -397,6 +607,7 @@ def main():
         check_avro(R, binary, tmp)
         check_records(R, binary, tmp)
         check_images(R, binary, tmp)
+        check_colour_models(R, binary, tmp)
     finally:
         if args.keep:
             print(f"(kept {tmp})")

@@ -396,3 +396,43 @@ fn from_images_shards_and_stdout() {
     ]));
     assert!(e.contains("nope"), "{e}");
 }
+
+#[test]
+fn from_images_refuses_a_truncated_image() {
+    // A class folder of a good PNG and a JPEG cut inside its scan data, which
+    // tf.io.decode_image refuses: the import fails naming the file, and leaves no output.
+    let dir = tempfile::tempdir().unwrap();
+    let class = dir.path().join("in").join("cls");
+    std::fs::create_dir_all(&class).unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/images");
+    std::fs::copy(fixtures.join("rgb.png"), class.join("good.png")).unwrap();
+    let jpeg = std::fs::read(fixtures.join("rgb.jpg")).unwrap();
+    // Its scan data is bytes 623..665.
+    std::fs::write(class.join("cut.jpg"), &jpeg[..650]).unwrap();
+    let input = dir.path().join("in").display().to_string();
+    let out = dir.path().join("out.tfrecord");
+    let e = fail(&run(&[
+        "from-images",
+        &input,
+        "-o",
+        &out.display().to_string(),
+    ]));
+    assert!(
+        e.contains("cut.jpg") && e.contains("truncated JPEG: the file ends inside its scan data"),
+        "{e}"
+    );
+    assert!(!out.exists());
+    // Standard output too.
+    let e = fail(&run(&["from-images", &input, "-o", "-"]));
+    assert!(e.contains("cut.jpg") && e.contains("truncated JPEG"), "{e}");
+
+    // The whole file imports.
+    std::fs::write(class.join("cut.jpg"), &jpeg).unwrap();
+    let o = run(&["from-images", &input, "-o", &out.display().to_string()]);
+    ok(&o);
+    assert!(
+        stderr(&o).contains("2 images (1 classes) written to 1 file"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -941,6 +941,74 @@ fn image_headers_agree_with_tensorflow() {
     assert_eq!(folder.images[0].name, "alpha.webp");
 }
 
+/// Whether the importer takes an image file: its header reads and it is not cut short.
+fn importable(bytes: &[u8]) -> Result<images::ImageInfo, String> {
+    let info = images::read_header(bytes)?;
+    images::check_complete(bytes, &info)?;
+    Ok(info)
+}
+
+#[test]
+fn truncated_images_are_refused_as_tensorflow_refuses_them() {
+    // Every fixture is whole; TensorFlow 2.21 refused every shorter prefix of every one but
+    // the GIF (it decodes a GIF without its trailer byte), and so does the importer.
+    for (name, format, ..) in DECODED {
+        let bytes = std::fs::read(Path::new(IMAGES).join(name)).unwrap();
+        importable(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        if format == ImageFormat::Gif {
+            continue;
+        }
+        for n in 0..bytes.len() {
+            assert!(importable(&bytes[..n]).is_err(), "{name} cut to {n} bytes");
+        }
+    }
+
+    // A folder of good images and one cut in the middle of its body: the import stops with an
+    // error naming the file and saying it is truncated, and writes nothing.
+    let dir = tempfile::tempdir().unwrap();
+    // (file, bytes kept, message): rgb.jpg's scan data is bytes 623..665, that of
+    // progressive.jpg's eighth scan 483..488, rgba.png's IDAT chunk is bytes 33..82,
+    // palette.png's 69..107.
+    let in_scan = "truncated JPEG: the file ends inside its scan data";
+    let in_idat = "truncated PNG: the file ends inside its IDAT chunk";
+    for (cut, keep, what) in [
+        ("rgb.jpg", 650, in_scan),
+        ("progressive.jpg", 486, in_scan),
+        ("rgba.png", 60, in_idat),
+        ("palette.png", 90, in_idat),
+    ] {
+        let folder = dir.path().join(cut.replace('.', "_"));
+        std::fs::create_dir_all(&folder).unwrap();
+        for (name, ..) in DECODED {
+            let mut bytes = std::fs::read(Path::new(IMAGES).join(name)).unwrap();
+            if name == cut {
+                bytes.truncate(keep);
+            }
+            std::fs::write(folder.join(name), bytes).unwrap();
+        }
+        let out = dir.path().join("out.tfrecord");
+        let e = images::write_images(&folder, &out, &ImageOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&folder.join(cut).display().to_string()) && e.contains(what),
+            "{e}"
+        );
+        assert!(!out.exists());
+
+        // Without it, the good files import.
+        std::fs::remove_file(folder.join(cut)).unwrap();
+        let summary = images::write_images(&folder, &out, &ImageOptions::default()).unwrap();
+        assert_eq!(summary.records(), DECODED.len() as u64 - 1);
+        std::fs::remove_file(&out).unwrap();
+    }
+
+    // Bytes after the end marker are kept as they are: TensorFlow decodes such a file.
+    let mut jpeg = std::fs::read(Path::new(IMAGES).join("rgb.jpg")).unwrap();
+    jpeg.extend(b"trailing bytes");
+    assert_eq!(importable(&jpeg).unwrap().depth, 3);
+}
+
 fn read_examples(path: &Path) -> Vec<tfrecord_core::proto::tensorflow::Example> {
     use tfrecord_core::Message;
     tfrecord_core::RecordReader::open(path, tfrecord_core::ReaderOptions::new())

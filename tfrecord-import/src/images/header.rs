@@ -1,10 +1,10 @@
 //! Image headers: format, width, height and channel count of PNG, JPEG, GIF, BMP and WebP files,
 //! read from the first bytes without decoding any pixels.
 //!
-//! The channel count (`depth`) is what TensorFlow's `tf.io.decode_image(data, channels=0)`
-//! returns for the file: PNG by colour type (a palette image is RGB, RGBA with a `tRNS`
-//! chunk), JPEG by the frame's component count, GIF always 3, BMP by bits per pixel (32: 4,
-//! 24: 3, 8: 1), WebP 3, or 4 with alpha.
+//! The channel count (`depth`) is the last dimension of what TensorFlow's
+//! `tf.io.decode_image(data, expand_animations=False)` returns for the file; the table of
+//! colour models is in the [`images`](super) module docs. A header that TensorFlow's decoder
+//! refuses is an error here too, rather than a record with a made-up depth.
 //!
 //! This is a few dozen lines per format rather than a dependency: `imagesize`, the header-only
 //! crate made for this, reports width and height but not the channel count, which the records
@@ -68,7 +68,9 @@ pub struct ImageInfo {
     pub width: u32,
     /// Height in pixels.
     pub height: u32,
-    /// Channels, as TensorFlow decodes the file.
+    /// Channels: the last dimension of `tf.io.decode_image(data, expand_animations=False)`
+    /// (a CMYK JPEG is 3, a palette PNG 3, or 4 with a `tRNS` chunk; see the
+    /// [module](super) docs).
     pub depth: u32,
 }
 
@@ -147,6 +149,7 @@ fn png(b: &[u8]) -> Result<ImageInfo, String> {
     }
     let width = be32(b, 16).ok_or_else(bad)?;
     let height = be32(b, 20).ok_or_else(bad)?;
+    let bits = *b.get(24).ok_or_else(bad)?;
     let color = *b.get(25).ok_or_else(bad)?;
     // A tRNS chunk before the image data gives a palette image an alpha channel.
     let mut at = 8usize;
@@ -168,15 +171,23 @@ fn png(b: &[u8]) -> Result<ImageInfo, String> {
         };
         at = next;
     }
-    let depth = match color {
-        0 => 1,
-        2 => 3,
-        3 if trns => 4,
-        3 => 3,
-        4 => 2,
-        6 => 4,
+    // TensorFlow decodes every PNG to 8 bits per channel (16-bit samples scaled, 1-, 2- and
+    // 4-bit ones expanded) and keeps the channels of the colour type; only a palette turns
+    // into RGB, or RGBA when a tRNS chunk gives it transparency (a tRNS chunk of a grayscale
+    // or RGB image adds no channel).
+    let (depth, allowed): (u32, &[u8]) = match color {
+        0 => (1, &[1, 2, 4, 8, 16]),
+        2 => (3, &[8, 16]),
+        3 => (if trns { 4 } else { 3 }, &[1, 2, 4, 8]),
+        4 => (2, &[8, 16]),
+        6 => (4, &[8, 16]),
         other => return Err(format!("malformed PNG: unknown colour type {other}")),
     };
+    if !allowed.contains(&bits) {
+        return Err(format!(
+            "malformed PNG: bit depth {bits} is not allowed for colour type {color}"
+        ));
+    }
     Ok(ImageInfo {
         format: ImageFormat::Png,
         width,
@@ -211,12 +222,26 @@ fn jpeg(b: &[u8]) -> Result<ImageInfo, String> {
         if is_sof {
             let height = be16(b, at + 3).ok_or_else(bad)?;
             let width = be16(b, at + 5).ok_or_else(bad)?;
-            let components = u32::from(*b.get(at + 7).ok_or_else(bad)?);
+            let components = *b.get(at + 7).ok_or_else(bad)?;
+            // TensorFlow asks libjpeg for min(components, 3) channels: grayscale stays one
+            // channel, YCbCr and RGB become RGB, and CMYK / YCCK (4 components) are
+            // converted to RGB too. It refuses 2 components, and libjpeg cannot convert 5
+            // or more to RGB.
+            let depth = match components {
+                1 => 1,
+                3 | 4 => 3,
+                n => {
+                    return Err(format!(
+                        "a JPEG of {n} colour components, which tf.io.decode_image does not \
+                         decode (it decodes 1: grayscale, 3: YCbCr or RGB, 4: CMYK or YCCK)"
+                    ));
+                }
+            };
             return Ok(ImageInfo {
                 format: ImageFormat::Jpeg,
                 width,
                 height,
-                depth: components,
+                depth,
             });
         }
         if len < 2 {
@@ -239,34 +264,39 @@ fn gif(b: &[u8]) -> Result<ImageInfo, String> {
 fn bmp(b: &[u8]) -> Result<ImageInfo, String> {
     let bad = || truncated("BMP");
     let header = le32(b, 14).ok_or_else(bad)?;
-    let (width, height, bpp) = if header == 12 {
-        (
-            le16(b, 18).ok_or_else(bad)?,
-            le16(b, 20).ok_or_else(bad)?,
-            le16(b, 24).ok_or_else(bad)?,
-        )
-    } else if header >= 40 {
-        #[allow(clippy::cast_possible_wrap)]
-        let w = le32(b, 18).ok_or_else(bad)? as i32;
-        #[allow(clippy::cast_possible_wrap)]
-        let h = le32(b, 22).ok_or_else(bad)? as i32;
-        (
-            w.unsigned_abs(),
-            h.unsigned_abs(),
-            le16(b, 28).ok_or_else(bad)?,
-        )
-    } else {
-        return Err(format!("malformed BMP: unknown info header size {header}"));
-    };
-    let depth = match bpp {
-        32 => 4,
-        8 => 1,
-        _ => 3,
+    if header < 40 {
+        // TensorFlow reads the 40-byte BITMAPINFOHEADER's fields at fixed offsets, so the
+        // 12-byte OS/2 header (16-bit sizes) does not decode.
+        return Err(format!(
+            "a BMP with a {header}-byte info header, which tf.io.decode_image does not decode \
+             (it reads the 40-byte BITMAPINFOHEADER and its later versions)"
+        ));
+    }
+    #[allow(clippy::cast_possible_wrap)]
+    let w = le32(b, 18).ok_or_else(bad)? as i32;
+    #[allow(clippy::cast_possible_wrap)]
+    let h = le32(b, 22).ok_or_else(bad)? as i32;
+    let bpp = le16(b, 28).ok_or_else(bad)?;
+    if w < 0 {
+        return Err(format!(
+            "a BMP of negative width {w}, which tf.io.decode_image does not decode"
+        ));
+    }
+    // TensorFlow takes bits per pixel / 8 as the channel count and decodes 1, 3 or 4 of them
+    // (the bytes of an 8-bit image are its palette indices, as one channel).
+    let depth = match bpp / 8 {
+        d @ (1 | 3 | 4) => d,
+        _ => {
+            return Err(format!(
+                "a BMP of {bpp} bits per pixel, which tf.io.decode_image does not decode (it \
+                 decodes 8, 24 and 32)"
+            ));
+        }
     };
     Ok(ImageInfo {
         format: ImageFormat::Bmp,
-        width,
-        height,
+        width: w.unsigned_abs(),
+        height: h.unsigned_abs(),
         depth,
     })
 }
@@ -364,6 +394,118 @@ mod tests {
         assert!(read_header(&b[..12]).is_err());
         assert!(read_header(&[0xff, 0xd8, 0xff, 0xda, 0, 2]).is_err());
         assert!(read_header(&[0xff, 0xd8, 0xff, 0xe0, 0, 0]).is_err());
+    }
+
+    fn png_bits(color: u8, bits: u8) -> Vec<u8> {
+        let mut b = png_bytes(color, &[]);
+        b[24] = bits;
+        b
+    }
+
+    #[test]
+    fn png_bit_depths() {
+        // Every bit depth a colour type allows keeps its channel count.
+        for (color, bits, depth) in [
+            (0, 1, 1),
+            (0, 2, 1),
+            (0, 4, 1),
+            (0, 16, 1),
+            (2, 16, 3),
+            (3, 1, 3),
+            (3, 4, 3),
+            (4, 16, 2),
+            (6, 16, 4),
+        ] {
+            let i = read_header(&png_bits(color, bits)).unwrap();
+            assert_eq!(i.depth, depth, "colour type {color}, {bits} bits");
+        }
+        // libpng refuses the others, and so does TensorFlow.
+        for (color, bits) in [(0, 3), (2, 4), (3, 16), (4, 1), (6, 4), (2, 0)] {
+            let e = read_header(&png_bits(color, bits)).unwrap_err();
+            assert!(e.contains("bit depth"), "{e}");
+        }
+        // tRNS adds no channel to grayscale or RGB.
+        let mut trns = Vec::new();
+        trns.extend(6u32.to_be_bytes());
+        trns.extend(b"tRNS\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!(read_header(&png_bytes(2, &trns)).unwrap().depth, 3);
+        assert_eq!(read_header(&png_bytes(0, &trns)).unwrap().depth, 1);
+    }
+
+    /// A JPEG header up to its frame: SOI, an optional Adobe APP14 with `transform`, SOF0 of
+    /// `n` components, 9 x 5.
+    fn jpeg_sof(n: u8, adobe: Option<u8>) -> Vec<u8> {
+        let mut b = vec![0xff, 0xd8];
+        if let Some(t) = adobe {
+            b.extend([0xff, 0xee, 0, 14]);
+            b.extend(b"Adobe\0\x64\0\0\0\0");
+            b.push(t);
+        }
+        b.extend([0xff, 0xc0]);
+        b.extend((8 + 3 * u16::from(n)).to_be_bytes());
+        b.extend([8, 0, 5, 0, 9, n]);
+        for c in 1..=n {
+            b.extend([c, 0x11, 0]);
+        }
+        b
+    }
+
+    #[test]
+    fn jpeg_components_are_decode_image_channels() {
+        // What tf.io.decode_image returned for such files (TensorFlow 2.21): CMYK and YCCK
+        // come out as RGB.
+        for (n, adobe, depth) in [
+            (1, None, 1),
+            (3, None, 3),
+            (3, Some(0), 3),
+            (4, None, 3),
+            (4, Some(0), 3),
+            (4, Some(2), 3),
+        ] {
+            let i = read_header(&jpeg_sof(n, adobe)).unwrap();
+            assert_eq!(
+                (i.width, i.height, i.depth),
+                (9, 5, depth),
+                "{n} components"
+            );
+        }
+        for n in [2, 5] {
+            let e = read_header(&jpeg_sof(n, None)).unwrap_err();
+            assert!(e.contains(&format!("{n} colour components")), "{e}");
+        }
+    }
+
+    fn bmp_header(size: u32, width: i32, height: i32, bpp: u16) -> Vec<u8> {
+        let mut b = b"BM".to_vec();
+        b.extend([0u8; 12]);
+        b.extend(size.to_le_bytes());
+        b.extend(width.to_le_bytes());
+        b.extend(height.to_le_bytes());
+        b.extend(1u16.to_le_bytes());
+        b.extend(bpp.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn bmp_bits_per_pixel() {
+        for (bpp, depth) in [(8, 1), (24, 3), (32, 4)] {
+            let i = read_header(&bmp_header(40, 4, -3, bpp)).unwrap();
+            assert_eq!((i.width, i.height, i.depth), (4, 3, depth), "{bpp} bits");
+        }
+        assert_eq!(read_header(&bmp_header(124, 4, 3, 24)).unwrap().depth, 3);
+        for bpp in [1, 4, 16] {
+            let e = read_header(&bmp_header(40, 4, 3, bpp)).unwrap_err();
+            assert!(e.contains(&format!("{bpp} bits per pixel")), "{e}");
+        }
+        let e = read_header(&bmp_header(40, -4, 3, 24)).unwrap_err();
+        assert!(e.contains("negative width"), "{e}");
+        // The OS/2 header: 16-bit width and height.
+        let mut os2 = b"BM".to_vec();
+        os2.extend([0u8; 12]);
+        os2.extend(12u32.to_le_bytes());
+        os2.extend([4, 0, 3, 0, 1, 0, 24, 0]);
+        let e = read_header(&os2).unwrap_err();
+        assert!(e.contains("12-byte info header"), "{e}");
     }
 
     #[test]

@@ -19,10 +19,49 @@
 //! | `label` | int64 | the class index (labelled images only) |
 //! | `label/text` | bytes | the class (sub-folder) name (labelled images only) |
 //!
+//! `height`, `width` and `depth` are the shape of what TensorFlow's
+//! `tf.io.decode_image(image, expand_animations=False)` returns for the file (checked against
+//! TensorFlow 2.21), so `depth` is the channel count TensorFlow decodes to, which is not always
+//! the file's own:
+//!
+//! | format | colour model | `depth` |
+//! | --- | --- | --- |
+//! | JPEG | grayscale (1 component) | 1 |
+//! | JPEG | YCbCr or RGB (3 components) | 3 |
+//! | JPEG | CMYK or YCCK (4 components): TensorFlow converts them to RGB | 3 |
+//! | PNG | grayscale, any bit depth, with or without a `tRNS` chunk | 1 |
+//! | PNG | grayscale + alpha | 2 |
+//! | PNG | RGB, with or without a `tRNS` chunk | 3 |
+//! | PNG | palette, any bit depth | 3 |
+//! | PNG | palette with a `tRNS` chunk | 4 |
+//! | PNG | RGBA | 4 |
+//! | GIF | any (the first frame of an animation) | 3 |
+//! | BMP | 8 bits per pixel (TensorFlow reads the palette indices as one channel) | 1 |
+//! | BMP | 24 / 32 bits per pixel | 3 / 4 |
+//! | WebP | without / with alpha (the `VP8L` alpha bit, the `VP8X` alpha flag) | 3 / 4 |
+//!
+//! 16-bit PNGs decode to 8 bits a channel, with the same count.
+//!
+//! An image that cannot be stored stops the import with an error naming the file (no output
+//! file is left): an unreadable file, an unknown signature, a header that does not read, and a
+//! header TensorFlow's decoder refuses, for which there is no `depth` to give (a JPEG of 2 or of
+//! 5 and more components, a PNG bit depth its colour type does not allow, a BMP of other than
+//! 8, 24 or 32 bits per pixel, of negative width or with the 12-byte OS/2 header), and a file
+//! cut short. The header alone does not show a file cut inside its image data (a failed
+//! download, a copy stopped midway), which TensorFlow then fails to decode, so every file's
+//! structure is followed to its end marker ([`check_complete`]; no pixel is decoded): a JPEG
+//! must reach its end-of-image marker `FF D9` and a PNG a whole `IEND` chunk (bytes after
+//! either are allowed, as TensorFlow allows them), a WebP must hold the size its RIFF header
+//! gives, and a BMP must be exactly the size its header gives (TensorFlow refuses one byte
+//! more or less). The error says `truncated JPEG: the file ends inside its scan data, ...`.
+//! A GIF cut short is not detected: TensorFlow decodes a GIF that lacks only its trailer, and
+//! telling it from one cut inside its image data takes a walk over every frame's blocks.
+//!
 //! Records are shuffled with a seeded generator by default (a training set should be shuffled;
 //! the same seed gives the same order on every machine) and can be split into shards named
 //! `prefix-00000-of-00004.tfrecord`, or written as OneFlow `part-00000` files.
 
+mod complete;
 mod header;
 
 use std::fs;
@@ -30,6 +69,7 @@ use std::path::{Path, PathBuf};
 
 use tfrecord_core::{Compression, Format, RecordWriter, WriterOptions};
 
+pub use complete::check_complete;
 pub use header::{ImageFormat, ImageInfo, read_header};
 
 use crate::error::{Error, Result};
@@ -57,8 +97,8 @@ impl ImageEntry {
     /// Reads the file and makes its record.
     ///
     /// # Errors
-    /// An unreadable file, a file larger than 2 GiB, or a header [`read_header`] does not
-    /// read; the error names the file.
+    /// An unreadable file, a file larger than 2 GiB, a header [`read_header`] does not read,
+    /// or a file cut short ([`check_complete`]); the error names the file.
     pub fn read_row(&self) -> Result<FeatureRow> {
         let located = |e: Error| e.with_path(&self.path);
         let len = fs::metadata(&self.path)
@@ -71,6 +111,7 @@ impl ImageEntry {
         }
         let bytes = fs::read(&self.path).map_err(|e| located(e.into()))?;
         let info = read_header(&bytes).map_err(|m| located(Error::new(m)))?;
+        check_complete(&bytes, &info).map_err(|m| located(Error::new(m)))?;
         Ok(image_row(bytes, &info, &self.name, self.label.as_ref()))
     }
 }
@@ -326,8 +367,8 @@ pub fn ordered(folder: &ImageFolder, shuffled: bool, seed: u64) -> Vec<&ImageEnt
 /// under temporary names and renamed into place when all are complete.
 ///
 /// # Errors
-/// An unreadable directory or image, an image header that does not read, no images at all, or
-/// an output that cannot be written; errors name the file.
+/// An unreadable directory or image, an image header that does not read, an image cut short,
+/// no images at all, or an output that cannot be written; errors name the file.
 ///
 /// ```no_run
 /// use tfrecord_import::images::{write_images, ImageOptions};
