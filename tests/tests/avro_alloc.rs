@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use peakmem_alloc::{INSTRUMENTED_SYSTEM, PeakMemAlloc, PeakMemAllocTrait};
 use tfrecord_import::apache_avro::types::{Record, Value};
-use tfrecord_import::apache_avro::{Schema, Writer};
+use tfrecord_import::apache_avro::{Codec, Schema, Writer};
 use tfrecord_import::avro;
 
 #[global_allocator]
@@ -110,4 +110,32 @@ fn huge_counts_and_lengths_are_errors_without_allocating_them() {
         assert!(err.contains("block 0"), "{what}: {err}");
         assert!(err.contains(&huge.to_string()), "{what}: {err}");
     }
+
+    // A snappy block that declares 400 MiB of data (a plain varint) in 12 bytes.
+    let mut snappy = Writer::with_codec(&schema, Vec::new(), Codec::Snappy).expect("writer");
+    snappy
+        .add_user_metadata("k".into(), b"v")
+        .expect("metadata");
+    let mut bytes = snappy.into_inner().expect("header");
+    let marker = bytes[bytes.len() - 16..].to_vec();
+    let mut block = vec![0x80, 0x80, 0x80, 0xc8, 0x01, 0, 0, 0, 1, 2, 3, 4];
+    let declared = 400 << 20;
+    assert_eq!(block[..5], [0x80, 0x80, 0x80, 0xc8, 0x01], "{declared}");
+    bytes.extend([2, 24]);
+    bytes.append(&mut block);
+    bytes.extend(&marker);
+    let path = dir.path().join("snappy.avro");
+    std::fs::write(&path, &bytes).expect("write");
+    GLOBAL.reset_peak_memory();
+    let err = avro::read_all(std::slice::from_ref(&path), None)
+        .expect_err("snappy")
+        .to_string();
+    let peak = GLOBAL.get_peak_memory();
+    assert!(
+        peak < BOUND,
+        "snappy: the heap grew by {} MiB: {err}",
+        peak >> 20
+    );
+    assert!(err.starts_with(&path.display().to_string()), "{err}");
+    assert!(err.contains(&format!("declares {declared} bytes")), "{err}");
 }

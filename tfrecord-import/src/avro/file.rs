@@ -38,8 +38,9 @@ const MAX_DEPTH: usize = 128;
 ///
 /// Every codec of the Avro specification that the `apache-avro` crate implements is read:
 /// `null`, `deflate`, `snappy`, `zstandard`, `bzip2` and `xz`. Every length in the file (header
-/// entries, blocks) is checked against the rest of the file before anything is allocated for
-/// it, and each block's sync marker against the header's. Each record is walked with the
+/// entries, blocks, a snappy block's data size) is checked against the rest of the file or of
+/// the block before anything is allocated for it, and each block's sync marker against the
+/// header's. Each record is walked with the
 /// writer schema before it is decoded: every string, bytes and `fixed` length and every array
 /// and map item count in it is checked against the bytes left in its block (an item takes at
 /// least a byte, unless its type takes none: a block may hold at most as many of those as it
@@ -190,6 +191,15 @@ impl<'s> AvroFile<'s> {
                 return Err(Error::new(
                     "corrupted Avro file: a block's sync marker differs from the header's",
                 ));
+            }
+            if matches!(self.codec, Codec::Snappy) {
+                check_snappy_length(&self.block).map_err(|e| {
+                    Error::new(format!(
+                        "{} (block {}, at byte {start} of the file)",
+                        e.message(),
+                        self.block_index.unwrap_or(0)
+                    ))
+                })?;
             }
             self.codec
                 .decompress(&mut self.block)
@@ -515,6 +525,31 @@ impl Walk<'_> {
 enum Items<'a> {
     Array(&'a Schema),
     Map(&'a Schema),
+}
+
+/// Checks the length a snappy block declares for its data against what its bytes can hold:
+/// `apache-avro` allocates the declared length before it decompresses. Snappy turns at most
+/// 3 bytes into 64 (a copy with a two-byte offset), so a larger length is corrupt. A block is
+/// the length (a varint), the compressed data and a CRC-32; a malformed varint is left to the
+/// decoder.
+fn check_snappy_length(block: &[u8]) -> Result<()> {
+    let data = &block[..block.len().saturating_sub(4)];
+    let mut declared = 0u64;
+    for (i, &b) in data.iter().take(5).enumerate() {
+        declared |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            let most = (data.len() as u64).saturating_mul(64) / 3;
+            if declared > most {
+                return Err(Error::new(format!(
+                    "corrupted Avro file: a snappy block of {} bytes declares {declared} bytes \
+                     of data, more than it can hold ({most})",
+                    block.len()
+                )));
+            }
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Reads a zig-zag varint `long`, `None` at the end of the stream.
