@@ -3,7 +3,7 @@
 
 use std::io::{self, BufRead, BufReader, Read};
 
-use flate2::bufread::{MultiGzDecoder, ZlibDecoder};
+use flate2::{Decompress, FlushDecompress, Status};
 
 use crate::compression::Compression;
 use crate::error::{Error, ErrorKind};
@@ -12,25 +12,18 @@ use crate::error::{Error, ErrorKind};
 pub(super) enum Source<R: Read> {
     /// Uncompressed.
     Plain(BufReader<R>),
-    /// GZIP, one member or several concatenated.
-    Gzip(BufReader<MultiGzDecoder<BufReader<R>>>),
-    /// ZLIB.
-    Zlib(BufReader<ZlibDecoder<BufReader<R>>>),
+    /// GZIP (one member or several concatenated) or ZLIB.
+    Inflated(Box<Inflate<R>>),
 }
 
 impl<R: Read> Source<R> {
     /// Reads `inner` with `compression`, through read buffers of `size` bytes.
     pub(super) fn new(inner: R, compression: Compression, size: usize) -> Self {
+        let inner = BufReader::with_capacity(size, inner);
         match compression {
-            Compression::None => Source::Plain(BufReader::with_capacity(size, inner)),
-            Compression::Gzip => Source::Gzip(BufReader::with_capacity(
-                size,
-                MultiGzDecoder::new(BufReader::with_capacity(size, inner)),
-            )),
-            Compression::Zlib => Source::Zlib(BufReader::with_capacity(
-                size,
-                ZlibDecoder::new(BufReader::with_capacity(size, inner)),
-            )),
+            Compression::None => Source::Plain(inner),
+            Compression::Gzip => Source::Inflated(Box::new(Inflate::new(inner, true, size))),
+            Compression::Zlib => Source::Inflated(Box::new(Inflate::new(inner, false, size))),
         }
     }
 
@@ -38,19 +31,188 @@ impl<R: Read> Source<R> {
     pub(super) fn buf(&mut self) -> &mut dyn BufRead {
         match self {
             Source::Plain(r) => r,
-            Source::Gzip(r) => r,
-            Source::Zlib(r) => r,
+            Source::Inflated(r) => &mut **r,
         }
     }
 
     /// At the end of the records: whether compressed bytes follow the end of a zlib stream,
     /// which has an end marker and no framing after it (gzip members may be concatenated, and
-    /// its decoder already rejects garbage).
+    /// bytes after a member that do not start another are already an error).
     pub(super) fn trailing_data(&mut self) -> io::Result<bool> {
         match self {
-            Source::Zlib(r) => Ok(!r.get_mut().get_mut().fill_buf()?.is_empty()),
-            Source::Plain(_) | Source::Gzip(_) => Ok(false),
+            Source::Inflated(r) if !r.dec.gzip => Ok(!r.dec.inner.fill_buf()?.is_empty()),
+            Source::Plain(_) | Source::Inflated(_) => Ok(false),
         }
+    }
+}
+
+/// A gzip or zlib stream inflated through a buffer of its own.
+///
+/// Every byte the decoder produces before it finds damage is handed out before the error, and
+/// the error is then reported at every later read: what comes out before the damage does not
+/// depend on the size of the reads. (`flate2`'s `Read` decoders drop the bytes a read inflated
+/// when that same read meets the damage, so a large read lost intact records that small reads
+/// delivered.) Reads at least as large as the buffer inflate straight into the caller's
+/// buffer, as `BufReader` does: an intact stream is not copied twice.
+pub(super) struct Inflate<R: Read> {
+    dec: Decoder<R>,
+    buf: Box<[u8]>,
+    pos: usize,
+    filled: usize,
+}
+
+/// The decoder of an [`Inflate`], apart from its buffer.
+struct Decoder<R: Read> {
+    /// The compressed stream.
+    inner: BufReader<R>,
+    state: Decompress,
+    /// Gzip members (else one zlib stream).
+    gzip: bool,
+    /// The zlib stream, or the current gzip member, has ended.
+    ended: bool,
+    /// The damage found, reported once the bytes inflated before it are read.
+    failed: Option<(io::ErrorKind, String)>,
+}
+
+impl<R: Read> Inflate<R> {
+    fn new(inner: BufReader<R>, gzip: bool, size: usize) -> Self {
+        Inflate {
+            dec: Decoder {
+                inner,
+                state: Decoder::<R>::fresh(gzip),
+                gzip,
+                ended: false,
+                failed: None,
+            },
+            buf: vec![0; size.max(1)].into_boxed_slice(),
+            pos: 0,
+            filled: 0,
+        }
+    }
+}
+
+impl<R: Read> Decoder<R> {
+    fn fresh(gzip: bool) -> Decompress {
+        if gzip {
+            Decompress::new_gzip(15)
+        } else {
+            Decompress::new(true)
+        }
+    }
+
+    /// The damage found, as an error.
+    fn failure(&self) -> Option<io::Error> {
+        self.failed
+            .as_ref()
+            .map(|(kind, detail)| io::Error::new(*kind, detail.clone()))
+    }
+
+    /// Inflates into `out` (not empty); `Ok(0)` at the end of the stream. Bytes inflated before
+    /// damage are returned first; the damage is reported from the next call on.
+    fn inflate(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if let Some(e) = self.failure() {
+            return Err(e);
+        }
+        loop {
+            let input = self.inner.fill_buf()?;
+            let eof = input.is_empty();
+            if self.ended {
+                if !self.gzip || eof {
+                    return Ok(0);
+                }
+                // Another gzip member follows.
+                self.state = Self::fresh(true);
+                self.ended = false;
+            }
+            let (before_in, before_out) = (self.state.total_in(), self.state.total_out());
+            let flush = if eof {
+                FlushDecompress::Finish
+            } else {
+                FlushDecompress::None
+            };
+            let ret = self.state.decompress(input, out, flush);
+            let consumed = usize::try_from(self.state.total_in() - before_in).unwrap_or(0);
+            let produced = usize::try_from(self.state.total_out() - before_out).unwrap_or(0);
+            self.inner.consume(consumed);
+            match ret {
+                Ok(Status::StreamEnd) => {
+                    self.ended = true;
+                    if produced > 0 {
+                        return Ok(produced);
+                    }
+                }
+                Ok(Status::Ok | Status::BufError) if produced > 0 => return Ok(produced),
+                Ok(Status::Ok | Status::BufError) if eof => {
+                    self.failed = Some((
+                        io::ErrorKind::UnexpectedEof,
+                        "the compressed data stops before the end of the stream".to_string(),
+                    ));
+                    return Err(self
+                        .failure()
+                        .unwrap_or_else(|| io::ErrorKind::Other.into()));
+                }
+                Ok(Status::Ok | Status::BufError) => {}
+                Err(e) => {
+                    self.failed = Some((io::ErrorKind::InvalidData, damage(&e.to_string())));
+                    if produced > 0 {
+                        return Ok(produced);
+                    }
+                    return Err(self
+                        .failure()
+                        .unwrap_or_else(|| io::ErrorKind::Other.into()));
+                }
+            }
+        }
+    }
+}
+
+/// What a decoder error says about the damage, in words that do not depend on how the bytes
+/// were read: the decoder names a bad code or distance on some paths and not on others, so
+/// those are all "invalid compressed data"; header and checksum failures are named.
+fn damage(message: &str) -> String {
+    let said = |words: &[&str]| words.iter().any(|w| message.contains(w));
+    if said(&["incorrect data check", "incorrect length check"]) {
+        "the stream's checksum does not match its data".to_string()
+    } else if said(&[
+        "incorrect header check",
+        "header crc mismatch",
+        "unknown compression method",
+        "unknown header flags",
+        "invalid window size",
+    ]) {
+        "the stream's header is invalid".to_string()
+    } else {
+        "invalid compressed data".to_string()
+    }
+}
+
+impl<R: Read> Read for Inflate<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        if self.pos == self.filled && out.len() >= self.buf.len() {
+            return self.dec.inflate(out);
+        }
+        let avail = self.fill_buf()?;
+        let n = avail.len().min(out.len());
+        out[..n].copy_from_slice(&avail[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: Read> BufRead for Inflate<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos == self.filled {
+            self.filled = self.dec.inflate(&mut self.buf)?;
+            self.pos = 0;
+        }
+        Ok(&self.buf[self.pos..self.filled])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.filled);
     }
 }
 
@@ -82,5 +244,92 @@ pub(super) fn sniff(head: &[u8]) -> Option<&'static str> {
         [b'O', b'b', b'j', 1, ..] => Some("the data starts like an Avro object container file"),
         [b'{' | b'[', ..] => Some("the data starts like JSON text"),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    fn compress(data: &[u8], gzip: bool) -> Vec<u8> {
+        let level = flate2::Compression::default();
+        if gzip {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), level);
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        } else {
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), level);
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        }
+    }
+
+    /// Reads everything with reads of `read` bytes through a buffer of `size`: the bytes, and
+    /// the error that ended the read (asked twice: it stays).
+    fn read_in_steps(bytes: &[u8], gzip: bool, size: usize, read: usize) -> (Vec<u8>, String) {
+        let compression = if gzip {
+            Compression::Gzip
+        } else {
+            Compression::Zlib
+        };
+        let mut src = Source::new(bytes, compression, size);
+        let mut out = Vec::new();
+        let mut step = vec![0; read];
+        loop {
+            match src.buf().read(&mut step) {
+                Ok(0) => return (out, String::new()),
+                Ok(n) => out.extend_from_slice(&step[..n]),
+                Err(e) => {
+                    let again = src.buf().read(&mut step).unwrap_err();
+                    assert_eq!(again.to_string(), e.to_string());
+                    return (out, format!("{:?}: {e}", e.kind()));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_bytes_before_damage_do_not_depend_on_the_read_sizes() {
+        let data: Vec<u8> = (0..5000u32).map(|i| (i * 7919 % 251) as u8).collect();
+        for gzip in [false, true] {
+            let z = compress(&data, gzip);
+            let mut damages = vec![z[..z.len() / 2].to_vec(), z[..z.len() - 1].to_vec()];
+            for at in [z.len() / 3, z.len() / 2, z.len() - 2] {
+                let mut flipped = z.clone();
+                flipped[at] ^= 0x21;
+                damages.push(flipped);
+            }
+            for bytes in &damages {
+                let want = read_in_steps(bytes, gzip, 64, 1);
+                assert!(!want.1.is_empty(), "damage is an error");
+                for (size, read) in [(64, 64), (64, 100_000), (1 << 16, 7), (1 << 16, 1 << 20)] {
+                    let got = read_in_steps(bytes, gzip, size, read);
+                    assert!(
+                        got.0 == want.0,
+                        "{size} {read}: {} bytes, not {}",
+                        got.0.len(),
+                        want.0.len()
+                    );
+                    assert_eq!(got.1, want.1, "{size} {read}");
+                }
+            }
+            assert!(read_in_steps(&z, gzip, 64, 1_000_000) == (data.clone(), String::new()));
+        }
+    }
+
+    #[test]
+    fn gzip_members_follow_each_other_and_zlib_trailing_bytes_are_seen() {
+        let mut two = compress(b"one ", true);
+        two.extend(compress(b"two", true));
+        assert_eq!(read_in_steps(&two, true, 64, 3).0, b"one two");
+        let mut z = compress(b"zlib", false);
+        z.extend_from_slice(b"junk");
+        let mut src = Source::new(&z[..], Compression::Zlib, 64);
+        let mut out = Vec::new();
+        src.buf().read_to_end(&mut out).unwrap();
+        assert_eq!(out, b"zlib");
+        assert!(src.trailing_data().unwrap());
     }
 }
