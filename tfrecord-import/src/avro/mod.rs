@@ -81,6 +81,7 @@ mod file;
 mod read;
 mod spec;
 mod tensors;
+mod walk;
 
 pub use apache_avro::Schema;
 pub use apache_avro::types::Value;

@@ -1,12 +1,12 @@
 //! Whether an image file is whole: a walk over its structure to its end marker, without
 //! decoding any pixel.
 
-use super::{ImageFormat, ImageInfo};
+use super::header::{ImageFormat, ImageInfo};
 
 /// Checks that an image file is not cut short, for the format and size `info` (from
-/// [`read_header`](super::read_header)) gives.
+/// [`read_header`](super::header::read_header)) gives.
 ///
-/// A file cut short keeps a good header, so [`read_header`](super::read_header) alone would
+/// A file cut short keeps a good header, so [`read_header`](super::header::read_header) alone would
 /// make a record of it that `tf.io.decode_image` then refuses. TensorFlow 2.21's decoders
 /// refuse every file this refuses, and decode the bytes after the end this allows:
 ///
