@@ -29,6 +29,7 @@ mod cli;
 mod commands;
 mod error;
 mod input;
+mod interrupt;
 mod output;
 mod spec;
 mod stdout;
@@ -60,6 +61,7 @@ fn run(cli: &Cli) -> CliResult<ExitCode> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    interrupt::install();
     match run(&cli) {
         Ok(code) => code,
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,

@@ -9,13 +9,15 @@ use tfrecord_core::{Error, RecordWriter, WriterOptions};
 use crate::cli::WriteOpts;
 use crate::error::CliResult;
 use crate::input::is_dash;
+use crate::interrupt::Staged;
 
 /// The name standard output goes by in messages.
 pub(crate) const STDOUT_NAME: &str = "<stdout>";
 
-/// Removes a temporary file when dropped, unless it was [`disarm`](TempFile::disarm)ed.
+/// Removes a temporary file when dropped (and on interrupt while it lives), unless it was
+/// [`disarm`](TempFile::disarm)ed.
 struct TempFile {
-    path: Option<PathBuf>,
+    path: Option<Staged>,
 }
 
 impl TempFile {
@@ -27,7 +29,7 @@ impl TempFile {
 impl Drop for TempFile {
     fn drop(&mut self) {
         if let Some(p) = self.path.take() {
-            let _ = fs::remove_file(p);
+            let _ = fs::remove_file(p.path());
         }
     }
 }
@@ -90,7 +92,9 @@ impl RecordSink {
         Ok(RecordSink {
             target: Target::Staged {
                 writer,
-                temp: TempFile { path: Some(temp) },
+                temp: TempFile {
+                    path: Some(Staged::new(temp)),
+                },
                 dest: dest.clone(),
             },
         })
@@ -136,7 +140,7 @@ impl RecordSink {
                 file.sync_all().map_err(located)?;
                 drop(file);
                 if let Some(tmp) = &temp.path {
-                    fs::rename(tmp, &dest).map_err(located)?;
+                    fs::rename(tmp.path(), &dest).map_err(located)?;
                 }
                 temp.disarm();
                 Ok(n)

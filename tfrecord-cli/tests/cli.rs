@@ -1525,6 +1525,51 @@ fn parse_holds_int32_and_bool_to_their_type() {
     }
 }
 
+/// An interrupted command (SIGINT or SIGTERM mid-`convert`) removes its hidden temporary
+/// output and exits with status 130, leaving neither a partial file nor the final name.
+#[test]
+fn interrupted_convert_leaves_no_temporary_file() {
+    for signal in ["-INT", "-TERM"] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = dir.path().join("out.tfrecord.gz");
+        let mut child = bin()
+            .args(["convert", "-", "-o", s(&out)])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn tfrecord");
+        // One record, then the input stays open: the command waits, mid-output.
+        let mut input = child.stdin.take().expect("stdin");
+        let mut w = RecordWriter::new(Vec::new(), WriterOptions::new());
+        w.write(&known_example().encode_to_vec()).expect("write");
+        input.write_all(&w.finish().expect("finish")).expect("feed");
+        input.flush().expect("flush");
+        let staged = || {
+            std::fs::read_dir(dir.path())
+                .expect("list")
+                .filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+                .count()
+        };
+        let started = std::time::Instant::now();
+        while staged() == 0 && started.elapsed() < std::time::Duration::from_secs(20) {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(staged(), 1, "the output is staged under a temporary name");
+        let killed = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(killed.success());
+        let status = child.wait().expect("wait");
+        drop(input);
+        assert_eq!(status.code(), Some(130), "{signal}");
+        assert_eq!(staged(), 0, "{signal}: the temporary file is removed");
+        assert!(!out.exists(), "{signal}: no output under the final name");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // infer
 

@@ -1,0 +1,58 @@
+//! Temporary outputs removed when the command is interrupted (SIGINT, SIGTERM, SIGHUP), as
+//! they are on an error: an interrupted `convert` or import leaves no hidden partial file.
+//!
+//! Outputs register their temporary file while they write it ([`Staged`]); the handler, on its
+//! own thread, removes whatever is registered and exits with status 130.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+/// The temporary files being written now.
+static STAGED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The exit status of an interrupted command (128 + SIGINT, as shells report it).
+const INTERRUPTED: i32 = 130;
+
+/// Installs the handler. Call once, before any output is created.
+pub(crate) fn install() {
+    // Without a handler (another one installed, or none allowed) the signal ends the process
+    // as it would have; the outputs still clean up on errors.
+    let _ = ctrlc::set_handler(|| {
+        let staged = std::mem::take(&mut *STAGED.lock().unwrap_or_else(PoisonError::into_inner));
+        for path in staged {
+            let _ = fs::remove_file(path);
+        }
+        eprintln!("tfrecord: interrupted; partial outputs removed");
+        std::process::exit(INTERRUPTED);
+    });
+}
+
+/// A temporary file registered for removal on interrupt while this lives.
+#[derive(Debug)]
+pub(crate) struct Staged {
+    path: PathBuf,
+}
+
+impl Staged {
+    /// Registers `path`.
+    pub(crate) fn new(path: PathBuf) -> Self {
+        registry().push(path.clone());
+        Staged { path }
+    }
+
+    /// The temporary file.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        registry().retain(|p| p != &self.path);
+    }
+}
+
+fn registry() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    STAGED.lock().unwrap_or_else(PoisonError::into_inner)
+}
