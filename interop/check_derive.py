@@ -59,7 +59,7 @@ def f32_bits(x):
 
 
 def run(binary, *args):
-    p = subprocess.run([binary, *args], capture_output=True, stdin=subprocess.DEVNULL)
+    p = subprocess.run([binary, *args], capture_output=True, stdin=subprocess.DEVNULL, check=False)
     if p.returncode != 0:
         raise Fail(f"{os.path.basename(binary)} {' '.join(args)} failed: {p.stderr.decode(errors='replace')[:500]}")
     return [json.loads(line) for line in p.stdout.decode().splitlines() if line.strip()]
@@ -119,11 +119,11 @@ def tf_examples(rng, n):
         label = rng.choice([-(2**63), 2**63 - 1, rng.randrange(-(2**40), 2**40)])
         score = rand_f32(rng)
         mat = [rand_f32(rng) for _ in range(6)]
-        tags = ["t%d-%s" % (rng.randrange(1000), "ключ" if rng.random() < 0.3 else "x") for _ in range(rng.randrange(4))]
+        tags = [f"t{rng.randrange(1000)}-{'ключ' if rng.random() < 0.3 else 'x'}" for _ in range(rng.randrange(4))]
         ids = [rng.randrange(-(2**62), 2**62) for _ in range(rng.randrange(5))]
         small = rng.randrange(-(2**31), 2**31)
         flag = rng.randrange(2)
-        name = None if rng.random() < 0.4 else "name %d" % i
+        name = None if rng.random() < 0.4 else f"name {i}"
         f = {
             "image/encoded": tf.train.Feature(bytes_list=tf.train.BytesList(value=[image])),
             "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),

@@ -45,8 +45,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import tensorflow as tf
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -72,7 +72,7 @@ class Runner:
 
 
 def run(binary, args):
-    p = subprocess.run([binary, *args], capture_output=True, stdin=subprocess.DEVNULL)
+    p = subprocess.run([binary, *args], capture_output=True, stdin=subprocess.DEVNULL, check=False)
     if p.returncode != 0:
         raise AssertionError(f"tfrecord {' '.join(args)} failed ({p.returncode}):\n{p.stderr.decode()}")
     return p.stdout
@@ -245,9 +245,7 @@ def check_records(R, binary, tmp):
         kinds = {}
         for k in keys:
             vals = [x for r in rows if k in r for x in leaves(r[k])]
-            if all(isinstance(x, bool) for x in vals):
-                kinds[k] = tf.int64
-            elif all(isinstance(x, int) and not isinstance(x, bool) for x in vals):
+            if all(isinstance(x, bool) for x in vals) or all(isinstance(x, int) and not isinstance(x, bool) for x in vals):
                 kinds[k] = tf.int64
             elif all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):
                 kinds[k] = tf.float32
