@@ -201,6 +201,13 @@ fn read_examples(path: &Path) -> Vec<tensorflow::Example> {
         .collect()
 }
 
+/// Writes a TOML spec into `dir` and returns its path.
+fn write_spec(dir: &Path, toml: &str) -> PathBuf {
+    let spec = dir.join("spec.toml");
+    std::fs::write(&spec, toml).expect("write spec");
+    spec
+}
+
 fn json_lines(out: &str) -> Vec<Value> {
     out.lines()
         .map(|l| serde_json::from_str(l).expect("each line is JSON"))
@@ -1419,8 +1426,7 @@ kind = "var"
 #[test]
 fn parse_batches_by_default_and_one_batch_on_request() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let spec = dir.path().join("n.toml");
-    std::fs::write(&spec, "[records.N.features.n]\ndtype = \"int64\"\n").expect("write spec");
+    let spec = write_spec(dir.path(), "[records.N.features.n]\ndtype = \"int64\"\n");
     let data = dir.path().join("n.tfrecord");
     let payloads: Vec<Vec<u8>> = (0..1500)
         .map(|i| example(vec![("n", int64s(&[i]))]).encode_to_vec())
@@ -1504,12 +1510,10 @@ fn sequence_examples_read_as_examples_are_refused() {
 #[test]
 fn parse_holds_int32_and_bool_to_their_type() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let spec = dir.path().join("t.toml");
-    std::fs::write(
-        &spec,
+    let spec = write_spec(
+        dir.path(),
         "[records.T.features.n]\ndtype = \"int32\"\n[records.T.features.b]\ndtype = \"bool\"\n",
-    )
-    .expect("write spec");
+    );
     for (n, b, what) in [(1i64 << 40, 1i64, "1099511627776"), (7, 850, "850")] {
         let data = dir.path().join("t.tfrecord");
         let payloads = vec![
