@@ -201,6 +201,17 @@ fn read_examples(path: &Path) -> Vec<tensorflow::Example> {
         .collect()
 }
 
+/// Writes [`sequence_samples`] as `seq.tfrecord` into `dir` and returns its path.
+fn sequence_file(dir: &Path) -> PathBuf {
+    let path = dir.join("seq.tfrecord");
+    let payloads: Vec<Vec<u8>> = sequence_samples()
+        .iter()
+        .map(Message::encode_to_vec)
+        .collect();
+    write_file(&path, WriterOptions::new(), &payloads);
+    path
+}
+
 /// Writes a TOML spec into `dir` and returns its path.
 fn write_spec(dir: &Path, toml: &str) -> PathBuf {
     let spec = dir.join("spec.toml");
@@ -1400,12 +1411,7 @@ kind = "var"
 "#,
     )
     .expect("write spec");
-    let data = dir.path().join("seq.tfrecord");
-    let payloads: Vec<Vec<u8>> = sequence_samples()
-        .iter()
-        .map(Message::encode_to_vec)
-        .collect();
-    write_file(&data, WriterOptions::new(), &payloads);
+    let data = sequence_file(dir.path());
     let out = ok(&run(&["parse", "--spec", s(&spec), s(&data)]));
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 1, "{out}");
@@ -1473,12 +1479,7 @@ fn parse_batches_by_default_and_one_batch_on_request() {
 #[test]
 fn sequence_examples_read_as_examples_are_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let data = dir.path().join("seq.tfrecord");
-    let payloads: Vec<Vec<u8>> = sequence_samples()
-        .iter()
-        .map(Message::encode_to_vec)
-        .collect();
-    write_file(&data, WriterOptions::new(), &payloads);
+    let data = sequence_file(dir.path());
     let out = dir.path().join("out.ofrecord");
     for args in [
         vec!["cat", s(&data)],
