@@ -56,6 +56,14 @@ pub enum FeatureProblem {
         /// How many were found.
         found: usize,
     },
+    /// The feature's values do not split into whole rows (a FixedLenSequenceFeature in an
+    /// Example: any number of rows of `row` values each).
+    Rows {
+        /// How many values one row holds.
+        row: usize,
+        /// How many values were found.
+        found: usize,
+    },
     /// A value does not fit the field's type.
     Range {
         /// The value, in decimal.
@@ -96,6 +104,12 @@ impl fmt::Display for FeatureProblem {
             FeatureProblem::Count { expected, found } => {
                 let s = if *expected == 1 { "" } else { "s" };
                 write!(f, "expected {expected} value{s}, found {found}")
+            }
+            FeatureProblem::Rows { row, found } => {
+                write!(
+                    f,
+                    "expected a multiple of {row} values (whole rows), found {found}"
+                )
             }
             FeatureProblem::Range { value, ty } => {
                 write!(f, "value {value} does not fit in `{ty}`")

@@ -140,8 +140,8 @@ pub mod __private {
         Container, Decode, DecodeElem, DecodeField, DecodeFields, DecodeSteps, Dialect, Encode,
         EncodeElem, EncodeField, EncodeFields, EncodeSteps, FeatureBytes, FeatureView, FieldInfo,
         FieldTable, Of, OfRecord, RawValue, Tf, TfExample, TfLossy, TfSequenceExample, check_len,
-        decode_record, entry_len, example_len, field, join_prefix, key_prefix_word, missing,
-        one_canonical, present, put_context_header, put_entry, put_example_header,
+        check_rows, decode_record, entry_len, example_len, field, join_prefix, key_prefix_word,
+        missing, one_canonical, present, put_context_header, put_entry, put_example_header,
         put_lists_header, put_sparse, put_steps_entry, scan_features, scan_sequence, sequence_len,
         sparse, sparse_entries_len, steps, steps_entry_len, unknown_key, walk_canonical,
     };

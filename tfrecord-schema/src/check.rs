@@ -98,7 +98,7 @@ fn key_part(f: &Field, key: &str) -> Part {
 fn check_duplicate_keys(record: &Record, out: &mut Vec<Diagnostic>) {
     let mut seen: HashMap<(bool, &str), &Field> = HashMap::new();
     for f in record.fields.iter().filter(|f| !f.skip && !f.flatten) {
-        let is_list = f.kind.is_feature_list();
+        let is_list = f.kind.is_feature_list(record.kind);
         let mut own: Vec<&str> = Vec::new();
         for key in f.kind.keys(&f.key) {
             // A ragged feature may read one key twice (a partition of its own values is
@@ -176,7 +176,28 @@ fn check_double_in_tf(record: &Record, f: &Field, out: &mut Vec<Diagnostic>) {
 
 /// Feature lists exist only in `tf.train.SequenceExample`.
 fn check_feature_lists(record: &Record, f: &Field, out: &mut Vec<Diagnostic>) {
-    if !f.kind.is_feature_list() {
+    if let FeatureKind::FixedSequence {
+        shape,
+        allow_missing,
+    } = &f.kind
+    {
+        if record.kind == RecordKind::Example && !allow_missing {
+            out.push(Diagnostic::new(
+                f.origin,
+                Part::Setting("allow_missing"),
+                "a `sequence` feature of an example must allow missing values, as \
+                 tf.io.parse_example requires: a record without it has zero rows",
+            ));
+        }
+        if record.kind == RecordKind::SequenceExample && shape.contains(&None) {
+            out.push(Diagnostic::new(
+                f.origin,
+                Part::Shape,
+                "a step's shape must be known: each step of a feature list is one flat list",
+            ));
+        }
+    }
+    if !f.kind.is_feature_list(record.kind) {
         return;
     }
     if record.kind != RecordKind::SequenceExample {
@@ -207,10 +228,11 @@ fn check_feature_lists(record: &Record, f: &Field, out: &mut Vec<Diagnostic>) {
 
 /// A fixed shape's value count must be a number: the decoder checks counts against it.
 fn check_shape(f: &Field, out: &mut Vec<Diagnostic>) {
-    let shape = match &f.kind {
-        FeatureKind::Fixed { shape } | FeatureKind::FixedSequence { shape, .. } => shape,
+    let shape: Vec<u64> = match &f.kind {
+        FeatureKind::Fixed { shape } => shape.clone(),
+        FeatureKind::FixedSequence { shape, .. } => shape.iter().flatten().copied().collect(),
         FeatureKind::Steps { step } => match &**step {
-            FeatureKind::Fixed { shape } => shape,
+            FeatureKind::Fixed { shape } => shape.clone(),
             _ => return,
         },
         _ => return,
@@ -263,8 +285,10 @@ fn check_default(f: &Field, out: &mut Vec<Diagnostic>) {
         }
         FeatureKind::Fixed { .. } => {
             if let Some(n) = f.kind.fixed_count() {
+                // One value fills the whole shape (`default = 0` with `shape = [3]` is
+                // `[0, 0, 0]`); a list must fill it exactly.
                 let found = lit.count() as u64;
-                if found != n && (is_list || n != 1) {
+                if is_list && found != n {
                     out.push(Diagnostic::new(
                         f.origin,
                         Part::Default,
@@ -457,7 +481,7 @@ mod tests {
     fn feature_lists_ragged_and_members() {
         let mut seq = field("frames", "frames", DType::Float);
         seq.kind = FeatureKind::FixedSequence {
-            shape: vec![2],
+            shape: vec![Some(2)],
             allow_missing: false,
         };
         seq.presence = Presence::Default(Literal::List(vec![Literal::Float(0.0); 2]));
@@ -476,7 +500,7 @@ mod tests {
         let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
         for expected in [
             "both become the Rust field `words`",
-            "exist only in a SequenceExample",
+            "a `sequence` feature of an example must allow missing values",
             "the default of a `sequence` feature is one value",
             "the `row_lengths` partition needs a feature key",
             "the `row_splits` partition reads the value feature `words`",

@@ -181,7 +181,7 @@ fn emit_record(
     let fields: Vec<TokenStream> = record
         .fields
         .iter()
-        .filter_map(|f| emit_field(f, krate, out, errors))
+        .filter_map(|f| emit_field(f, record.kind, krate, out, errors))
         .collect();
     quote! {
         #doc
@@ -239,6 +239,7 @@ fn vec_of(t: &TokenStream) -> TokenStream {
 
 fn emit_field(
     f: &Field,
+    record: RecordKind,
     krate: &syn::Path,
     out: &mut Output,
     errors: &mut Vec<Diagnostic>,
@@ -307,7 +308,7 @@ fn emit_field(
             attrs.extend(default_literal(errors));
             vec_of(&t)
         }
-        FeatureKind::Var => {
+        FeatureKind::Var { .. } => {
             attrs.push(key);
             attrs.extend(default_literal(errors));
             vec_of(&t)
@@ -331,16 +332,33 @@ fn emit_field(
             attrs.push(format!("sparse({})", args.join(", ")));
             quote!(#krate::Sparse<#t>)
         }
+        FeatureKind::FixedSequence { shape, .. } if shape.contains(&None) => {
+            error(
+                errors,
+                Part::Shape,
+                "a generated field needs every dimension of a row known: a feature holds one \
+                 flat list of values",
+            );
+            return None;
+        }
+        FeatureKind::FixedSequence { shape, .. } if record == RecordKind::Example => {
+            // Rows of a fixed shape, any number of them: one flat `Vec`, absent = empty.
+            let rows: Vec<Option<u64>> = std::iter::once(None).chain(shape.clone()).collect();
+            attrs.push(key);
+            attrs.push(format!("shape = {}", crate::write::unknown_dims(&rows)));
+            vec_of(&t)
+        }
         FeatureKind::FixedSequence {
             shape,
             allow_missing,
         } => {
             attrs.push(key);
             attrs.push("sequence".to_string());
-            let step = if shape.is_empty() {
+            let known: Vec<u64> = shape.iter().flatten().copied().collect();
+            let step = if known.is_empty() {
                 t
             } else {
-                attrs.push(format!("shape = {}", dims(shape)));
+                attrs.push(format!("shape = {}", dims(&known)));
                 vec_of(&t)
             };
             // The padding default of a FixedLenSequenceFeature plays no part in decoding one
@@ -354,7 +372,7 @@ fn emit_field(
             attrs.push(key);
             attrs.push("sequence".to_string());
             let step_ty = match &**step {
-                FeatureKind::Var => vec_of(&t),
+                FeatureKind::Var { .. } => vec_of(&t),
                 FeatureKind::Fixed { shape } if shape.is_empty() => t,
                 FeatureKind::Fixed { shape } => {
                     attrs.push(format!("shape = {}", dims(shape)));
@@ -410,7 +428,7 @@ fn emit_field(
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            k if k.is_feature_list() => format!("The `{}` feature list.", f.key),
+            k if k.is_feature_list(record) => format!("The `{}` feature list.", f.key),
             _ => format!("The `{}` feature.", f.key),
         };
         doc_attrs(&[what])

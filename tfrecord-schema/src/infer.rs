@@ -209,7 +209,7 @@ struct FeatureList {
 /// assert_eq!(label.kind, FeatureKind::Fixed { shape: vec![] });
 /// assert_eq!(label.presence, Presence::Optional);
 /// // Two values, then one: any number.
-/// assert_eq!((tags.key.as_str(), &tags.kind), ("tags", &FeatureKind::Var));
+/// assert_eq!((tags.key.as_str(), &tags.kind), ("tags", &FeatureKind::Var { rank: None }));
 /// ```
 #[derive(Clone, Debug)]
 pub struct Inferrer {
@@ -329,7 +329,11 @@ impl Inferrer {
                     },
                     "each",
                 ),
-                None => (FeatureKind::Var, Presence::TypeDefault, "per record"),
+                None => (
+                    FeatureKind::Var { rank: None },
+                    Presence::TypeDefault,
+                    "per record",
+                ),
             };
             let doc = format!("{}; {} {what}.", in_records(*present), lists.counts());
             fields.push(field(key, dtype, kind, presence, doc));
@@ -361,14 +365,14 @@ impl Inferrer {
             let (kind, presence) = match list.steps.fixed_shape() {
                 Some(shape) => (
                     FeatureKind::FixedSequence {
-                        shape,
+                        shape: shape.into_iter().map(Some).collect(),
                         allow_missing: list.present < records,
                     },
                     Presence::TypeDefault,
                 ),
                 None => (
                     FeatureKind::Steps {
-                        step: Box::new(FeatureKind::Var),
+                        step: Box::new(FeatureKind::Var { rank: None }),
                     },
                     Presence::TypeDefault,
                 ),
@@ -472,12 +476,12 @@ mod tests {
         assert_eq!(get("a_b").member, "a_b_2");
         assert_eq!(get("a_b").kind, FeatureKind::Fixed { shape: vec![2] });
         assert_eq!(get("emb").presence, Presence::Optional);
-        assert_eq!(get("e").kind, FeatureKind::Var);
+        assert_eq!(get("e").kind, FeatureKind::Var { rank: None });
         assert_eq!(get("txt").dtype, Some(DType::String));
-        assert_eq!(get("txt").kind, FeatureKind::Var);
+        assert_eq!(get("txt").kind, FeatureKind::Var { rank: None });
         assert_eq!(get("bin").dtype, Some(DType::Bytes));
         assert_eq!(get("ключ").member, "feature");
-        assert_eq!(get("ключ").kind, FeatureKind::Var);
+        assert_eq!(get("ключ").kind, FeatureKind::Var { rank: None });
         let noted: Vec<&str> = out.notes.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(noted, ["", "mixed", "unset"]);
         assert_eq!(out.records, 2);
@@ -500,14 +504,14 @@ mod tests {
         assert_eq!(
             get("fixed").kind,
             FeatureKind::FixedSequence {
-                shape: vec![2],
+                shape: vec![Some(2)],
                 allow_missing: true
             }
         );
         assert_eq!(
             get("var").kind,
             FeatureKind::Steps {
-                step: Box::new(FeatureKind::Var)
+                step: Box::new(FeatureKind::Var { rank: None })
             }
         );
         assert_eq!(get("id").presence, Presence::Required);

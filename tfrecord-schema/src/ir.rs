@@ -162,7 +162,13 @@ pub enum FeatureKind {
         shape: Vec<u64>,
     },
     /// `VarLenFeature`: any number of values.
-    Var,
+    Var {
+        /// The rank the values must have, when declared (tensorflow-io's
+        /// `VarLenFeatureWithRank`): the Avro importer checks it against the dimensions of the
+        /// key expression; a `tf.train.Example` feature is one list, rank 1 (a feature list of a
+        /// SequenceExample adds the step dimension: rank 2). `None`: whatever the data has.
+        rank: Option<u64>,
+    },
     /// `SparseFeature`: one int64 feature of indices per dimension and one feature of values
     /// (the field's `key` is the value key).
     Sparse {
@@ -178,16 +184,26 @@ pub enum FeatureKind {
         /// The layout of each step's feature.
         step: Box<FeatureKind>,
     },
-    /// `FixedLenSequenceFeature` in a SequenceExample's feature lists: any number of steps,
-    /// each holding exactly the product of `shape` values (1 for `[]`), row-major.
+    /// `FixedLenSequenceFeature`: any number of rows, each holding the product of `shape` values
+    /// (1 for `[]`), row-major; a batch pads every record to its longest.
     ///
-    /// The field's [`Presence`] is the padding value TensorFlow uses when it batches records
-    /// of different lengths ([`Presence::Default`]; [`Presence::TypeDefault`] pads with zeros
-    /// or empty strings). It plays no part in decoding a single record.
+    /// In a SequenceExample it is a feature list, one row per step. In an Example (or a
+    /// context) it is one feature whose values are split into rows, as `tf.io.parse_example`
+    /// reads a `FixedLenSequenceFeature`, and as TensorFlow and tensorflow-io read a
+    /// `FixedLenFeature` whose first dimension is unknown (`shape = [None, 3]`, written
+    /// `shape = [-1, 3]` in a spec): the two are one feature here.
+    ///
+    /// The field's [`Presence`] is the padding value ([`Presence::Default`], one value;
+    /// [`Presence::TypeDefault`] pads with zeros or empty strings). It plays no part in decoding
+    /// a single record.
     FixedSequence {
-        /// The dimensions of one step; empty for one value per step.
-        shape: Vec<u64>,
-        /// An absent feature list is read as zero steps instead of being an error.
+        /// The dimensions of one row; empty for one value per row. `None` is a dimension that is
+        /// unknown too (tensorflow-io's `shape = [None, None]`): only the Avro importer, which
+        /// reads nested arrays, can fill one; a `tf.train.Example` feature holds one flat list, so
+        /// the parser and generated types need every row dimension known.
+        shape: Vec<Option<u64>>,
+        /// An absent feature (list) is read as zero rows instead of being an error. Always true
+        /// outside a SequenceExample's feature lists, as TensorFlow requires there.
         allow_missing: bool,
     },
     /// `RaggedFeature`: the values of the `value_key` feature, split into nested rows by
@@ -268,19 +284,23 @@ impl FeatureKind {
                 .chain(partitions.iter().filter_map(Partition::key))
                 .collect(),
             FeatureKind::Steps { step } => step.keys(key),
-            FeatureKind::Fixed { .. } | FeatureKind::Var | FeatureKind::FixedSequence { .. } => {
+            FeatureKind::Fixed { .. }
+            | FeatureKind::Var { .. }
+            | FeatureKind::FixedSequence { .. } => {
                 vec![key]
             }
         }
     }
 
     /// Whether the feature is a feature list of a SequenceExample (it lives in the
-    /// `feature_lists` map rather than in the context features).
-    pub fn is_feature_list(&self) -> bool {
-        matches!(
-            self,
-            FeatureKind::Steps { .. } | FeatureKind::FixedSequence { .. }
-        )
+    /// `feature_lists` map rather than in the context features), in a record of `record` kind.
+    /// In an Example, a [`FixedSequence`](FeatureKind::FixedSequence) is an ordinary feature.
+    pub fn is_feature_list(&self, record: RecordKind) -> bool {
+        match self {
+            FeatureKind::Steps { .. } => true,
+            FeatureKind::FixedSequence { .. } => record == RecordKind::SequenceExample,
+            _ => false,
+        }
     }
 
     /// The spec name of the kind: `fixed`, `var`, `sparse`, `sequence`, `ragged`; a feature
@@ -288,7 +308,7 @@ impl FeatureKind {
     pub fn name(&self) -> &'static str {
         match self {
             FeatureKind::Fixed { .. } => "fixed",
-            FeatureKind::Var => "var",
+            FeatureKind::Var { .. } => "var",
             FeatureKind::Sparse { .. } => "sparse",
             FeatureKind::Steps { step } => step.name(),
             FeatureKind::FixedSequence { .. } => "sequence",

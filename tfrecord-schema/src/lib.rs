@@ -152,8 +152,8 @@
 //! | `sequence` | sequence example record | a table of feature lists by key | | `sequence_features` | `[records.Clip.sequence.frames]` |
 //! | `dtype` | feature (required) | `int64`, `int32`, `bool`, `float`, `double`, `bytes`, `string` | | `dtype` | `dtype = "float"` |
 //! | `kind` | feature | `fixed`, `var`, `sparse`, `sequence`, `ragged` | `fixed`; `sequence` in a `sequence` table | the feature class | `kind = "var"` |
-//! | `shape` | `fixed`, `sequence` | array of dimensions, row-major | `[]` (one value) | `shape` | `shape = [28, 28]` |
-//! | `default` | `fixed`, `var`; `sequence` (padding) | a value of the dtype, or a row-major array for a shape | none: absent is an error (`fixed`) or empty (`var`) | `default_value` | `default = 0` |
+//! | `shape` | `fixed`, `sequence` | array of dimensions, row-major; `-1` is a dimension the data decides (TensorFlow's `None`), see below | `[]` (one value) | `shape` | `shape = [28, 28]`, `shape = [-1, 3]` |
+//! | `default` | `fixed`, `var`; `sequence` (padding) | a value of the dtype, or a row-major array for a shape; one value fills a whole shape (`default = 0` with `shape = [3]` is `[0, 0, 0]`) | none: absent is an error (`fixed`) or empty (`var`) | `default_value` | `default = 0` |
 //! | `optional` | `fixed`, `var` | boolean: absent is `None` (`Option<T>`) | `false` | | `optional = true` |
 //! | `field` | feature | the Rust field name | from the key: `image/encoded` -> `image_encoded` | (the output name) | `field = "image"` |
 //! | `lossy` | `double` feature | boolean: store as a float in `tf.train.Example` | `false` | | `lossy = true` |
@@ -161,7 +161,8 @@
 //! | `value_key` | `sparse`, `ragged` | the key of the values | the feature's key | `value_key` | `value_key = "box/score"` |
 //! | `size` | `sparse` | the dense shape: an integer or array (indices are checked against it) | none | `size` | `size = [3, 4]` |
 //! | `already_sorted` | `sparse` | boolean | `false` | `already_sorted` | `already_sorted = true` |
-//! | `allow_missing` | `sequence` | boolean: an absent feature list has zero steps | `false` | `allow_missing` | `allow_missing = true` |
+//! | `allow_missing` | `sequence` | boolean: an absent feature list has zero steps | `false` in a `sequence` table; always `true` in an example's `features`, as TensorFlow requires | `allow_missing` | `allow_missing = true` |
+//! | `rank` | `var` | the rank the values must have (tensorflow-io's `VarLenFeatureWithRank`): the Avro importer checks it against the key expression's dimensions; `parse` only reads rank 1 (rank 2 for a feature list) | the data's | `VarLenFeatureWithRank(dtype, rank)` | `rank = 2` |
 //! | `partitions` | `ragged` | array of one-key tables, outermost first (below) | `[]` | `partitions` | `partitions = [{ row_lengths = "len" }]` |
 //! | `row_splits_dtype` | `ragged` | `int32` or `int64` | `int32`, as in TensorFlow | `row_splits_dtype` | `row_splits_dtype = "int64"` |
 //! | `source` | feature | where an importer (`tfrecord from-avro`, `from-records`) takes the values from: an Avro key expression or a JSON / CSV field path; ignored by code generation and `parse` | the feature's key | | `source = "friends[*].name.first"` |
@@ -178,6 +179,7 @@
 //! | `var` | `VarLenFeature(dtype)` | any number | empty | `Vec<T>` |
 //! | `sparse` | `SparseFeature(index_key, value_key, dtype, size, already_sorted)` | one index list per dimension, one value list of the same length | empty | `tfrecord_core::Sparse<T>` |
 //! | `sequence` | `FixedLenSequenceFeature(shape, dtype, allow_missing, default_value)` | a feature list; each step exactly the product of `shape` | an error, or zero steps with `allow_missing` | `Vec<T>`, or `Vec<Vec<T>>` with `shape` |
+//! | `sequence` in an example's `features`, or `fixed` with `shape = [-1, ...]` | `FixedLenSequenceFeature(shape, dtype, allow_missing=True, default_value)` in `parse_example` (the same as tensorflow-io's `FixedLenFeature([None, ...])`) | rows of `shape`, any number of them: a multiple of the product of `shape` | zero rows | `Vec<T>` with `shape = [-1, ...]`, flat and row-major |
 //! | `var` in `sequence` | `VarLenFeature` in `sequence_features` | a feature list; each step any number | zero steps | `Vec<Vec<T>>` |
 //! | `ragged` | `RaggedFeature(dtype, value_key, partitions, row_splits_dtype)` | values split into nested rows | empty | none yet: for the runtime parser only |
 //!
@@ -188,7 +190,20 @@
 //! `tf.string` is `bytes` or `string` here, as the data is binary or text.
 //!
 //! A `sequence` feature's `default` is TensorFlow's padding value for batching records of
-//! different lengths; it plays no part in decoding one record. Rust field names come from
+//! different lengths; it plays no part in decoding one record.
+//!
+//! ### Unknown dimensions
+//!
+//! `-1` in a `fixed` feature's `shape` is a dimension the data decides, written `None` in
+//! TensorFlow's and tensorflow-io's Python (and -1 in TensorFlow's `TensorShapeProto`). Only the
+//! first dimensions can be unknown, and only in an example's `features`. `shape = [-1, 3]` is
+//! what `tf.io.parse_example` reads as `FixedLenSequenceFeature([3], allow_missing=True)`: any
+//! number of rows of 3 values, a batch padded to its longest record with `default` (one value)
+//! or zeros; it is the same feature as `kind = "sequence"` with `shape = [3]` in `features`.
+//! More unknown dimensions (`shape = [-1, -1]`) are for the Avro importer, which reads nested
+//! arrays and pads each level to the batch's largest, as tensorflow-io's
+//! `FixedLenFeature([None, None])` does; the runtime parser and generated types read one flat
+//! list per feature and refuse them. Rust field names come from
 //! keys: other characters than ASCII letters and digits separate words, words join in
 //! snake_case, a leading digit gets a `_` prefix, keywords are written raw (`r#type`); two
 //! features that end up with one name are an error naming both.

@@ -68,6 +68,7 @@ pub const SPEC_FEATURE: &[&str] = &[
     "size",
     "already_sorted",
     "allow_missing",
+    "rank",
     "partitions",
     "row_splits_dtype",
     "source",

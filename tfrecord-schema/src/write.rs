@@ -118,6 +118,15 @@ fn literal(lit: &Literal) -> String {
     }
 }
 
+/// A shape with unknown dimensions, written `-1`.
+pub(crate) fn unknown_dims(shape: &[Option<u64>]) -> String {
+    let dims: Vec<String> = shape
+        .iter()
+        .map(|d| d.map_or_else(|| "-1".to_string(), |d| d.to_string()))
+        .collect();
+    format!("[{}]", dims.join(", "))
+}
+
 fn dims(shape: &[u64]) -> String {
     format!(
         "[{}]",
@@ -151,7 +160,7 @@ fn write_record(out: &mut String, r: &Record) {
         let _ = writeln!(out, "doc = {}", doc(&r.doc));
     }
     for f in r.fields.iter().filter(|f| !f.skip && !f.flatten) {
-        let table = match (r.kind, f.kind.is_feature_list()) {
+        let table = match (r.kind, f.kind.is_feature_list(r.kind)) {
             (RecordKind::SequenceExample, true) => "sequence",
             (RecordKind::SequenceExample, false) => "context",
             _ => "features",
@@ -182,11 +191,11 @@ fn write_feature(out: &mut String, f: &Field, in_sequence: bool) {
         set("kind", string(k));
     }
     match kind {
-        FeatureKind::Fixed { shape } | FeatureKind::FixedSequence { shape, .. }
-            if !shape.is_empty() =>
-        {
-            set("shape", dims(shape));
+        FeatureKind::Fixed { shape } if !shape.is_empty() => set("shape", dims(shape)),
+        FeatureKind::FixedSequence { shape, .. } if !shape.is_empty() => {
+            set("shape", unknown_dims(shape));
         }
+        FeatureKind::Var { rank: Some(rank) } => set("rank", rank.to_string()),
         _ => {}
     }
     match &f.presence {

@@ -109,8 +109,9 @@ fn features(case: &Json) -> (Vec<AvroFeature>, BTreeMap<String, usize>) {
                 }
             }
             "var_len" => {
-                ranks.insert(name.clone(), f["rank"].as_u64().unwrap() as usize);
-                AvroFeature::var_len(name.clone(), name.clone(), d)
+                let rank = f["rank"].as_u64().unwrap();
+                ranks.insert(name.clone(), rank as usize);
+                AvroFeature::var_len(name.clone(), name.clone(), d).with_rank(rank)
             }
             "sparse" => {
                 let mut s = AvroFeature::sparse(
@@ -1152,4 +1153,48 @@ fn flowers_folder_labels_shuffle_and_shards() {
         "{e}"
     );
     assert!(!dir.path().join("b.tfrecord").exists());
+}
+
+/// The spec format says what the recorded tensorflow-io cases say with `FixedLenFeature([None,
+/// None])` and `VarLenFeatureWithRank`: `shape = [-1, -1]` and `rank = N` give the importer the
+/// same features as the API, so the same tensors, batch by batch; a rank the key expression
+/// does not have is an error naming the feature.
+#[test]
+fn toml_unknown_dims_and_ranks_match_the_recorded_cases() {
+    for (file, table) in [
+        (
+            "quirk_fixedlen_unknown_dims_empty_outer_bs1.json",
+            "dtype = \"int32\"\nshape = [-1, -1]\ndefault = -1\n",
+        ),
+        (
+            "t2_friends_address_street_varlen_bs1.json",
+            "dtype = \"bytes\"\nkind = \"var\"\nrank = 2\n",
+        ),
+    ] {
+        let case = load(file);
+        let (api, _) = features(&case);
+        let source = api[0].source.clone();
+        let text = format!("[records.R.features.\"{source}\"]\n{table}");
+        let schema = tfrecord_schema::ir::Schema::from_toml_str(&text, "r.toml").unwrap();
+        let from_toml = AvroSpec::from_record(&schema.records[0]).unwrap();
+        let from_api = AvroSpec::new(api).unwrap();
+        let all = records(case["avro_file"].as_str().unwrap(), None);
+        for batch in [1, 2, all.len()] {
+            for chunk in all.chunks(batch) {
+                let want = from_api.parse_batch(chunk).map_err(|e| e.to_string());
+                let got = from_toml.parse_batch(chunk).map_err(|e| e.to_string());
+                assert_eq!(got, want, "{file}, batch of {batch}");
+            }
+        }
+    }
+    let text = "[records.R.features.\"friends[*].address[*].street\"]\n\
+                dtype = \"bytes\"\nkind = \"var\"\nrank = 1\n";
+    let schema = tfrecord_schema::ir::Schema::from_toml_str(text, "r.toml").unwrap();
+    let e = AvroSpec::from_record(&schema.records[0])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("friends[*].address[*].street") && e.contains("declares rank 1"),
+        "{e}"
+    );
 }

@@ -54,6 +54,10 @@ struct SampleTwin {
     bbox_ymin: Option<Vec<f32>>,
     #[example(key = "type", default = [1, 2, 3])]
     kind: [i64; 3],
+    #[example(default = 7)]
+    ones: [i64; 3],
+    #[example(shape = [-1, 2])]
+    points: Vec<f32>,
     #[example(sparse(index = "clicks/idx", value = "clicks/weight", size = [100]))]
     clicks: Sparse<f32>,
     #[example(sparse(index = ["cells/row", "cells/col"], size = [3, 4]))]
@@ -73,6 +77,8 @@ impl From<&Sample> for SampleTwin {
             embedding: s.embedding.clone().try_into().expect("4 values"),
             bbox_ymin: s.bbox_ymin.clone(),
             kind: s.r#type.clone().try_into().expect("3 values"),
+            ones: s.ones.clone().try_into().expect("3 values"),
+            points: s.points.clone(),
             clicks: s.clicks.clone(),
             cells: s.cells.clone(),
         }
@@ -174,11 +180,16 @@ fn sample() -> impl Strategy<Value = Sample> {
             clicks,
             cells,
         ),
+        (
+            proptest::collection::vec(any::<i64>(), 3),
+            (0usize..4).prop_flat_map(|rows| proptest::collection::vec(any::<f32>(), rows * 2)),
+        ),
     )
         .prop_map(
             |(
                 (image, label, score, valid, small, caption),
                 (tags, emb, bbox, ty, clicks, cells),
+                (ones, points),
             )| {
                 Sample {
                     image,
@@ -191,6 +202,8 @@ fn sample() -> impl Strategy<Value = Sample> {
                     embedding: emb,
                     bbox_ymin: bbox,
                     r#type: ty,
+                    ones,
+                    points,
                     clicks: Sparse::new_1d(
                         clicks.iter().map(|c| c.0).collect(),
                         clicks.iter().map(|c| c.1).collect(),
@@ -308,6 +321,23 @@ fn absent_features_read_as_tensorflow_reads_them() {
     assert!(s.tags.is_empty(), "var: absent is empty");
     assert!(s.clicks.values.is_empty(), "sparse: absent is empty");
     assert_eq!(s.cells.indices, [Vec::<i64>::new(), Vec::new()]);
+    assert_eq!(s.ones, [7, 7, 7], "one default value fills the shape");
+    assert!(s.points.is_empty(), "rows: absent is zero rows");
+    let twin = <SampleTwin as Decode<TfExample>>::decode(&minimal).expect("minimal record");
+    assert_eq!((twin.ones, twin.points.len()), ([7, 7, 7], 0));
+
+    // Rows hold whole rows: a multiple of the row's values, in both types.
+    let mut odd = minimal.clone();
+    odd.extend(example_bytes(&[("points", floats(&[1.0, 2.0, 3.0]))]));
+    let err = <Sample as Decode<TfExample>>::decode(&odd).unwrap_err();
+    assert!(err.to_string().contains("\"points\""), "{err}");
+    assert!(err.to_string().contains("a multiple of 2 values"), "{err}");
+    let err = <SampleTwin as Decode<TfExample>>::decode(&odd).unwrap_err();
+    assert!(err.to_string().contains("a multiple of 2 values"), "{err}");
+    let mut two_rows = minimal.clone();
+    two_rows.extend(example_bytes(&[("points", floats(&[1.0, 2.0, 3.0, 4.0]))]));
+    let s = <Sample as Decode<TfExample>>::decode(&two_rows).expect("two rows");
+    assert_eq!(s.points, [1.0, 2.0, 3.0, 4.0]);
 
     // A required fixed feature is an error naming its key.
     let missing = example_bytes(&[("image/encoded", bytes(&["png"]))]);

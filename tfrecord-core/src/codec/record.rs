@@ -484,6 +484,21 @@ pub fn check_len<T>(values: &[T], n: usize, info: &FieldInfo) -> Result<()> {
     }
 }
 
+/// Checks that a rows field (`shape = [-1, ...]`) holds whole rows of `row` values.
+///
+/// # Errors
+/// A count that is not a multiple of `row`, naming the field.
+pub fn check_rows<T>(values: &[T], row: usize, info: &FieldInfo) -> Result<()> {
+    if row == 0 || values.len().is_multiple_of(row) {
+        Ok(())
+    } else {
+        Err(info.error(FeatureProblem::Rows {
+            row,
+            found: values.len(),
+        }))
+    }
+}
+
 /// Decodes a `FeatureList` slot into a feature list field; `None` when the list is absent.
 ///
 /// # Errors

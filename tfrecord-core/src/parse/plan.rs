@@ -436,7 +436,13 @@ fn compile_one(b: &mut Builder, name: &str, feature: &FeatureSpec, mode: Mode) -
                 // default".
                 Some(d) if d.is_empty() && shape.is_empty() => None,
                 Some(d) => {
-                    let d = convert_default(name, *dtype, d)?;
+                    let mut d = convert_default(name, *dtype, d)?;
+                    // One value fills the whole shape. TensorFlow 2.21 refuses this
+                    // (`FixedLenFeature([3], default_value=0)` fails to reshape); the spec
+                    // format accepts it, and so does this API, with the one meaning it can have.
+                    if d.len() == 1 && stride > 1 {
+                        d = d.repeat(stride);
+                    }
                     if d.len() != stride {
                         return Err(spec_error(
                             name,

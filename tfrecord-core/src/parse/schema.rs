@@ -79,12 +79,12 @@ impl RecordSpec {
         let mut features: Vec<RecordFeature> = Vec::new();
         for f in record.fields.iter().filter(|f| !f.skip) {
             let feature = RecordFeature::from_field(f)?;
-            let list = record.kind == RecordKind::SequenceExample && f.kind.is_feature_list();
+            let list = f.kind.is_feature_list(record.kind);
             let output = feature.output_name();
             let clash = features.iter().any(|g| {
                 g.output_name() == output
                     && (record.kind != RecordKind::SequenceExample
-                        || g.kind.is_feature_list() == list)
+                        || g.kind.is_feature_list(record.kind) == list)
             });
             if clash {
                 return Err(Error::feature(format!(
@@ -132,7 +132,7 @@ impl RecordSpec {
         let mut context = Spec::new();
         let mut sequence = Spec::new();
         for f in &self.features {
-            let list = self.kind == RecordKind::SequenceExample && f.kind.is_feature_list();
+            let list = f.kind.is_feature_list(self.kind);
             let target = if list { &mut sequence } else { &mut context };
             target.insert(f.output_name().to_string(), f.feature_spec()?);
         }
@@ -156,12 +156,21 @@ impl RecordFeature {
             ))));
         };
         let default = match &f.presence {
-            Presence::Default(lit) => Some(values(dtype, lit).map_err(|what| {
-                located(Error::feature(format!(
-                    "the default of `{}` {what}",
-                    f.name
-                )))
-            })?),
+            Presence::Default(lit) => {
+                let v = values(dtype, lit).map_err(|what| {
+                    located(Error::feature(format!(
+                        "the default of `{}` {what}",
+                        f.name
+                    )))
+                })?;
+                // One value fills a whole fixed shape (`default = 0` with `shape = [3]`).
+                Some(match f.kind.fixed_count() {
+                    Some(n) if v.len() == 1 && n > 1 => {
+                        v.repeat(usize::try_from(n).unwrap_or(usize::MAX))
+                    }
+                    _ => v,
+                })
+            }
             Presence::TypeDefault => {
                 let count = match &f.kind {
                     FeatureKind::Fixed { .. } => f.kind.fixed_count().unwrap_or(1),
@@ -185,6 +194,29 @@ impl RecordFeature {
         })
     }
 
+    /// A declared rank of a `var` feature against the one the parser gives it: 1 for a feature
+    /// (one list per record), 2 for a feature list (a list per step).
+    fn check_rank(&self, declared: Option<u64>, parsed: u64) -> Result<()> {
+        match declared {
+            Some(r) if r != parsed => Err(Error::feature(format!(
+                "`{}` declares rank {r}, but a `var` {} has rank {parsed} ({})",
+                self.name,
+                if parsed == 1 {
+                    "feature"
+                } else {
+                    "feature list"
+                },
+                if parsed == 1 {
+                    "one list per record"
+                } else {
+                    "one list per step"
+                }
+            ))
+            .with_key(self.key.clone())),
+            _ => Ok(()),
+        }
+    }
+
     /// The name of the output tensor in TensorFlow's `features` dict: the output name of a
     /// sparse feature, the feature key otherwise.
     pub fn output_name(&self) -> &str {
@@ -201,17 +233,19 @@ impl RecordFeature {
     /// | --- | --- |
     /// | `int64` / `float`, `double` / `bytes`, `string` | `tf.int64` / `tf.float32` / `tf.string` |
     /// | `int32`, `bool` | `int32`, `bool` (read from an `int64_list` as `int64`, each value checked against the type, as the derived types check it) |
-    /// | `fixed` with `shape` and `default` | `FixedLenFeature(shape, dtype, default_value)`; without `default` the feature is required |
+    /// | `fixed` with `shape` and `default` | `FixedLenFeature(shape, dtype, default_value)`; without `default` the feature is required; one default value fills the whole shape |
+    /// | `sequence` in an example, or `fixed` with `shape = [-1, ...]` | `FixedLenSequenceFeature(shape, dtype, allow_missing=True, default_value)`: rows padded to the batch's longest record |
     /// | `fixed` with `optional = true` | `VarLenFeature(dtype)`: TensorFlow has no optional dense feature, and a sparse row is empty where the feature is absent |
-    /// | `var` | `VarLenFeature(dtype)` (a `default` has no TensorFlow equivalent and is not used) |
+    /// | `var` | `VarLenFeature(dtype)` (a `default` has no TensorFlow equivalent and is not used; a declared `rank` must be 1) |
     /// | `sparse` | `SparseFeature(index_key, value_key, dtype, size, already_sorted)` |
     /// | `sequence` (a feature list) | `FixedLenSequenceFeature(shape, dtype, allow_missing)` in `sequence_features` |
-    /// | `var` in `sequence` | `VarLenFeature(dtype)` in `sequence_features` |
+    /// | `var` in `sequence` | `VarLenFeature(dtype)` in `sequence_features` (a declared `rank` must be 2) |
     /// | `ragged` | `RaggedFeature(dtype, value_key, partitions, row_splits_dtype)` |
     ///
     /// # Errors
-    /// A kind with no TensorFlow equivalent (a feature list of sparse steps), or a fixed shape
-    /// whose size overflows.
+    /// A kind with no TensorFlow equivalent (a feature list of sparse steps), a fixed shape
+    /// whose size overflows, rows with an unknown dimension besides the first, or a declared
+    /// rank the parser does not give the feature.
     pub fn feature_spec(&self) -> Result<FeatureSpec> {
         // `double` is read as `float` and text as `tf.string`; `int32` and `bool` keep their
         // type, so the parsers check each value against it.
@@ -260,7 +294,10 @@ impl RecordFeature {
                     default: default(),
                 }
             }
-            FeatureKind::Var => FeatureSpec::VarLen { dtype },
+            FeatureKind::Var { rank } => {
+                self.check_rank(*rank, 1)?;
+                FeatureSpec::VarLen { dtype }
+            }
             FeatureKind::Sparse {
                 index_keys,
                 size,
@@ -277,7 +314,19 @@ impl RecordFeature {
                 allow_missing,
             } => FeatureSpec::FixedLenSequence {
                 dtype,
-                shape: shape.clone(),
+                shape: shape
+                    .iter()
+                    .copied()
+                    .collect::<Option<Vec<u64>>>()
+                    .ok_or_else(|| {
+                        Error::feature(format!(
+                        "`{}` has rows of shape {}: a `tf.train.Example` feature holds one flat \
+                         list, so only its first dimension can be unknown (-1)",
+                        self.name,
+                        unknown_dims(shape)
+                    ))
+                    .with_key(self.key.clone())
+                    })?,
                 allow_missing: *allow_missing,
                 default: match &self.presence {
                     Presence::Default(_) => default(),
@@ -285,7 +334,10 @@ impl RecordFeature {
                 },
             },
             FeatureKind::Steps { step } => match &**step {
-                FeatureKind::Var => FeatureSpec::VarLen { dtype },
+                FeatureKind::Var { rank } => {
+                    self.check_rank(*rank, 2)?;
+                    FeatureSpec::VarLen { dtype }
+                }
                 FeatureKind::Fixed { shape } => FeatureSpec::FixedLenSequence {
                     dtype,
                     shape: shape.clone(),
@@ -300,6 +352,15 @@ impl RecordFeature {
             _ => return Err(unsupported()),
         })
     }
+}
+
+/// A shape with unknown dimensions written `-1`, as a spec writes it.
+fn unknown_dims(shape: &[Option<u64>]) -> String {
+    let dims: Vec<String> = shape
+        .iter()
+        .map(|d| d.map_or_else(|| "-1".to_string(), |d| d.to_string()))
+        .collect();
+    format!("[{}]", dims.join(", "))
 }
 
 /// The values of a default literal, row-major, as values of `dtype`; the error says why not.
@@ -486,7 +547,7 @@ mod tests {
                     "frames",
                     ir::DType::Float,
                     FeatureKind::FixedSequence {
-                        shape: vec![3],
+                        shape: vec![Some(3)],
                         allow_missing: true,
                     },
                     Presence::TypeDefault,
@@ -495,7 +556,7 @@ mod tests {
                     "tokens",
                     ir::DType::Int64,
                     FeatureKind::Steps {
-                        step: Box::new(FeatureKind::Var),
+                        step: Box::new(FeatureKind::Var { rank: None }),
                     },
                     Presence::TypeDefault,
                 ),
@@ -543,7 +604,7 @@ mod tests {
                 field(
                     "x",
                     ir::DType::Int64,
-                    FeatureKind::Var,
+                    FeatureKind::Var { rank: None },
                     Presence::TypeDefault,
                 ),
                 twin,
@@ -551,5 +612,114 @@ mod tests {
         );
         let e = RecordSpec::from_record(&r).unwrap_err();
         assert!(e.to_string().contains("two outputs named"), "{e}");
+    }
+
+    /// The spec's rows, unknown dimensions, broadcast defaults and ranks, through the parser.
+    #[test]
+    fn rows_unknown_dims_defaults_and_ranks_reach_the_parser() {
+        use crate::Message;
+        use crate::parse::{Tensor, parse_example};
+        use crate::proto::tensorflow::{Example, Feature, Features, FloatList, feature};
+        let src = r#"
+[records.Ex.features.points]
+dtype = "float"
+shape = [-1, 2]
+default = -1.0
+[records.Ex.features.boxes]
+dtype = "float"
+kind = "sequence"
+shape = [2]
+[records.Ex.features.ones]
+dtype = "int64"
+shape = [3]
+default = 1
+[records.Ex.features.tags]
+dtype = "string"
+kind = "var"
+rank = 1
+"#;
+        let schema = ir::Schema::from_toml_str(src, "t.toml").unwrap();
+        let spec = RecordSpec::from_record(&schema.records[0])
+            .unwrap()
+            .example_spec()
+            .unwrap();
+        let rows = FeatureSpec::FixedLenSequence {
+            dtype: DType::Float,
+            shape: vec![2],
+            allow_missing: true,
+            default: Some(Values::Float32(vec![-1.0])),
+        };
+        assert_eq!(spec["points"], rows);
+        assert_eq!(
+            spec["boxes"],
+            FeatureSpec::FixedLenSequence {
+                dtype: DType::Float,
+                shape: vec![2],
+                allow_missing: true,
+                default: None,
+            }
+        );
+        assert_eq!(
+            spec["ones"],
+            FeatureSpec::fixed_len_with_default(DType::Int64, [3], vec![1i64, 1, 1])
+        );
+
+        let record = |points: Option<Vec<f32>>| {
+            let mut f = Features::default();
+            if let Some(v) = points {
+                let list = feature::Kind::FloatList(FloatList { value: v });
+                f.feature
+                    .insert("points".into(), Feature { kind: Some(list) });
+            }
+            Example { features: Some(f) }.encode_to_vec()
+        };
+        let mut one = crate::parse::Spec::new();
+        one.insert("points".to_string(), rows);
+        one.insert(
+            "ones".to_string(),
+            FeatureSpec::fixed_len_with_default(DType::Int64, [3], 1i64),
+        );
+        let out = parse_example(
+            &one,
+            &[record(Some(vec![1.0, 2.0, 3.0, 4.0])), record(None)],
+        )
+        .unwrap();
+        // Two rows and zero rows, padded with the default to the longest record.
+        assert_eq!(
+            out["points"],
+            Tensor::Dense {
+                shape: vec![2, 2, 2],
+                values: Values::Float32(vec![1.0, 2.0, 3.0, 4.0, -1.0, -1.0, -1.0, -1.0])
+            }
+        );
+        // One value fills the whole shape.
+        assert_eq!(
+            out["ones"],
+            Tensor::Dense {
+                shape: vec![2, 3],
+                values: Values::Int64(vec![1; 6])
+            }
+        );
+        let e = parse_example(&one, &[record(Some(vec![1.0, 2.0, 3.0]))]).unwrap_err();
+        assert_eq!(e.key(), Some("points"), "{e}");
+
+        // What the parser cannot read: nested unknown dimensions, another rank.
+        for (src, expected) in [
+            (
+                "[records.Ex.features.n]\ndtype = \"int64\"\nshape = [-1, -1]\n",
+                "only its first dimension can be unknown",
+            ),
+            (
+                "[records.Ex.features.v]\ndtype = \"int64\"\nkind = \"var\"\nrank = 2\n",
+                "declares rank 2, but a `var` feature has rank 1",
+            ),
+        ] {
+            let schema = ir::Schema::from_toml_str(src, "t.toml").unwrap();
+            let e = RecordSpec::from_record(&schema.records[0])
+                .unwrap()
+                .example_spec()
+                .unwrap_err();
+            assert!(e.to_string().contains(expected), "{e}");
+        }
     }
 }

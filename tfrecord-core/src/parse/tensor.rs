@@ -55,6 +55,19 @@ impl Values {
         }
     }
 
+    /// The elements repeated `n` times over (`[a, b]` twice is `[a, b, a, b]`): how one default
+    /// value fills a whole fixed shape.
+    pub fn repeat(&self, n: usize) -> Self {
+        match self {
+            Values::Int64(v) => Values::Int64(v.repeat(n)),
+            Values::Float32(v) => Values::Float32(v.repeat(n)),
+            Values::Bytes(v) => Values::Bytes((0..n).flat_map(|_| v.iter()).collect()),
+            Values::Bool(v) => Values::Bool(v.repeat(n)),
+            Values::Int32(v) => Values::Int32(v.repeat(n)),
+            Values::Float64(v) => Values::Float64(v.repeat(n)),
+        }
+    }
+
     /// The element type.
     pub fn dtype(&self) -> DType {
         match self {

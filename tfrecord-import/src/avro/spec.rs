@@ -44,6 +44,10 @@ pub enum AvroKind {
         default: Option<Values>,
         /// Leave missing values out instead of failing (a spec's `optional = true`).
         skip_missing: bool,
+        /// The declared rank (tensorflow-io's `VarLenFeatureWithRank(dtype, rank)`, a spec's
+        /// `rank = N`): it must equal the key expression's dimensions (one per `[*]` or
+        /// filter). `None`: the expression's.
+        rank: Option<u64>,
     },
     /// `SparseFeature(index_key, value_key, dtype, size, already_sorted)`.
     Sparse {
@@ -87,6 +91,7 @@ impl AvroFeature {
             kind: AvroKind::VarLen {
                 default: None,
                 skip_missing: false,
+                rank: None,
             },
         }
     }
@@ -121,6 +126,17 @@ impl AvroFeature {
                 *default = Some(value.into());
             }
             AvroKind::Sparse { .. } => {}
+        }
+        self
+    }
+
+    /// The same `VarLen` feature with a declared rank (tensorflow-io's
+    /// `VarLenFeatureWithRank`), checked against the key expression by [`AvroSpec::new`];
+    /// ignored for other kinds.
+    #[must_use]
+    pub fn with_rank(mut self, declared: u64) -> Self {
+        if let AvroKind::VarLen { rank, .. } = &mut self.kind {
+            *rank = Some(declared);
         }
         self
     }
@@ -282,7 +298,18 @@ impl AvroSpec {
                 AvroKind::VarLen {
                     default,
                     skip_missing,
+                    rank,
                 } => {
+                    if let Some(r) = rank
+                        && r != dims as u64
+                    {
+                        return Err(located(Error::new(format!(
+                            "the feature declares rank {r}, but the key expression `{}` has {dims} \
+                             dimension{} (one per `[*]` or filter)",
+                            f.source,
+                            if dims == 1 { "" } else { "s" }
+                        ))));
+                    }
                     if let Some(d) = &default {
                         check_default(d, "")?;
                         if d.len() != 1 {
@@ -385,17 +412,25 @@ impl AvroSpec {
                 (FeatureKind::Fixed { .. }, Presence::Optional) => AvroKind::VarLen {
                     default: None,
                     skip_missing: true,
+                    rank: None,
                 },
                 (FeatureKind::Fixed { shape }, _) => AvroKind::FixedLen {
                     shape: shape.iter().copied().map(Some).collect(),
                     default: f.default.clone(),
                 },
-                (FeatureKind::Var, presence) => AvroKind::VarLen {
+                (FeatureKind::Var { rank }, presence) => AvroKind::VarLen {
                     default: match presence {
                         Presence::Default(_) => f.default.clone(),
                         _ => None,
                     },
                     skip_missing: *presence == Presence::Optional,
+                    rank: *rank,
+                },
+                // tensorflow-io's `FixedLenFeature([None, ...])`: the unknown dimensions pad to
+                // the batch's largest, with the default (one value) or zeros.
+                (FeatureKind::FixedSequence { shape, .. }, _) => AvroKind::FixedLen {
+                    shape: std::iter::once(None).chain(shape.iter().copied()).collect(),
+                    default: f.default.clone(),
                 },
                 (
                     FeatureKind::Sparse {

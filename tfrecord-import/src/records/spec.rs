@@ -54,7 +54,7 @@ impl RecordSpec {
         for f in &spec.features {
             let count = match &f.kind {
                 FeatureKind::Fixed { .. } => f.kind.fixed_count(),
-                FeatureKind::Var => None,
+                FeatureKind::Var { .. } => None,
                 k => {
                     return Err(Error::new(format!(
                         "a `{}` feature cannot be filled from JSON or CSV fields (use fixed or var)",
@@ -65,7 +65,7 @@ impl RecordSpec {
             };
             let source = f.source.clone().unwrap_or_else(|| f.key.clone());
             let presence = match (&f.kind, &f.presence) {
-                (FeatureKind::Var, Presence::Required | Presence::TypeDefault) => {
+                (FeatureKind::Var { .. }, Presence::Required | Presence::TypeDefault) => {
                     Presence::Optional
                 }
                 (_, p) => p.clone(),

@@ -136,8 +136,8 @@ pub(crate) fn check(
 
 /// A feature's place: context features (all features of an Example) and feature lists live in
 /// different maps, so one key may name one of each.
-fn place(f: &Field) -> bool {
-    f.kind.is_feature_list()
+fn place(f: &Field, record: RecordKind) -> bool {
+    f.kind.is_feature_list(record)
 }
 
 /// The layout of a feature as both front ends express it, for comparison: the spec's
@@ -147,24 +147,31 @@ enum Layout<'a> {
     Fixed(&'a [u64]),
     Var,
     Sparse(&'a [String], &'a [u64]),
-    SequenceFixed(&'a [u64]),
+    SequenceFixed(Vec<Option<u64>>),
+    /// A `sequence` feature of an Example: rows of a fixed shape, any number of them.
+    Rows(Vec<Option<u64>>),
     SequenceVar,
     Ragged,
     Other,
 }
 
 impl Layout<'_> {
-    fn of(kind: &FeatureKind) -> Layout<'_> {
+    fn of(kind: &FeatureKind, record: RecordKind) -> Layout<'_> {
         match kind {
             FeatureKind::Fixed { shape } => Layout::Fixed(shape),
-            FeatureKind::Var => Layout::Var,
+            FeatureKind::Var { .. } => Layout::Var,
             FeatureKind::Sparse {
                 index_keys, size, ..
             } => Layout::Sparse(index_keys, size),
-            FeatureKind::FixedSequence { shape, .. } => Layout::SequenceFixed(shape),
+            FeatureKind::FixedSequence { shape, .. } if record == RecordKind::Example => {
+                Layout::Rows(shape.clone())
+            }
+            FeatureKind::FixedSequence { shape, .. } => Layout::SequenceFixed(shape.clone()),
             FeatureKind::Steps { step } => match &**step {
-                FeatureKind::Fixed { shape } => Layout::SequenceFixed(shape),
-                FeatureKind::Var => Layout::SequenceVar,
+                FeatureKind::Fixed { shape } => {
+                    Layout::SequenceFixed(shape.iter().copied().map(Some).collect())
+                }
+                FeatureKind::Var { .. } => Layout::SequenceVar,
                 FeatureKind::Ragged { .. } => Layout::Ragged,
                 _ => Layout::Other,
             },
@@ -179,6 +186,7 @@ impl Layout<'_> {
             Layout::Var => "a `var` feature (any number of values)",
             Layout::Sparse(..) => "a `sparse` feature (index and value features)",
             Layout::SequenceFixed(_) => "a `sequence` feature list (a fixed shape per step)",
+            Layout::Rows(_) => "a `sequence` feature (any number of rows of a fixed shape)",
             Layout::SequenceVar => "a `var` feature list (any number of values per step)",
             Layout::Ragged => "a `ragged` feature",
             Layout::Other => "a feature of another kind",
@@ -193,8 +201,17 @@ impl Layout<'_> {
             Layout::Var => "`var`".to_string(),
             Layout::Sparse(_, size) if !size.is_empty() => format!("`sparse`, size {}", dims(size)),
             Layout::Sparse(..) => "`sparse`".to_string(),
-            Layout::SequenceFixed([]) => "`sequence`, one value per step".to_string(),
-            Layout::SequenceFixed(s) => format!("`sequence`, shape {} per step", dims(s)),
+            Layout::SequenceFixed(s) if s.is_empty() => {
+                "`sequence`, one value per step".to_string()
+            }
+            Layout::SequenceFixed(s) => format!(
+                "`sequence`, shape {} per step",
+                crate::write::unknown_dims(s)
+            ),
+            Layout::Rows(s) => format!(
+                "`sequence`, rows of shape {}",
+                crate::write::unknown_dims(s)
+            ),
             Layout::SequenceVar => "`var` feature list".to_string(),
             Layout::Ragged => "`ragged`".to_string(),
             Layout::Other => "another kind".to_string(),
@@ -231,10 +248,10 @@ fn rust_type(d: DType) -> &'static str {
 }
 
 /// A field declaration that reads a spec feature, for the "missing feature" hint.
-fn suggest(f: &Field) -> String {
+fn suggest(f: &Field, record: RecordKind) -> String {
     let t = f.dtype.map_or("T", rust_type);
     let vec = |t: &str| format!("Vec<{t}>");
-    let (attrs, ty) = match Layout::of(&f.kind) {
+    let (attrs, ty) = match Layout::of(&f.kind, record) {
         Layout::Fixed([]) => (Vec::new(), t.to_string()),
         Layout::Fixed(shape) => (vec![format!("shape = {}", dims(shape))], vec(t)),
         Layout::Var => (vec!["default".to_string()], vec(t)),
@@ -255,11 +272,21 @@ fn suggest(f: &Field) -> String {
             )],
             format!("Sparse<{t}>"),
         ),
-        Layout::SequenceFixed([]) => (vec!["sequence".to_string()], vec(t)),
+        Layout::SequenceFixed(shape) if shape.is_empty() => (vec!["sequence".to_string()], vec(t)),
         Layout::SequenceFixed(shape) => (
-            vec!["sequence".to_string(), format!("shape = {}", dims(shape))],
+            vec![
+                "sequence".to_string(),
+                format!("shape = {}", crate::write::unknown_dims(&shape)),
+            ],
             vec(&vec(t)),
         ),
+        Layout::Rows(shape) => {
+            let rows: Vec<Option<u64>> = std::iter::once(None).chain(shape).collect();
+            (
+                vec![format!("shape = {}", crate::write::unknown_dims(&rows))],
+                vec(t),
+            )
+        }
         Layout::SequenceVar => (
             vec!["sequence".to_string(), "default".to_string()],
             vec(&vec(t)),
@@ -283,7 +310,7 @@ fn suggest(f: &Field) -> String {
 /// Whether the spec lets a record lack the feature (and the field must cope).
 fn spec_allows_absent(f: &Field) -> Option<&'static str> {
     match &f.kind {
-        FeatureKind::Fixed { .. } | FeatureKind::Var => match &f.presence {
+        FeatureKind::Fixed { .. } | FeatureKind::Var { .. } => match &f.presence {
             Presence::Optional => Some("it is `optional`"),
             Presence::Default(_) => Some("it has a `default`"),
             Presence::TypeDefault => Some("an absent `var` feature reads as empty"),
@@ -365,19 +392,20 @@ impl Checker<'_> {
         for s in &spec.fields {
             let found = features
                 .iter()
-                .find(|f| f.key == s.key && place(f) == place(s));
+                .find(|f| f.key == s.key && place(f, spec.kind) == place(s, spec.kind));
             match found {
                 Some(f) => self.compare(s, f),
                 None => {
-                    let flattened = !place(s) && prefixes.iter().any(|p| s.key.starts_with(p));
-                    if !flattened && Layout::of(&s.kind) != Layout::Ragged {
+                    let flattened =
+                        !place(s, spec.kind) && prefixes.iter().any(|p| s.key.starts_with(p));
+                    if !flattened && Layout::of(&s.kind, spec.kind) != Layout::Ragged {
                         missing.push(s);
                     }
                 }
             }
         }
         for s in missing {
-            let what = if place(s) {
+            let what = if place(s, spec.kind) {
                 "feature list"
             } else if spec.kind == RecordKind::SequenceExample {
                 "context feature"
@@ -388,9 +416,9 @@ impl Checker<'_> {
                 "missing {what} `{}` (`{}`, {}) of {}\nhelp: add a field such as `{}`",
                 s.key,
                 s.dtype.map_or("?", DType::name),
-                Layout::of(&s.kind).summary(),
+                Layout::of(&s.kind, spec.kind).summary(),
                 self.origin(),
-                suggest(s)
+                suggest(s, self.spec.kind)
             );
             self.cx.error(self.input.ident.span(), msg);
         }
@@ -399,20 +427,24 @@ impl Checker<'_> {
             if spec
                 .fields
                 .iter()
-                .any(|s| s.key == f.key && place(s) == place(f))
+                .any(|s| s.key == f.key && place(s, spec.kind) == place(f, spec.kind))
             {
                 continue;
             }
             let mut msg = format!(
                 "{} `{}` is not in {}",
-                if place(f) { "feature list" } else { "feature" },
+                if place(f, spec.kind) {
+                    "feature list"
+                } else {
+                    "feature"
+                },
                 f.key,
                 self.origin()
             );
             if let Some(s) = spec.fields.iter().find(|s| s.key == f.key) {
                 msg.push_str(&format!(
                     "; the spec has it as {}",
-                    if place(s) {
+                    if place(s, spec.kind) {
                         "a feature list (add `#[example(sequence)]`)"
                     } else {
                         "a context feature (remove `#[example(sequence)]`)"
@@ -447,7 +479,10 @@ impl Checker<'_> {
                 ),
             );
         }
-        let (sl, fl) = (Layout::of(&s.kind), Layout::of(&f.kind));
+        let (sl, fl) = (
+            Layout::of(&s.kind, self.spec.kind),
+            Layout::of(&f.kind, self.spec.kind),
+        );
         if !sl.same_kind(&fl) {
             let span = self.at_type(f);
             self.cx.error(
@@ -459,16 +494,13 @@ impl Checker<'_> {
                     s.key,
                     sl.describe(),
                     self.origin(),
-                    suggest(s)
+                    suggest(s, self.spec.kind)
                 ),
             );
             return;
         }
         match (&sl, &fl) {
-            (Layout::Fixed(a), Layout::Fixed(b))
-            | (Layout::SequenceFixed(a), Layout::SequenceFixed(b))
-                if a != b =>
-            {
+            (Layout::Fixed(a), Layout::Fixed(b)) if a != b => {
                 let span = self.at_shape(f);
                 self.cx.error(
                     span,
@@ -477,6 +509,23 @@ impl Checker<'_> {
                         dims(b),
                         s.key,
                         dims(a),
+                        self.origin()
+                    ),
+                );
+            }
+            (Layout::SequenceFixed(a), Layout::SequenceFixed(b))
+            | (Layout::Rows(a), Layout::Rows(b))
+                if a != b =>
+            {
+                let span = self.at_shape(f);
+                self.cx.error(
+                    span,
+                    format!(
+                        "wrong shape: the field has rows of shape {}, but `{}` has rows of shape \
+                         {} in {}",
+                        crate::write::unknown_dims(b),
+                        s.key,
+                        crate::write::unknown_dims(a),
                         self.origin()
                     ),
                 );

@@ -40,6 +40,7 @@ fn kinds_taking(setting: &str) -> &'static [&'static str] {
         "index_key" | "size" | "already_sorted" => &["sparse"],
         "value_key" => &["sparse", "ragged"],
         "allow_missing" => &["sequence"],
+        "rank" => &["var"],
         "partitions" | "row_splits_dtype" => &["ragged"],
         _ => symbol::SPEC_KINDS,
     }
@@ -64,7 +65,7 @@ impl Lower<'_> {
 
         let shape = s
             .get("shape")
-            .and_then(|v| self.uints(v, "shape", false))
+            .and_then(|v| self.dims(v))
             .unwrap_or_default();
         let optional = self.flag(&s, "optional");
         let lossy = self.flag(&s, "lossy");
@@ -74,14 +75,18 @@ impl Lower<'_> {
         let member = self.member(&s, key, &key_str);
         self.check_default(&s, default.as_ref(), dtype, optional, kind_name);
 
-        let presence = presence(kind_name, table, default, optional);
+        let mut presence = presence(kind_name, table, default, optional);
         let (kind, feature_key) = match kind_name {
-            "fixed" => (FeatureKind::Fixed { shape }, key_str.clone()),
-            "var" => (FeatureKind::Var, key_str.clone()),
+            "fixed" => (self.fixed(&s, table, shape)?, key_str.clone()),
+            "var" => (self.var(&s), key_str.clone()),
             "sparse" => self.sparse(&s, &key_str),
-            "sequence" => (self.fixed_sequence(&s, shape), key_str.clone()),
+            "sequence" => (self.fixed_sequence(&s, table, shape), key_str.clone()),
             _ => (self.ragged(&s, &key_str), key_str.clone()),
         };
+        if matches!(kind, FeatureKind::FixedSequence { .. }) && presence == Presence::Required {
+            // Rows pad with zeros (or empty strings) without a `default`.
+            presence = Presence::TypeDefault;
+        }
         Some(Field {
             name: key_str,
             member: member?,
@@ -323,9 +328,85 @@ impl Lower<'_> {
         )
     }
 
-    /// A `sequence` feature (FixedLenSequenceFeature): a fixed shape per step.
-    fn fixed_sequence(&mut self, s: &Settings<'_, '_>, shape: Vec<u64>) -> FeatureKind {
-        let allow_missing = self.flag(s, "allow_missing");
+    /// A `fixed` feature (FixedLenFeature). A shape whose first dimension is unknown (`-1`,
+    /// TensorFlow's `None`: `[-1, 3]`) is read as TensorFlow reads it, as a
+    /// FixedLenSequenceFeature of the other dimensions that may be missing; only an example's
+    /// features can have one. `None` (after an error) for an unknown dimension elsewhere.
+    fn fixed(
+        &mut self,
+        s: &Settings<'_, '_>,
+        table: Table,
+        shape: Vec<Option<u64>>,
+    ) -> Option<FeatureKind> {
+        if let Some(known) = shape.iter().copied().collect::<Option<Vec<u64>>>() {
+            return Some(FeatureKind::Fixed { shape: known });
+        }
+        let span = s.get("shape").map(Spanned::span);
+        let problem = if table != Table::Features {
+            Some((
+                "a context feature's shape must be known: only an example's features can have \
+                 an unknown (`-1`) dimension",
+                "for a list of rows per step, declare a `sequence` feature in the `sequence` \
+                 table",
+            ))
+        } else if shape[0].is_some() {
+            Some((
+                "only the first dimensions of a shape can be unknown (`-1`): the data decides \
+                 them and the batch pads them",
+                "write the unknown dimensions first, as in `shape = [-1, 3]`",
+            ))
+        } else {
+            None
+        };
+        if let (Some((message, help)), Some(span)) = (problem, span) {
+            let e = self.map.error(&span, message).help(help);
+            self.push(e);
+            return None;
+        }
+        Some(FeatureKind::FixedSequence {
+            shape: shape[1..].to_vec(),
+            allow_missing: true,
+        })
+    }
+
+    /// A `var` feature (VarLenFeature), with its declared `rank` if any.
+    fn var(&mut self, s: &Settings<'_, '_>) -> FeatureKind {
+        let rank = s.get("rank").and_then(|v| self.uint(v, "rank"));
+        if let (Some(0), Some(v)) = (rank, s.get("rank")) {
+            self.error(&v.span(), "a `var` feature's `rank` is at least 1");
+        }
+        FeatureKind::Var { rank }
+    }
+
+    /// A `sequence` feature (FixedLenSequenceFeature): a fixed shape per row. In an example's
+    /// features TensorFlow requires `allow_missing`, so it is the default there and `false` is
+    /// an error.
+    fn fixed_sequence(
+        &mut self,
+        s: &Settings<'_, '_>,
+        table: Table,
+        shape: Vec<Option<u64>>,
+    ) -> FeatureKind {
+        let allow_missing = if table == Table::Features {
+            if let Some(v) = s.get("allow_missing")
+                && self.boolean(v, "allow_missing") == Some(false)
+            {
+                let e = self
+                    .map
+                    .error(
+                        &v.span(),
+                        "a `sequence` feature of an example must allow missing values",
+                    )
+                    .note(
+                        "tf.io.parse_example reads a FixedLenSequenceFeature only with \
+                         `allow_missing=True`: a record without the feature has zero rows",
+                    );
+                self.push(e);
+            }
+            true
+        } else {
+            self.flag(s, "allow_missing")
+        };
         FeatureKind::FixedSequence {
             shape,
             allow_missing,
@@ -444,9 +525,11 @@ fn presence(kind_name: &str, table: Table, default: Option<Literal>, optional: b
 /// step.
 fn steps(table: Table, kind: FeatureKind) -> FeatureKind {
     match (table, &kind) {
-        (Table::Sequence, FeatureKind::Var | FeatureKind::Ragged { .. }) => FeatureKind::Steps {
-            step: Box::new(kind),
-        },
+        (Table::Sequence, FeatureKind::Var { .. } | FeatureKind::Ragged { .. }) => {
+            FeatureKind::Steps {
+                step: Box::new(kind),
+            }
+        }
         _ => kind,
     }
 }

@@ -191,7 +191,7 @@ default = [1, 2]
         assert_eq!(
             clip.fields[3].kind,
             FeatureKind::Steps {
-                step: Box::new(FeatureKind::Var)
+                step: Box::new(FeatureKind::Var { rank: None })
             }
         );
         assert_eq!(
@@ -250,5 +250,106 @@ dtype = "bytes"
         );
         assert!(out.contains("--> t.toml:3:21"), "{out}");
         assert!(out.contains("--> t.toml:1:21"), "{out}");
+    }
+
+    #[test]
+    fn rows_unknown_dims_and_ranks() {
+        let src = r#"
+[records.Ex.features.boxes]
+dtype = "float"
+kind = "sequence"
+shape = [4]
+default = -1.0
+[records.Ex.features.points]
+dtype = "float"
+shape = [-1, 3]
+[records.Ex.features.nested]
+dtype = "int64"
+shape = [-1, -1]
+default = 0
+[records.Ex.features.ones]
+dtype = "int64"
+shape = [3]
+default = 1
+[records.Ex.features.tags]
+dtype = "string"
+kind = "var"
+rank = 1
+"#;
+        let schema = Schema::from_toml_str(src, "t.toml").unwrap();
+        let kind = |name: &str| {
+            let r = &schema.records[0];
+            r.fields.iter().find(|f| f.name == name).unwrap().clone()
+        };
+        // In an example, a `sequence` feature and a fixed shape with an unknown first
+        // dimension are one feature: rows that may be missing.
+        assert_eq!(
+            kind("boxes").kind,
+            FeatureKind::FixedSequence {
+                shape: vec![Some(4)],
+                allow_missing: true
+            }
+        );
+        assert_eq!(
+            kind("boxes").presence,
+            Presence::Default(Literal::Float(-1.0))
+        );
+        assert_eq!(
+            kind("points").kind,
+            FeatureKind::FixedSequence {
+                shape: vec![Some(3)],
+                allow_missing: true
+            }
+        );
+        assert_eq!(
+            kind("nested").kind,
+            FeatureKind::FixedSequence {
+                shape: vec![None],
+                allow_missing: true
+            }
+        );
+        assert_eq!(kind("ones").kind, FeatureKind::Fixed { shape: vec![3] });
+        assert_eq!(kind("ones").presence, Presence::Default(Literal::Int(1)));
+        assert_eq!(kind("tags").kind, FeatureKind::Var { rank: Some(1) });
+        assert!(!kind("boxes").kind.is_feature_list(RecordKind::Example));
+
+        // The spec written back reads as the same schema.
+        let again = Schema::from_toml_str(&schema.to_toml(), "again.toml").unwrap();
+        assert_eq!(again, schema);
+    }
+
+    #[test]
+    fn unknown_dims_and_rows_are_refused_where_they_cannot_be_read() {
+        let out = errors(
+            r#"[records.S]
+kind = "sequence_example"
+[records.S.context.c]
+dtype = "int64"
+shape = [-1]
+[records.S.sequence.s]
+dtype = "int64"
+shape = [-1]
+[records.E.features.a]
+dtype = "int64"
+kind = "sequence"
+allow_missing = false
+[records.E.features.b]
+dtype = "int64"
+shape = [2, -1]
+[records.E.features.v]
+dtype = "int64"
+kind = "var"
+rank = 0
+"#,
+        );
+        for expected in [
+            "a context feature's shape must be known",
+            "a step's shape must be known",
+            "a `sequence` feature of an example must allow missing values",
+            "only the first dimensions of a shape can be unknown",
+            "a `var` feature's `rank` is at least 1",
+        ] {
+            assert!(out.contains(expected), "missing {expected:?} in {out}");
+        }
     }
 }

@@ -228,6 +228,44 @@ impl Lower<'_> {
         }
     }
 
+    /// A shape: an array of non-negative integers, where `-1` is a dimension the data decides
+    /// (`None` in TensorFlow's Python, -1 in its `TensorShapeProto`).
+    pub(super) fn dims(&mut self, v: &Value<'_>) -> Option<Vec<Option<u64>>> {
+        let DeValue::Array(items) = v.get_ref() else {
+            self.mismatch(
+                v,
+                "shape",
+                "an array of non-negative integers, such as `[28, 28]` (`[]` for a scalar, `-1` \
+                 for a dimension the data decides)",
+            );
+            return None;
+        };
+        let mut out = Vec::new();
+        let mut ok = true;
+        for item in items.iter() {
+            let n = Self::int(item.get_ref());
+            match n.map(u64::try_from) {
+                Some(Ok(d)) => out.push(Some(d)),
+                _ if n == Some(-1) => out.push(None),
+                _ => {
+                    let found = match n {
+                        Some(n) if n < 0 => "a negative integer other than -1".to_string(),
+                        Some(_) => "an integer above 2^64 - 1".to_string(),
+                        None => type_name(item.get_ref()).to_string(),
+                    };
+                    self.error(
+                        &item.span(),
+                        format!(
+                            "`shape` holds non-negative integers and -1 (unknown), found {found}"
+                        ),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(out)
+    }
+
     /// A feature key, or an array of them.
     pub(super) fn strings(&mut self, v: &Value<'_>, what: &str) -> Option<Vec<String>> {
         match v.get_ref() {

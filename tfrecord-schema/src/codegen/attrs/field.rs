@@ -15,7 +15,7 @@ pub(super) struct FieldAttrs {
     pub(super) key: Option<syn::LitStr>,
     pub(super) skip: bool,
     pub(super) default: Option<(Span, Option<Literal>)>,
-    pub(super) shape: Option<(Span, Vec<u64>)>,
+    pub(super) shape: Option<(Span, Vec<Option<u64>>)>,
     pub(super) flatten: bool,
     pub(super) lossy: bool,
     pub(super) sequence: bool,
@@ -29,6 +29,33 @@ pub(super) struct SparseAttr {
     pub(super) value: Option<String>,
     pub(super) size: Vec<u64>,
     pub(super) already_sorted: bool,
+}
+
+/// A shape: integer literals, `-1` for a dimension the data decides.
+fn dims_list(e: &Expr) -> Option<Vec<Option<u64>>> {
+    match e {
+        Expr::Array(a) => a
+            .elems
+            .iter()
+            .map(|d| match d {
+                Expr::Unary(syn::ExprUnary {
+                    op: syn::UnOp::Neg(_),
+                    expr,
+                    ..
+                }) => match &**expr {
+                    Expr::Lit(syn::ExprLit {
+                        lit: Lit::Int(i), ..
+                    }) if i.base10_digits() == "1" => Some(None),
+                    _ => None,
+                },
+                Expr::Lit(syn::ExprLit {
+                    lit: Lit::Int(i), ..
+                }) => i.base10_parse::<u64>().ok().map(Some),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
 }
 
 fn int_list(e: &Expr) -> Option<Vec<u64>> {
@@ -199,11 +226,12 @@ pub(super) fn field_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs
             } else if p.is_ident("shape") {
                 let e: Expr = meta.value()?.parse()?;
                 let span = e.span();
-                match int_list(&e) {
+                match dims_list(&e) {
                     Some(d) => out.shape = Some((span, d)),
                     None => cx.error(
                         span,
-                        "expected a shape like `[28, 28]` of non-negative integer literals",
+                        "expected a shape like `[28, 28]` of non-negative integer literals \
+                         (`[-1, 3]` for rows of 3 values, any number of them)",
                     ),
                 }
             } else {

@@ -205,13 +205,44 @@ pub(crate) fn lower_struct(
             );
         }
         let shape_of_value = |cx: &mut Ctxt, info: &TypeInfo| -> FeatureKind {
-            match (info.container, &fa.shape) {
+            let shape = fa.shape.as_ref().map(|(span, dims)| {
+                let known: Option<Vec<u64>> = dims.iter().copied().collect();
+                match known {
+                    Some(known) => (*span, Ok(known)),
+                    None => (*span, Err(dims.clone())),
+                }
+            });
+            let shape = match shape {
+                Some((span, Err(dims))) => {
+                    let rows = dims[0].is_none()
+                        && dims[1..].iter().all(Option::is_some)
+                        && info.container == Container::Vec
+                        && !fa.sequence
+                        && kind == RecordKind::Example;
+                    if rows {
+                        return FeatureKind::FixedSequence {
+                            shape: dims[1..].to_vec(),
+                            allow_missing: true,
+                        };
+                    }
+                    cx.error(
+                        span,
+                        "only the first dimension of a shape can be unknown (`-1`), on a `Vec<_>` \
+                         field of an `Example`: rows of the other dimensions, any number of them \
+                         (a FixedLenSequenceFeature)",
+                    );
+                    None
+                }
+                Some((span, Ok(known))) => Some((span, known)),
+                None => None,
+            };
+            match (info.container, &shape) {
                 (Container::Scalar, None) => FeatureKind::Fixed { shape: vec![] },
                 (Container::Scalar, Some((span, _))) => {
                     cx.error(*span, "`shape` needs a `Vec<_>` or `[_; N]` field");
                     FeatureKind::Fixed { shape: vec![] }
                 }
-                (Container::Vec | Container::Sparse, None) => FeatureKind::Var,
+                (Container::Vec | Container::Sparse, None) => FeatureKind::Var { rank: None },
                 (Container::Vec | Container::Sparse, Some((_, dims))) => FeatureKind::Fixed {
                     shape: dims.clone(),
                 },
@@ -279,8 +310,12 @@ pub(crate) fn lower_struct(
                 value_kind
             };
         }
+        let rows = matches!(feature_kind, FeatureKind::FixedSequence { .. });
         if info.optional {
             presence = Presence::Optional;
+        } else if rows {
+            // Rows of a FixedLenSequenceFeature: a record without the feature has none.
+            presence = Presence::TypeDefault;
         }
         if let Some((span, lit)) = &fa.default {
             if info.optional {
@@ -301,6 +336,13 @@ pub(crate) fn lower_struct(
                         cx.error(
                             *span,
                             "a `sequence` field takes `default` without a value (an empty list)",
+                        );
+                    }
+                    if rows {
+                        cx.error(
+                            *span,
+                            "a field of rows (`shape = [-1, ..]`) is empty when absent; the value \
+                             that pads rows to a batch's longest record belongs to the parser's spec",
                         );
                     }
                     if let Some(ty_name) = value_type_name(&f.ty)

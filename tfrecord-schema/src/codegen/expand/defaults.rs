@@ -62,10 +62,24 @@ pub(super) fn default_expr(field: &Field, b: &Binding, span: Span) -> TokenStrea
             let items = flat
                 .iter()
                 .map(|l| scalar_tokens(l, b.info.dtype, b.info.bytes_repr));
-            match b.info.container {
-                Container::Scalar => scalar_tokens(lit, b.info.dtype, b.info.bytes_repr),
-                Container::Vec | Container::Sparse => quote!(::std::vec![#(#items),*]),
-                Container::Array(_) => quote!([#(#items),*]),
+            // One value fills a whole fixed shape (`default = 0` with `shape = [3]`).
+            let fill = match (&flat[..], field.kind.fixed_count()) {
+                ([one], Some(n)) if n > 1 => Some((one, n)),
+                _ => None,
+            };
+            match (b.info.container, fill) {
+                (Container::Scalar, _) => scalar_tokens(lit, b.info.dtype, b.info.bytes_repr),
+                (Container::Vec | Container::Sparse, Some((one, n))) => {
+                    let one = scalar_tokens(one, b.info.dtype, b.info.bytes_repr);
+                    let n = Lit::u64_unsuffixed(n);
+                    quote!(::core::iter::Iterator::collect((0..#n).map(|_| #one)))
+                }
+                (Container::Array(_), Some((one, _))) => {
+                    let one = scalar_tokens(one, b.info.dtype, b.info.bytes_repr);
+                    quote!(::core::array::from_fn(|_| #one))
+                }
+                (Container::Vec | Container::Sparse, None) => quote!(::std::vec![#(#items),*]),
+                (Container::Array(_), None) => quote!([#(#items),*]),
             }
         }
         _ => quote!(::core::default::Default::default()),

@@ -72,6 +72,18 @@ impl Ctx<'_> {
                     quote!(#p::check_len(&__v, #n, &__INFO)?;)
                 }
             }
+            (FeatureKind::FixedSequence { shape, .. }, Container::Vec) => {
+                let row = shape
+                    .iter()
+                    .flatten()
+                    .try_fold(1u64, |a, &d| a.checked_mul(d));
+                let row = Lit::u64_unsuffixed(row.unwrap_or(0));
+                if b.info.optional {
+                    quote!(if let #p::Some(__x) = &__v { #p::check_rows(__x, #row, &__INFO)?; })
+                } else {
+                    quote!(#p::check_rows(&__v, #row, &__INFO)?;)
+                }
+            }
             _ => quote!(),
         };
         quote!({ #info let __v: #ty = #base; #check __v })
