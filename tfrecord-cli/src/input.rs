@@ -297,14 +297,7 @@ impl RecordType {
     /// A payload that is not a valid message of this type; the error names the file, byte
     /// offset and record index.
     pub(crate) fn decode(self, bytes: &[u8], loc: &Location<'_>) -> Result<Decoded, Error> {
-        if self == RecordType::Example && proto::has_feature_lists(bytes) {
-            // Read as an Example, a SequenceExample would lose its feature lists silently.
-            return Err(loc.apply(Error::decode(
-                self.message_name(),
-                "the record holds feature_lists: it is a tensorflow.SequenceExample, whose \
-                 feature lists an Example read would drop; read it with --sequence",
-            )));
-        }
+        self.decode_check(bytes, loc)?;
         let res = match self {
             RecordType::Example => tensorflow::Example::decode(bytes).map(Decoded::Example),
             RecordType::SequenceExample => {
@@ -313,6 +306,21 @@ impl RecordType {
             RecordType::OfRecord => oneflow::OfRecord::decode(bytes).map(Decoded::OfRecord),
         };
         res.map_err(|e| loc.apply(Error::decode(self.message_name(), e)))
+    }
+}
+
+impl RecordType {
+    /// Refuses a record that this type's decode would read with loss: a SequenceExample's
+    /// feature lists, read as an Example, would be dropped silently.
+    pub(crate) fn decode_check(self, bytes: &[u8], loc: &Location<'_>) -> Result<(), Error> {
+        if self == RecordType::Example && proto::has_feature_lists(bytes) {
+            return Err(loc.apply(Error::decode(
+                self.message_name(),
+                "the record holds feature_lists: it is a tensorflow.SequenceExample, whose \
+                 feature lists an Example read would drop; read it with --sequence",
+            )));
+        }
+        Ok(())
     }
 }
 

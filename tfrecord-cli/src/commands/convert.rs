@@ -2,12 +2,11 @@
 
 use std::process::ExitCode;
 
-use tfrecord_core::proto::{self, tensorflow};
 use tfrecord_core::{Format, ReaderOptions, convert};
 
 use crate::cli::ConvertArgs;
-use crate::error::{CliError, CliResult};
-use crate::input::{Decoded, Flow, RecordType, for_each_record, resolve_all};
+use crate::error::CliResult;
+use crate::input::{Flow, RecordType, for_each_record, resolve_all};
 use crate::output::RecordSink;
 
 /// `tfrecord convert`.
@@ -20,6 +19,7 @@ pub(crate) fn run(args: &ConvertArgs) -> CliResult<ExitCode> {
     let sources = resolve_all(&args.inputs)?;
     let in_flag = args.input_compression.map(Into::into);
     let mut sink = RecordSink::create(&args.write)?;
+    let mut out = Vec::new();
     for source in &sources {
         let opts = ReaderOptions::new()
             .format(from)
@@ -30,21 +30,21 @@ pub(crate) fn run(args: &ConvertArgs) -> CliResult<ExitCode> {
                 sink.write(bytes)?;
                 return Ok(Flow::Continue);
             }
-            let out = match in_ty.decode(bytes, loc)? {
-                Decoded::Example(e) => proto::encode_ofrecord(&convert::example_to_ofrecord(&e)),
-                Decoded::OfRecord(r) => {
-                    let e: tensorflow::Example =
-                        convert::ofrecord_to_example(&r, args.allow_lossy_double)
-                            .map_err(|e| loc.apply(e))?;
-                    proto::encode_example(&e)
+            // The two containers differ by one wrapper and the numbering of the feature kinds:
+            // each record is rewritten on the wire, not decoded into maps.
+            out.clear();
+            let converted = match from {
+                Format::TfRecord => {
+                    // Checked as the Example decode checks it, so that a SequenceExample's
+                    // feature lists are never dropped silently.
+                    in_ty.decode_check(bytes, loc)?;
+                    convert::example_to_ofrecord_bytes(bytes, &mut out)
                 }
-                Decoded::SequenceExample(_) => {
-                    // Unreachable: `--sequence` with an OFRecord side was refused above.
-                    return Err(CliError::Usage(
-                        "OFRecord has no sequences; --sequence cannot be converted".into(),
-                    ));
+                Format::OfRecord => {
+                    convert::ofrecord_to_example_bytes(bytes, args.allow_lossy_double, &mut out)
                 }
             };
+            converted.map_err(|e| loc.apply(e))?;
             sink.write(&out)?;
             Ok(Flow::Continue)
         })?;

@@ -3,6 +3,14 @@
 //! Each feature keeps its key and maps kind to kind: bytes to bytes, float to float, int64 to
 //! int64. From OFRecord, int32 lists widen to int64 (lossless); double lists narrow to float
 //! only when the caller allows it, since that loses precision.
+//!
+//! [`example_to_ofrecord`] and [`ofrecord_to_example`] convert decoded messages;
+//! [`example_to_ofrecord_bytes`] and [`ofrecord_to_example_bytes`] convert serialized records
+//! straight into serialized records, with the same result and without building the maps.
+
+mod wire;
+
+pub use wire::{example_to_ofrecord_bytes, ofrecord_to_example_bytes};
 
 use crate::error::{Error, Result};
 use crate::proto::{oneflow, tensorflow};

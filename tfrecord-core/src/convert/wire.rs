@@ -1,0 +1,489 @@
+//! Conversion between serialized `tf.train.Example`s and `OFRecord`s without decoding them into
+//! maps: the two messages differ by one wrapper (an Example holds its feature map in a
+//! `Features` message) and by the numbering of the feature kinds, so each map entry is copied
+//! with its kind's field number rewritten.
+//!
+//! The result decodes to exactly what decoding, [`example_to_ofrecord`](super::example_to_ofrecord)
+//! / [`ofrecord_to_example`](super::ofrecord_to_example) and encoding give: entries keep their
+//! order (a key written twice is written twice, and the last still wins), repeated messages
+//! still merge, unknown fields are left out, and every list is checked as the decoder checks it
+//! (wire types, packed lengths, varints), so malformed input is an error here as it is there.
+//! Keys are copied as bytes: a key that is not UTF-8, which TensorFlow accepts, stays as it is.
+
+use crate::codec::wire::{self, Fields, Value, put_len_prefix, put_varint, varint_len};
+use crate::error::{Error, Result};
+
+/// Protobuf wire types, as [`Value::wire_type`] gives them.
+const LEN: u8 = 2;
+
+/// The direction of a conversion, with what each side calls a kind.
+#[derive(Clone, Copy)]
+enum Direction {
+    /// `tf.train.Example` to `OFRecord`.
+    ToOf,
+    /// `OFRecord` to `tf.train.Example`, narrowing doubles to floats when allowed.
+    ToTf { allow_lossy_double: bool },
+}
+
+impl Direction {
+    fn source(self) -> &'static str {
+        match self {
+            Direction::ToOf => "tensorflow.Example",
+            Direction::ToTf { .. } => "oneflow.OFRecord",
+        }
+    }
+}
+
+fn malformed(dir: Direction, what: impl std::fmt::Display) -> Error {
+    Error::decode(dir.source(), what)
+}
+
+/// Converts a serialized `tf.train.Example` to a serialized `OFRecord`, appended to `out`.
+/// Lossless, as [`example_to_ofrecord`](super::example_to_ofrecord).
+///
+/// # Errors
+/// Bytes that do not decode as a `tf.train.Example`.
+pub fn example_to_ofrecord_bytes(example: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    let dir = Direction::ToOf;
+    let mut fields = Fields::new(example);
+    while let Some((num, value)) = fields.next_field().map_err(|e| malformed(dir, e.0))? {
+        if num != 1 {
+            continue;
+        }
+        let Value::Len(features) = value else {
+            return Err(malformed(dir, "`features` is not a message"));
+        };
+        entries(dir, features, out)?;
+    }
+    Ok(())
+}
+
+/// Converts a serialized `OFRecord` to a serialized `tf.train.Example`, appended to `out`, as
+/// [`ofrecord_to_example`](super::ofrecord_to_example): int32 lists widen to int64 lists, double
+/// lists narrow to float lists only with `allow_lossy_double`.
+///
+/// # Errors
+/// Bytes that do not decode as an `OFRecord`; a double list without `allow_lossy_double`,
+/// naming its key.
+pub fn ofrecord_to_example_bytes(
+    record: &[u8],
+    allow_lossy_double: bool,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    // The `features` field of the Example: its length is known once the entries are written.
+    out.push(0x0a);
+    let len_at = out.len();
+    out.push(0);
+    entries(Direction::ToTf { allow_lossy_double }, record, out)?;
+    let body = out.len() - len_at - 1;
+    if body < 0x80 {
+        #[allow(clippy::cast_possible_truncation)]
+        {
+            out[len_at] = body as u8;
+        }
+    } else {
+        let mut prefix = Vec::with_capacity(varint_len(body as u64));
+        put_varint(&mut prefix, body as u64);
+        out.splice(len_at..=len_at, prefix);
+    }
+    Ok(())
+}
+
+/// Rewrites the map entries (field 1) of a `Features` / `OFRecord` body into `out`.
+fn entries(dir: Direction, map: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    let mut feature = Vec::new();
+    let mut fields = Fields::new(map);
+    while let Some((num, value)) = fields.next_field().map_err(|e| malformed(dir, e.0))? {
+        if num != 1 {
+            continue;
+        }
+        let Value::Len(entry) = value else {
+            return Err(malformed(dir, "a feature map entry is not a message"));
+        };
+        if copy_canonical(dir, entry, out)? {
+            continue;
+        }
+        let mut key: &[u8] = &[];
+        feature.clear();
+        let mut entry_fields = Fields::new(entry);
+        while let Some((num, value)) = entry_fields.next_field().map_err(|e| malformed(dir, e.0))? {
+            match (num, value) {
+                (1, Value::Len(k)) => key = k,
+                // A value written twice merges, as protobuf merges a repeated message.
+                (2, Value::Len(v)) => feature_body(dir, key, v, &mut feature)?,
+                (1 | 2, _) => {
+                    return Err(malformed(
+                        dir,
+                        "a feature map entry's key or value has the wrong wire type",
+                    ));
+                }
+                _ => {}
+            }
+        }
+        let key_field = 1 + varint_len(key.len() as u64) + key.len();
+        let value_field = 1 + varint_len(feature.len() as u64) + feature.len();
+        put_len_prefix(out, 1, key_field + value_field);
+        put_len_prefix(out, 1, key.len());
+        out.extend_from_slice(key);
+        put_len_prefix(out, 2, feature.len());
+        out.extend_from_slice(&feature);
+    }
+    Ok(())
+}
+
+/// The entry in the layout every writer produces (`key`, then `value` holding one list), whose
+/// list is copied as it is: the entry is copied whole with the one byte of its list's tag
+/// rewritten. `Ok(false)` for any other entry, which the general path rewrites.
+fn copy_canonical(dir: Direction, entry: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+    let Some((key, rest)) = entry
+        .split_first()
+        .filter(|(t, _)| **t == 0x0a)
+        .and_then(|(_, r)| wire::split_len(r))
+    else {
+        return Ok(false);
+    };
+    let Some((value, rest)) = rest
+        .split_first()
+        .filter(|(t, _)| **t == 0x12)
+        .and_then(|(_, r)| wire::split_len(r))
+    else {
+        return Ok(false);
+    };
+    if !rest.is_empty() {
+        return Ok(false);
+    }
+    let Some((&tag, after_tag)) = value.split_first() else {
+        return Ok(false);
+    };
+    let (kind, new_tag) = match (dir, tag) {
+        (_, 0x0a) => (Kind::Bytes, 0x0a),
+        (_, 0x12) => (Kind::Float, 0x12),
+        (Direction::ToOf, 0x1a) => (Kind::Int64, 0x2a),
+        (Direction::ToTf { .. }, 0x2a) => (Kind::Int64, 0x1a),
+        _ => return Ok(false),
+    };
+    let Some((list, tail)) = wire::split_len(after_tag) else {
+        return Ok(false);
+    };
+    if !tail.is_empty() {
+        return Ok(false);
+    }
+    check_list(kind, list)
+        .map_err(|what| malformed(dir, what).with_key(String::from_utf8_lossy(key).into_owned()))?;
+    put_len_prefix(out, 1, entry.len());
+    // The value is the entry's tail; its first byte is the list's tag.
+    let tag_at = out.len() + (entry.len() - value.len());
+    out.extend_from_slice(entry);
+    out[tag_at] = new_tag;
+    Ok(true)
+}
+
+/// Rewrites one `Feature` body: each list checked and copied under the other side's field
+/// number (or converted: int32 widened, double narrowed).
+fn feature_body(dir: Direction, key: &[u8], body: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    let mut fields = Fields::new(body);
+    let keyed = |e: Error| e.with_key(String::from_utf8_lossy(key).into_owned());
+    while let Some((num, value)) = fields.next_field().map_err(|e| malformed(dir, e.0))? {
+        let (kind, to) = match (dir, num) {
+            (_, 1) => (Kind::Bytes, To::Field(1)),
+            (_, 2) => (Kind::Float, To::Field(2)),
+            (Direction::ToOf, 3) => (Kind::Int64, To::Field(5)),
+            (Direction::ToTf { .. }, 5) => (Kind::Int64, To::Field(3)),
+            (Direction::ToTf { .. }, 4) => (Kind::Int32, To::Widen),
+            (Direction::ToTf { allow_lossy_double }, 3) => {
+                (Kind::Double, To::Narrow(allow_lossy_double))
+            }
+            _ => continue,
+        };
+        let Value::Len(list) = value else {
+            return Err(keyed(malformed(dir, "a feature's list is not a message")));
+        };
+        check_list(kind, list).map_err(|what| keyed(malformed(dir, what)))?;
+        match to {
+            To::Field(field) => {
+                put_len_prefix(out, field, list.len());
+                out.extend_from_slice(list);
+            }
+            To::Widen => widen_int32(list, out),
+            To::Narrow(true) => narrow_double(list, out),
+            To::Narrow(false) => {
+                return Err(keyed(Error::feature(
+                    "expected a kind tf.train.Example can hold, found double_list \
+                     (narrowing to float_list loses precision; allow it explicitly)",
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where a list goes: copied under another field number, or converted.
+#[derive(Clone, Copy)]
+enum To {
+    Field(u32),
+    /// An int32 list becomes an int64 list.
+    Widen,
+    /// A double list becomes a float list, if narrowing is allowed.
+    Narrow(bool),
+}
+
+/// The list messages, all with their values in field 1.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Bytes,
+    Float,
+    Double,
+    Int32,
+    Int64,
+}
+
+/// Checks a list body as the decoder reads it: field 1 packed or not, the right wire type,
+/// whole fixed-width values, well-formed varints.
+fn check_list(kind: Kind, list: &[u8]) -> std::result::Result<(), &'static str> {
+    let mut fields = Fields::new(list);
+    while let Some((num, value)) = fields.next_field().map_err(|e| e.0)? {
+        if num != 1 {
+            continue;
+        }
+        let ok = match (kind, value) {
+            (Kind::Bytes, Value::Len(_))
+            | (Kind::Float, Value::Fixed32(_))
+            | (Kind::Double, Value::Fixed64(_))
+            | (Kind::Int32 | Kind::Int64, Value::Varint(_)) => true,
+            (Kind::Float, Value::Len(b)) => b.len().is_multiple_of(4),
+            (Kind::Double, Value::Len(b)) => b.len().is_multiple_of(8),
+            (Kind::Int32 | Kind::Int64, Value::Len(mut b)) => {
+                while !b.is_empty() {
+                    wire::get_varint(&mut b).map_err(|e| e.0)?;
+                }
+                true
+            }
+            _ => false,
+        };
+        if !ok {
+            return Err(match value.wire_type() {
+                LEN => "a packed list's length is not a whole number of values",
+                _ => "a list value has the wrong wire type",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Writes an `Int64List` (field 3 of a TensorFlow `Feature`) of a checked `Int32List`'s values,
+/// each read as protobuf reads an int32 (the low 32 bits of its varint) and sign-extended.
+fn widen_int32(list: &[u8], out: &mut Vec<u8>) {
+    let mut packed = Vec::new();
+    let mut push = |v: u64| {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let wide = i64::from(v as u32 as i32) as u64;
+        put_varint(&mut packed, wide);
+    };
+    let mut fields = Fields::new(list);
+    while let Ok(Some((num, value))) = fields.next_field() {
+        match (num, value) {
+            (1, Value::Varint(v)) => push(v),
+            (1, Value::Len(mut b)) => {
+                while let Ok(v) = wire::get_varint(&mut b) {
+                    push(v);
+                    if b.is_empty() {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let body = 1 + varint_len(packed.len() as u64) + packed.len();
+    put_len_prefix(out, 3, body);
+    put_len_prefix(out, 1, packed.len());
+    out.extend_from_slice(&packed);
+}
+
+/// Writes a `FloatList` (field 2) of a checked `DoubleList`'s values, each rounded to the
+/// nearest `f32`.
+fn narrow_double(list: &[u8], out: &mut Vec<u8>) {
+    let mut packed = Vec::new();
+    let mut push = |bits: u64| {
+        #[allow(clippy::cast_possible_truncation)]
+        let x = f64::from_bits(bits) as f32;
+        packed.extend_from_slice(&x.to_le_bytes());
+    };
+    let mut fields = Fields::new(list);
+    while let Ok(Some((num, value))) = fields.next_field() {
+        match (num, value) {
+            (1, Value::Fixed64(v)) => push(v),
+            (1, Value::Len(b)) => {
+                for chunk in b.chunks_exact(8) {
+                    let mut word = [0u8; 8];
+                    word.copy_from_slice(chunk);
+                    push(u64::from_le_bytes(word));
+                }
+            }
+            _ => {}
+        }
+    }
+    let body = 1 + varint_len(packed.len() as u64) + packed.len();
+    put_len_prefix(out, 2, body);
+    put_len_prefix(out, 1, packed.len());
+    out.extend_from_slice(&packed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Message;
+    use crate::convert::{example_to_ofrecord, ofrecord_to_example};
+    use crate::proto::{oneflow, tensorflow};
+    use proptest::prelude::*;
+
+    fn tf_kind() -> impl Strategy<Value = Option<tensorflow::feature::Kind>> {
+        use tensorflow::feature::Kind;
+        prop_oneof![
+            Just(None),
+            proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..6), 0..4)
+                .prop_map(|value| Some(Kind::BytesList(tensorflow::BytesList { value }))),
+            proptest::collection::vec(any::<f32>(), 0..5)
+                .prop_map(|value| Some(Kind::FloatList(tensorflow::FloatList { value }))),
+            proptest::collection::vec(any::<i64>(), 0..5)
+                .prop_map(|value| Some(Kind::Int64List(tensorflow::Int64List { value }))),
+        ]
+    }
+
+    fn of_kind() -> impl Strategy<Value = Option<oneflow::feature::Kind>> {
+        use oneflow::feature::Kind;
+        prop_oneof![
+            Just(None),
+            proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..6), 0..4)
+                .prop_map(|value| Some(Kind::BytesList(oneflow::BytesList { value }))),
+            proptest::collection::vec(any::<f32>(), 0..5)
+                .prop_map(|value| Some(Kind::FloatList(oneflow::FloatList { value }))),
+            proptest::collection::vec(any::<f64>(), 0..5)
+                .prop_map(|value| Some(Kind::DoubleList(oneflow::DoubleList { value }))),
+            proptest::collection::vec(any::<i32>(), 0..5)
+                .prop_map(|value| Some(Kind::Int32List(oneflow::Int32List { value }))),
+            proptest::collection::vec(any::<i64>(), 0..5)
+                .prop_map(|value| Some(Kind::Int64List(oneflow::Int64List { value }))),
+        ]
+    }
+
+    fn example() -> impl Strategy<Value = tensorflow::Example> {
+        proptest::collection::btree_map("[a-z/]{0,4}", tf_kind(), 0..5).prop_map(|m| {
+            let mut features = tensorflow::Features::default();
+            for (k, kind) in m {
+                features.feature.insert(k, tensorflow::Feature { kind });
+            }
+            tensorflow::Example {
+                features: Some(features),
+            }
+        })
+    }
+
+    fn ofrecord() -> impl Strategy<Value = oneflow::OfRecord> {
+        proptest::collection::btree_map("[a-z/]{0,4}", of_kind(), 0..5).prop_map(|m| {
+            let mut r = oneflow::OfRecord::default();
+            for (k, kind) in m {
+                r.feature.insert(k, oneflow::Feature { kind });
+            }
+            r
+        })
+    }
+
+    /// Other valid encodings of the same message: an unknown field added at the front, and
+    /// the bytes split in two messages (protobuf merges concatenated messages).
+    fn variants(bytes: &[u8], split: usize) -> Vec<Vec<u8>> {
+        let mut with_unknown = vec![0x78, 0x01]; // field 15, varint 1
+        with_unknown.extend_from_slice(bytes);
+        let mut out = vec![bytes.to_vec(), with_unknown];
+        // Splitting at a field boundary of the top level: the first field ends at its length.
+        let mut fields = Fields::new(bytes);
+        if split % 2 == 0
+            && let Ok(Some(_)) = fields.next_field()
+        {
+            let cut = bytes.len() - fields.remaining();
+            let mut twice = bytes[..cut].to_vec();
+            twice.extend_from_slice(&bytes[..cut]);
+            twice.extend_from_slice(&bytes[cut..]);
+            out.push(twice);
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn examples_convert_as_the_decoded_messages_do(e in example(), split in 0usize..4) {
+            for bytes in variants(&e.encode_to_vec(), split) {
+                let decoded = tensorflow::Example::decode(&bytes[..]).unwrap();
+                let mut out = Vec::new();
+                example_to_ofrecord_bytes(&bytes, &mut out).unwrap();
+                prop_assert_eq!(
+                    oneflow::OfRecord::decode(&out[..]).unwrap(),
+                    example_to_ofrecord(&decoded)
+                );
+            }
+        }
+
+        #[test]
+        fn ofrecords_convert_as_the_decoded_messages_do(r in ofrecord(), split in 0usize..4) {
+            for bytes in variants(&r.encode_to_vec(), split) {
+                let decoded = oneflow::OfRecord::decode(&bytes[..]).unwrap();
+                for lossy in [false, true] {
+                    let mut out = Vec::new();
+                    let got = ofrecord_to_example_bytes(&bytes, lossy, &mut out)
+                        .map(|()| tensorflow::Example::decode(&out[..]).unwrap());
+                    let want = ofrecord_to_example(&decoded, lossy);
+                    match (got, want) {
+                        (Ok(g), Ok(w)) => prop_assert_eq!(g, w),
+                        (Err(g), Err(w)) => prop_assert_eq!(g.key(), w.key()),
+                        (g, w) => prop_assert!(false, "{:?} vs {:?}", g, w),
+                    }
+                }
+            }
+        }
+
+        /// Damaged bytes: whatever converts decodes as the converted decode (or was refused by
+        /// the decoder only for a key that is not UTF-8, which is copied as it is).
+        #[test]
+        fn damaged_examples_never_convert_to_something_else(
+            e in example(),
+            flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..4),
+            cut in any::<usize>(),
+        ) {
+            let mut bytes = e.encode_to_vec();
+            if bytes.is_empty() {
+                return Ok(());
+            }
+            for (at, x) in flips {
+                let i = at % bytes.len();
+                bytes[i] ^= x;
+            }
+            bytes.truncate(cut % (bytes.len() + 1));
+            let mut out = Vec::new();
+            if example_to_ofrecord_bytes(&bytes, &mut out).is_ok() {
+                match tensorflow::Example::decode(&bytes[..]) {
+                    Ok(decoded) => prop_assert_eq!(
+                        oneflow::OfRecord::decode(&out[..]).unwrap(),
+                        example_to_ofrecord(&decoded)
+                    ),
+                    Err(err) => prop_assert!(err.to_string().contains("UTF-8"), "{}", err),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn malformed_lists_are_errors_naming_the_key() {
+        // Features { "k": Feature { float_list: FloatList { value: packed, 3 bytes } } }
+        let float_list = [0x0a, 0x03, 1, 2, 3];
+        let feature = [&[0x12, float_list.len() as u8][..], &float_list].concat();
+        let entry = [&[0x0a, 0x01, b'k', 0x12, feature.len() as u8][..], &feature].concat();
+        let features = [&[0x0a, entry.len() as u8][..], &entry].concat();
+        let example = [&[0x0a, features.len() as u8][..], &features].concat();
+        assert!(tensorflow::Example::decode(&example[..]).is_err());
+        let e = example_to_ofrecord_bytes(&example, &mut Vec::new()).unwrap_err();
+        assert_eq!(e.key(), Some("k"), "{e}");
+        assert!(e.to_string().contains("packed list"), "{e}");
+    }
+}
