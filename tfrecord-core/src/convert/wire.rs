@@ -275,8 +275,9 @@ fn check_list(kind: Kind, list: &[u8]) -> std::result::Result<(), &'static str> 
 fn widen_int32(list: &[u8], out: &mut Vec<u8>) {
     let mut packed = Vec::new();
     let mut push = |v: u64| {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let wide = i64::from(v as u32 as i32) as u64;
+        #[allow(clippy::cast_possible_truncation)]
+        let low = (v as u32).cast_signed();
+        let wide = i64::from(low).cast_unsigned();
         put_varint(&mut packed, wide);
     };
     let mut fields = Fields::new(list);
