@@ -398,7 +398,7 @@ mod tests {
         let mut out = vec![bytes.to_vec(), with_unknown];
         // Splitting at a field boundary of the top level: the first field ends at its length.
         let mut fields = Fields::new(bytes);
-        if split % 2 == 0
+        if split.is_multiple_of(2)
             && let Ok(Some(_)) = fields.next_field()
         {
             let cut = bytes.len() - fields.remaining();
