@@ -30,7 +30,7 @@
 //! | `write_prebuilt` | `st` | `RecordWriter::create` + `write(&[u8])` per record + `finish` (gzip level 6 for `mnist_gz`) |
 //! | `write_example` | `st` | `Writer::write(&T)` of pre-built derived values (encode + framing + CRC) + `finish` |
 //! | `write_build` | `st` | build the derived value from owned typed values + `Writer::write` + `finish` |
-//! | `convert` | `ofrecord`, `gzip` | not a protocol op: the file re-encoded record by record as `tfrecord convert` does, into an OFRecord file (`Example` workloads) or a gzip TFRecord (level 6) |
+//! | `convert` | `ofrecord`, `gzip` | not a protocol op: the file re-encoded record by record as `tfrecord convert` does (an Example rewritten on the wire into an OFRecord, no decode), into an OFRecord file (`Example` workloads) or a gzip TFRecord (level 6) |
 //!
 //! Where a one-thread and a two-thread variant are both asked for (`st` and `mt2`, `spec` and
 //! `spec_mt2`), their repetitions alternate, so that their ratio is taken at the same moments

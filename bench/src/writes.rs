@@ -199,12 +199,9 @@ fn convert_file(
     let (mut rec, mut out) = (Vec::new(), Vec::new());
     while r.read_into(&mut rec).map_err(|e| e.to_string())? {
         if ofrecord {
-            let e = tensorflow::Example::decode(&rec[..])
-                .map_err(|e| format!("{}: record {}: {e}", src.display(), w.records_written()))?;
             out.clear();
-            convert::example_to_ofrecord(&e)
-                .encode(&mut out)
-                .map_err(|e| e.to_string())?;
+            convert::example_to_ofrecord_bytes(&rec, &mut out)
+                .map_err(|e| format!("{}: record {}: {e}", src.display(), w.records_written()))?;
             w.write(&out)
         } else {
             w.write(&rec)
@@ -247,7 +244,7 @@ pub(crate) fn converts(c: &Ctx<'_>) -> Result<(), String> {
         let note = format!(
             "not a protocol op: as `tfrecord convert`, RecordReader::read_into + {} + RecordWriter{}; page cache, no fsync",
             if ofrecord {
-                "prost Example decode, convert::example_to_ofrecord, encode, OFRecord framing"
+                "convert::example_to_ofrecord_bytes (each record rewritten on the wire), OFRecord framing"
             } else {
                 "the record's bytes copied into a gzip TFRecord (level 6)"
             },
