@@ -237,7 +237,7 @@ fn suggest(f: &Field) -> String {
     let (attrs, ty) = match Layout::of(&f.kind) {
         Layout::Fixed([]) => (Vec::new(), t.to_string()),
         Layout::Fixed(shape) => (vec![format!("shape = {}", dims(shape))], vec(t)),
-        Layout::Var => (vec!["default".to_string()], vec(t)),
+        Layout::Var => (Vec::new(), vec(t)),
         Layout::Sparse(index, _) => (
             vec![format!(
                 "sparse(index = {}, value = \"{}\")",
@@ -260,10 +260,7 @@ fn suggest(f: &Field) -> String {
             vec!["sequence".to_string(), format!("shape = {}", dims(shape))],
             vec(&vec(t)),
         ),
-        Layout::SequenceVar => (
-            vec!["sequence".to_string(), "default".to_string()],
-            vec(&vec(t)),
-        ),
+        Layout::SequenceVar => (vec!["sequence".to_string()], vec(&vec(t))),
         Layout::Ragged | Layout::Other => (Vec::new(), t.to_string()),
     };
     let ty = if f.presence == Presence::Optional {
@@ -517,11 +514,15 @@ impl Checker<'_> {
             && field_requires(f)
         {
             let span = self.at_field(f);
+            let help = if matches!(Layout::of(&f.kind), Layout::Var | Layout::SequenceVar) {
+                "remove `#[example(required)]`: a `Vec` is empty when absent"
+            } else {
+                "make the field an `Option<_>`, or add `#[example(default)]`"
+            };
             self.cx.error(
                 span,
                 format!(
-                    "the field requires `{}`, but {} lets records lack it: {why}\n\
-                     help: make the field an `Option<_>`, or add `#[example(default)]`",
+                    "the field requires `{}`, but {} lets records lack it: {why}\nhelp: {help}",
                     s.key,
                     self.origin()
                 ),
