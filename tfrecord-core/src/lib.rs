@@ -10,6 +10,8 @@
 //!   `TFRecordOptions` does it.
 //! - **Protobuf types** ([`proto`]): `tensorflow.Example`, `tensorflow.SequenceExample` and
 //!   `oneflow.OFRecord`, generated with prost; decoding accepts every valid protobuf encoding.
+//!   [`proto::bytes_keys`] holds the same messages with their feature keys as bytes, for the
+//!   records TensorFlow writes and reads whose keys are not UTF-8 (which prost refuses).
 //! - **JSON** ([`json`]): the canonical proto3 JSON mapping of those messages, as protobuf's own
 //!   `json_format` writes and reads it.
 //! - **Text** ([`text`]): the protobuf text format, as Python's `print(example)` shows it.
