@@ -1,9 +1,9 @@
-//! `tfrecord convert`: records re-encoded between containers and compressions.
+//! `tfrecord convert`: records re-encoded between containers and compressions. Feature keys
+//! are kept as bytes, so a key that is not UTF-8 (which TensorFlow reads) carries over.
 
 use std::process::ExitCode;
 
-use tfrecord_core::proto::{self, tensorflow};
-use tfrecord_core::{Format, ReaderOptions, convert};
+use tfrecord_core::{Format, ReaderOptions};
 
 use crate::cli::ConvertArgs;
 use crate::error::{CliError, CliResult};
@@ -31,13 +31,11 @@ pub(crate) fn run(args: &ConvertArgs) -> CliResult<ExitCode> {
                 return Ok(Flow::Continue);
             }
             let out = match in_ty.decode(bytes, loc)? {
-                Decoded::Example(e) => proto::encode_ofrecord(&convert::example_to_ofrecord(&e)),
-                Decoded::OfRecord(r) => {
-                    let e: tensorflow::Example =
-                        convert::ofrecord_to_example(&r, args.allow_lossy_double)
-                            .map_err(|e| loc.apply(e))?;
-                    proto::encode_example(&e)
-                }
+                Decoded::Example(e) => e.to_ofrecord().encode(),
+                Decoded::OfRecord(r) => r
+                    .to_example(args.allow_lossy_double)
+                    .map_err(|e| loc.apply(e))?
+                    .encode(),
                 Decoded::SequenceExample(_) => {
                     // Unreachable: `--sequence` with an OFRecord side was refused above.
                     return Err(CliError::Usage(
