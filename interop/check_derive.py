@@ -8,6 +8,12 @@ D2  TensorFlow writes Examples; the derived struct decodes them to the values Te
 D3  Rust writes `#[derive(SequenceExample)]` records; `tf.io.parse_single_sequence_example`
     returns the same context and feature lists.
 D4  TensorFlow writes SequenceExamples; the derived struct decodes them.
+D5  TensorFlow writes Examples that lack the `VarLenFeature` keys `tags` and `ids`;
+    `tf.io.parse_example` reads them as empty lists, and the derived struct's plain `Vec`
+    fields decode them as empty `Vec`s.
+D6  TensorFlow writes SequenceExamples that lack the `VarLenFeature` feature list `tokens`;
+    `tf.io.parse_single_sequence_example` reads it as zero steps, and so does the derived
+    struct's `Vec<Vec<i64>>`.
 
 Floats are compared by their float32 bit patterns. Prints one PASS/FAIL line per check and
 `N passed, M failed`; exits 1 on any failure.
@@ -177,8 +183,8 @@ def tf_parse_sequences(path):
     for raw in tf.data.TFRecordDataset(path):
         ctx, seq = tf.io.parse_single_sequence_example(raw, CONTEXT_SPEC, SEQUENCE_SPEC)
         tok = seq["tokens"]
-        steps = int(seq["scores"].shape[0])
-        rows = [[] for _ in range(max(steps, int(tok.dense_shape[0])))]
+        # dense_shape[0] is the number of steps of the feature list: 0 when it is absent.
+        rows = [[] for _ in range(int(tok.dense_shape[0]))]
         for (r, _), v in zip(tok.indices.numpy().tolist(), tok.values.numpy().tolist()):
             rows[r].append(v)
         out.append({
@@ -188,6 +194,18 @@ def tf_parse_sequences(path):
             "scores_bits": bits(seq["scores"].numpy()),
         })
     return out
+
+
+def drop_keys(rng, msgs, keys, features):
+    """Removes each of `keys` from about half of `msgs` (at least one each, and one that lacks
+    them all); `features(msg)` is the map the keys live in. Returns how many keys were dropped."""
+    dropped = 0
+    for i, m in enumerate(msgs):
+        for k in keys:
+            if i == 0 or rng.random() < 0.5:
+                del features(m)[k]
+                dropped += 1
+    return dropped
 
 
 def write(path, msgs, compression=""):
@@ -245,6 +263,34 @@ def main():
         compare(run(binary, "read-sequence", path), want, "derived decode of TF-written SequenceExamples")
 
     check("D4 TF-written SequenceExamples decode into the derived struct exactly", d4)
+
+    def d5():
+        rng = random.Random(args.seed + 2)
+        msgs, _ = tf_examples(rng, 60)
+        if drop_keys(rng, msgs, ["tags", "ids"], lambda m: m.features.feature) == 0:
+            raise Fail("no record lacks a VarLen key")
+        path = os.path.join(tmp, "d5.tfrecord")
+        write(path, msgs)
+        want = tf_parse_examples(path, "")
+        if not any(w["tags"] == [] and w["ids"] == [] for w in want):
+            raise Fail("tf.io.parse_example read no record with both VarLen features empty")
+        compare(run(binary, "read-example", path), want, "derived decode of Examples lacking VarLen keys")
+
+    check("D5 Examples lacking VarLenFeature keys: empty in tf.io.parse_example and in the derived Vec fields", d5)
+
+    def d6():
+        rng = random.Random(args.seed + 3)
+        msgs, _ = tf_sequences(rng, 40)
+        if drop_keys(rng, msgs, ["tokens"], lambda m: m.feature_lists.feature_list) == 0:
+            raise Fail("no record lacks the VarLen feature list")
+        path = os.path.join(tmp, "d6.tfrecord")
+        write(path, msgs)
+        want = tf_parse_sequences(path)
+        if not any(w["tokens"] == [] and w["scores_bits"] for w in want):
+            raise Fail("no record lacks `tokens` while it has steps of `scores`")
+        compare(run(binary, "read-sequence", path), want, "derived decode of SequenceExamples lacking a VarLen list")
+
+    check("D6 SequenceExamples lacking a VarLenFeature list: zero steps in TensorFlow and in the derived Vec<Vec<i64>>", d6)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

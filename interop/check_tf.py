@@ -8,7 +8,8 @@ last line is `N passed, M failed` and the exit status is 1 if anything failed.
 A. TensorFlow writes Examples and SequenceExamples (no compression, GZIP, ZLIB, and a gzip file
    without an extension); `tfrecord cat --json` must print what `json_format.MessageToJson`
    prints for the records TensorFlow reads back, `count` must count them, `verify` must pass
-   (and must fail on damaged copies).
+   (and must fail on damaged copies). Examples with feature keys that are not UTF-8 (which
+   TensorFlow writes and reads) print as protobuf's text format prints them.
 B. `tfrecord from-json` and `tfrecord convert` write; TensorFlow reads back the same messages,
    both through protobuf and through its own C++ Example parsers (tf.io.parse_single_example,
    tf.io.parse_single_sequence_example), which are stricter about the encoding.
@@ -51,6 +52,7 @@ from google.protobuf import (
     descriptor_pool,
     json_format,
     message_factory,
+    text_encoding,
     text_format,
 )
 from tensorflow.core.example import example_pb2, feature_pb2
@@ -592,6 +594,37 @@ def to_json_line(msg, ensure_ascii=False) -> str:
     return json_format.MessageToJson(msg, indent=None, ensure_ascii=ensure_ascii)
 
 
+def bytes_key_example_class():
+    """A mirror of tensorflow.Example whose map entries have a `bytes` key: the wire format of
+    `map<string, Feature>`, written without the UTF-8 check that makes protobuf's Example class
+    refuse a key that is not UTF-8 (which TensorFlow's writers and C++ parsers accept). A map
+    prints in the text format as its entries, so the mirror with its entries in key order prints
+    as the record does."""
+    pool = descriptor_pool.DescriptorPool()
+    pool.AddSerializedFile(feature_pb2.DESCRIPTOR.serialized_pb)
+    fd = descriptor_pb2.FileDescriptorProto(
+        name="bytes_keys.proto", package="bytes_keys", syntax="proto3", dependency=[feature_pb2.DESCRIPTOR.name]
+    )
+    F = descriptor_pb2.FieldDescriptorProto
+    entry = fd.message_type.add(name="Entry")
+    entry.field.add(name="key", number=1, label=F.LABEL_OPTIONAL, type=F.TYPE_BYTES)
+    entry.field.add(name="value", number=2, label=F.LABEL_OPTIONAL, type=F.TYPE_MESSAGE, type_name=".tensorflow.Feature")
+    features = fd.message_type.add(name="Features")
+    features.field.add(name="feature", number=1, label=F.LABEL_REPEATED, type=F.TYPE_MESSAGE, type_name=".bytes_keys.Entry")
+    example = fd.message_type.add(name="Example")
+    example.field.add(name="features", number=1, label=F.LABEL_OPTIONAL, type=F.TYPE_MESSAGE, type_name=".bytes_keys.Features")
+    pool.Add(fd)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("bytes_keys.Example"))
+
+
+def is_utf8(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 # --------------------------------------------------------------------------------------------
 # TensorFlow and CLI I/O
 # --------------------------------------------------------------------------------------------
@@ -983,6 +1016,69 @@ def run_all(R, cli, tmp, seed):
         compare_json_lines(cli, ["cat", "--json", path], back)
 
     R.check("A cat --json a_subnormal.tfrecord spells float32 subnormals as MessageToJson does (1.4013e-45)", subnormal_check)
+
+    def non_utf8_keys_check():
+        rng = random.Random(seed + 7)
+        mirror_cls = bytes_key_example_class()
+        mirrors = []
+        for i in range(40):
+            keys = {b"ok", bytes([rng.randrange(0x80, 0x100)])}
+            while len(keys) < 2 + rng.randrange(6):
+                keys.add(rng.randbytes(rng.randrange(1, 6)))
+            m = mirror_cls()
+            m.features.SetInParent()
+            for key in sorted(keys):
+                f = Feature()
+                if key == b"ok":
+                    f.int64_list.value.append(i)
+                else:
+                    rand_feature(rng, f)
+                m.features.feature.add(key=key).value.MergeFromString(f.SerializeToString())
+            mirrors.append(m)
+        path = P("a_keys.tfrecord")
+        tf_write(path, mirrors, "")
+        raws = tf_read(path, "")
+        ok = tf.io.parse_example(raws, {"ok": tf.io.FixedLenFeature([], tf.int64)})["ok"].numpy().tolist()
+        if ok != list(range(len(mirrors))):
+            raise Fail(f"(control) tf.io.parse_example read `ok` as {short(ok)}")
+        try:
+            Example.FromString(raws[0])
+            refused = False
+        except Exception:  # noqa: BLE001 - the DecodeError class differs between runtimes
+            refused = True
+        if not refused:
+            raise Fail("(control) protobuf's Example class read a key that is not UTF-8")
+        text = cli.run(["cat", path]).stdout.decode("utf-8")
+        want = "".join(text_format.MessageToString(m) + "\n" for m in mirrors)
+        if text != want:
+            for i, (g, w) in enumerate(zip(text.splitlines(), want.splitlines())):
+                if g != w:
+                    raise Fail(f"`tfrecord cat a_keys.tfrecord` line {i + 1}: {short(g)}, text_format: {short(w)}")
+            raise Fail(f"`tfrecord cat a_keys.tfrecord` printed {len(text)} characters, text_format {len(want)}")
+
+        def key_json(k):
+            return k.decode("utf-8") if is_utf8(k) else text_encoding.CEscape(k, as_utf8=False)
+
+        p = cli.run(["cat", "--json", path])
+        got = [loads_strict(line) for line in p.stdout.decode("utf-8").splitlines()]
+        want_json = [
+            {"features": {"feature": {key_json(e.key): json_format.MessageToDict(e.value) for e in m.features.feature}}}
+            for m in mirrors
+        ]
+        diffs = [f"record {i}: {d}" for i, (g, w) in enumerate(zip(got, want_json)) for d in json_diffs(g, w)]
+        if len(got) != len(want_json) or diffs:
+            raise Fail(f"`tfrecord cat --json a_keys.tfrecord`: {len(got)} lines; {short(diffs[:4])}")
+        warnings = p.stderr.decode("utf-8").splitlines()
+        if len(warnings) != 1 or "is not UTF-8" not in warnings[0]:
+            raise Fail(f"`tfrecord cat --json a_keys.tfrecord` warned {short(warnings)}, want one line")
+        cli.run(["verify", "--decode", path])
+        spec = cli.run(["infer", path]).stdout.decode("utf-8")
+        for key in {e.key for m in mirrors for e in m.features.feature if not is_utf8(e.key)}:
+            note = f'# Left out: "{text_encoding.CEscape(key, as_utf8=False)}" (escaped as in the text format)'
+            if note not in spec:
+                raise Fail(f"`tfrecord infer a_keys.tfrecord` has no note `{note}`")
+
+    R.check("A TF-written Examples with random non-UTF-8 keys: cat = text_format (keys CEscape'd), cat --json, verify --decode, infer", non_utf8_keys_check)
 
     # ---------------- B. tfrecord writes, TensorFlow reads ----------------
     b_examples = gen_examples(random.Random(seed + 2))

@@ -11,7 +11,7 @@
 //!   generic prost types, with the model, test types and checks in `support`:
 //!   `derive_round_trips` (every row of the type mapping, in every container and encoding),
 //!   `derive_values` (hand-picked values and their errors), `derive_keys` (keys, absence,
-//!   defaults), `derive_wire` (wire-level differences), `derive_sequence`, `derive_sparse`,
+//!   defaults), `derive_absent` (absent variable-length lists and `required`), `derive_wire` (wire-level differences), `derive_sequence`, `derive_sparse`,
 //!   `derive_files` (the typed `Writer` and `Reader`) and `derive_decoders` (damaged input,
 //!   the one-pass decode).
 //! - `hygiene`: generated code compiles with the prelude shadowed and lints denied.
@@ -31,6 +31,8 @@ mod support;
 mod bad_input;
 #[path = "e2e/conformance.rs"]
 mod conformance;
+#[path = "e2e/derive_absent.rs"]
+mod derive_absent;
 #[path = "e2e/derive_decoders.rs"]
 mod derive_decoders;
 #[path = "e2e/derive_files.rs"]

@@ -205,7 +205,9 @@ pub(crate) struct CatArgs {
     /// Record files, directories of `part-*` files, or `-` for standard input.
     #[arg(value_name = "FILE", default_value = "-")]
     pub(crate) files: Vec<PathBuf>,
-    /// Print one JSON line per record (canonical proto3 JSON) instead of text format.
+    /// Print one JSON line per record (canonical proto3 JSON) instead of text format. A
+    /// feature key that is not UTF-8 is written escaped as in the text format (`\377`), with a
+    /// warning: JSON cannot carry its bytes.
     #[arg(long)]
     pub(crate) json: bool,
     /// Decode records as `tensorflow.SequenceExample` instead of `tensorflow.Example`.

@@ -4,10 +4,9 @@ use std::fs::File;
 use std::io::{self, StdinLock};
 use std::path::{Path, PathBuf};
 
-use tfrecord_core::proto::{self, oneflow, tensorflow};
+use tfrecord_core::proto::{self, bytes_keys};
 use tfrecord_core::{
-    Chunk, Compression, Error, Format, Message, ReaderOptions, RecordReader, expand_path,
-    for_each_chunk,
+    Chunk, Compression, Error, Format, ReaderOptions, RecordReader, expand_path, for_each_chunk,
 };
 
 use crate::cli::ReadOpts;
@@ -291,7 +290,8 @@ impl RecordType {
         }
     }
 
-    /// Decodes a payload.
+    /// Decodes a payload. Feature keys are bytes, as TensorFlow reads them: a key that is
+    /// not UTF-8 does not make the record invalid.
     ///
     /// # Errors
     /// A payload that is not a valid message of this type; the error names the file, byte
@@ -299,13 +299,13 @@ impl RecordType {
     pub(crate) fn decode(self, bytes: &[u8], loc: &Location<'_>) -> Result<Decoded, Error> {
         self.decode_check(bytes, loc)?;
         let res = match self {
-            RecordType::Example => tensorflow::Example::decode(bytes).map(Decoded::Example),
+            RecordType::Example => bytes_keys::Example::decode(bytes).map(Decoded::Example),
             RecordType::SequenceExample => {
-                tensorflow::SequenceExample::decode(bytes).map(Decoded::SequenceExample)
+                bytes_keys::SequenceExample::decode(bytes).map(Decoded::SequenceExample)
             }
-            RecordType::OfRecord => oneflow::OfRecord::decode(bytes).map(Decoded::OfRecord),
+            RecordType::OfRecord => bytes_keys::OfRecord::decode(bytes).map(Decoded::OfRecord),
         };
-        res.map_err(|e| loc.apply(Error::decode(self.message_name(), e)))
+        res.map_err(|e| loc.apply(e))
     }
 }
 
@@ -324,36 +324,47 @@ impl RecordType {
     }
 }
 
-/// A decoded record.
+/// A decoded record, its feature keys as bytes.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Decoded {
     /// A `tensorflow.Example`.
-    Example(tensorflow::Example),
+    Example(bytes_keys::Example),
     /// A `tensorflow.SequenceExample`.
-    SequenceExample(tensorflow::SequenceExample),
+    SequenceExample(bytes_keys::SequenceExample),
     /// A `oneflow.OFRecord`.
-    OfRecord(oneflow::OfRecord),
+    OfRecord(bytes_keys::OfRecord),
 }
 
 impl Decoded {
     /// The protobuf text format, as Python's `print(message)` shows it (without the newline
-    /// `print` adds).
+    /// `print` adds); a key that is not UTF-8 is escaped as the text format escapes bytes.
     pub(crate) fn to_text(&self) -> String {
-        use tfrecord_core::text;
         match self {
-            Decoded::Example(e) => text::example_to_text(e),
-            Decoded::SequenceExample(e) => text::sequence_example_to_text(e),
-            Decoded::OfRecord(r) => text::ofrecord_to_text(r),
+            Decoded::Example(e) => e.to_text(),
+            Decoded::SequenceExample(e) => e.to_text(),
+            Decoded::OfRecord(r) => r.to_text(),
         }
     }
 
-    /// The canonical proto3 JSON mapping.
-    pub(crate) fn to_json(&self) -> serde_json::Value {
-        use tfrecord_core::json;
+    /// The canonical proto3 JSON mapping, a key that is not UTF-8 in its text format escape.
+    ///
+    /// # Errors
+    /// A key that is not UTF-8 whose escaped form is also a key of the same map.
+    pub(crate) fn to_json(&self) -> Result<serde_json::Value, Error> {
         match self {
-            Decoded::Example(e) => json::example_to_json(e),
-            Decoded::SequenceExample(e) => json::sequence_example_to_json(e),
-            Decoded::OfRecord(r) => json::ofrecord_to_json(r),
+            Decoded::Example(e) => e.to_json(),
+            Decoded::SequenceExample(e) => e.to_json(),
+            Decoded::OfRecord(r) => r.to_json(),
+        }
+    }
+
+    /// The first feature key (context features before feature lists) that is not UTF-8.
+    pub(crate) fn non_utf8_key(&self) -> Option<&[u8]> {
+        let not_utf8 = |k: &&[u8]| std::str::from_utf8(k).is_err();
+        match self {
+            Decoded::Example(e) => e.keys().find(not_utf8),
+            Decoded::SequenceExample(e) => e.keys().find(not_utf8),
+            Decoded::OfRecord(r) => r.keys().find(not_utf8),
         }
     }
 }

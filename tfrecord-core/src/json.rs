@@ -77,54 +77,85 @@ pub fn tf_feature_to_json(f: &tensorflow::Feature) -> Value {
     }
 }
 
-fn tf_features_to_json(f: &tensorflow::Features) -> Value {
+/// A map as a JSON object, values by `f`. A key that is not UTF-8 is written in its escaped
+/// form in the text format ([`c_escape`](crate::text::c_escape): `\377` for a byte that is not
+/// UTF-8): the proto3 JSON mapping has no way to carry it, and `json_format.Parse` (as
+/// [`example_from_json`]) reads the escaped form back as those characters, not the bytes.
+fn map_json<K: AsRef<[u8]>, V>(map: &BTreeMap<K, V>, f: impl Fn(&V) -> Value) -> Value {
+    Value::Object(
+        map.iter()
+            .map(|(k, v)| (crate::text::shown_key(k.as_ref()), f(v)))
+            .collect(),
+    )
+}
+
+fn tf_features_to_json<K: AsRef<[u8]>>(f: &BTreeMap<K, tensorflow::Feature>) -> Value {
     let mut m = Map::new();
-    if !f.feature.is_empty() {
-        let map = f
-            .feature
-            .iter()
-            .map(|(k, v)| (k.clone(), tf_feature_to_json(v)))
-            .collect();
-        m.insert("feature".into(), Value::Object(map));
+    if !f.is_empty() {
+        m.insert("feature".into(), map_json(f, tf_feature_to_json));
+    }
+    Value::Object(m)
+}
+
+/// The JSON form of a `tensorflow.Example` with these features (`None`: no `features` field).
+pub(crate) fn example_json<K: AsRef<[u8]>>(
+    features: Option<&BTreeMap<K, tensorflow::Feature>>,
+) -> Value {
+    let mut m = Map::new();
+    if let Some(f) = features {
+        m.insert("features".into(), tf_features_to_json(f));
+    }
+    Value::Object(m)
+}
+
+/// The JSON form of a `tensorflow.SequenceExample` with this context and these feature lists
+/// (`None`: the field is not set).
+pub(crate) fn sequence_example_json<K: AsRef<[u8]>, L: AsRef<[u8]>>(
+    context: Option<&BTreeMap<K, tensorflow::Feature>>,
+    lists: Option<&BTreeMap<L, tensorflow::FeatureList>>,
+) -> Value {
+    let mut m = Map::new();
+    if let Some(c) = context {
+        m.insert("context".into(), tf_features_to_json(c));
+    }
+    if let Some(fl) = lists {
+        let mut inner = Map::new();
+        if !fl.is_empty() {
+            let map = map_json(fl, |list| {
+                let mut lm = Map::new();
+                if !list.feature.is_empty() {
+                    let items = list.feature.iter().map(tf_feature_to_json).collect();
+                    lm.insert("feature".into(), Value::Array(items));
+                }
+                Value::Object(lm)
+            });
+            inner.insert("featureList".into(), map);
+        }
+        m.insert("featureLists".into(), Value::Object(inner));
+    }
+    Value::Object(m)
+}
+
+/// The JSON form of a `oneflow.OFRecord` with these features.
+pub(crate) fn ofrecord_json<K: AsRef<[u8]>>(feature: &BTreeMap<K, oneflow::Feature>) -> Value {
+    let mut m = Map::new();
+    if !feature.is_empty() {
+        m.insert("feature".into(), map_json(feature, of_feature_to_json));
     }
     Value::Object(m)
 }
 
 /// The JSON form of a `tensorflow.Example`.
 pub fn example_to_json(e: &tensorflow::Example) -> Value {
-    let mut m = Map::new();
-    if let Some(f) = &e.features {
-        m.insert("features".into(), tf_features_to_json(f));
-    }
-    Value::Object(m)
+    example_json(e.features.as_ref().map(|f| &f.feature))
 }
 
 /// The JSON form of a `tensorflow.SequenceExample`.
 pub fn sequence_example_to_json(e: &tensorflow::SequenceExample) -> Value {
-    let mut m = Map::new();
-    if let Some(c) = &e.context {
-        m.insert("context".into(), tf_features_to_json(c));
-    }
-    if let Some(fl) = &e.feature_lists {
-        let mut inner = Map::new();
-        if !fl.feature_list.is_empty() {
-            let map = fl
-                .feature_list
-                .iter()
-                .map(|(k, list)| {
-                    let mut lm = Map::new();
-                    if !list.feature.is_empty() {
-                        let items = list.feature.iter().map(tf_feature_to_json).collect();
-                        lm.insert("feature".into(), Value::Array(items));
-                    }
-                    (k.clone(), Value::Object(lm))
-                })
-                .collect();
-            inner.insert("featureList".into(), Value::Object(map));
-        }
-        m.insert("featureLists".into(), Value::Object(inner));
-    }
-    Value::Object(m)
+    sequence_example_json(
+        e.context.as_ref().map(|c| &c.feature),
+        e.feature_lists.as_ref().map(|l| &l.feature_list),
+    )
 }
 
 /// The JSON form of one `oneflow.Feature`.
@@ -162,16 +193,7 @@ pub fn of_feature_to_json(f: &oneflow::Feature) -> Value {
 
 /// The JSON form of a `oneflow.OFRecord`.
 pub fn ofrecord_to_json(r: &oneflow::OfRecord) -> Value {
-    let mut m = Map::new();
-    if !r.feature.is_empty() {
-        let map = r
-            .feature
-            .iter()
-            .map(|(k, v)| (k.clone(), of_feature_to_json(v)))
-            .collect();
-        m.insert("feature".into(), Value::Object(map));
-    }
-    Value::Object(m)
+    ofrecord_json(&r.feature)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@
 //!   `TFRecordOptions` does it.
 //! - **Protobuf types** ([`proto`]): `tensorflow.Example`, `tensorflow.SequenceExample` and
 //!   `oneflow.OFRecord`, generated with prost; decoding accepts every valid protobuf encoding.
+//!   [`proto::bytes_keys`] holds the same messages with their feature keys as bytes, for the
+//!   records TensorFlow writes and reads whose keys are not UTF-8 (which prost refuses).
 //! - **JSON** ([`json`]): the canonical proto3 JSON mapping of those messages, as protobuf's own
 //!   `json_format` writes and reads it.
 //! - **Text** ([`text`]): the protobuf text format, as Python's `print(example)` shows it.
@@ -31,10 +33,11 @@
 //! | `f32` | `float_list` of 1 | `float_list` |
 //! | `f64` | a compile error, unless the field has `#[example(lossy)]` (stored as the nearest `f32`) | `double_list` |
 //! | `String` (UTF-8 checked on decode), `Vec<u8>`, `bytes::Bytes` | `bytes_list` of 1 | `bytes_list` |
-//! | `Vec<T>` of a value above (`Vec<String>`, `Vec<Vec<u8>>`, ...; not `Vec<u8>`, which is bytes) | a list of any length (`VarLenFeature`) | same |
+//! | `Vec<T>` of a value above (`Vec<String>`, `Vec<Vec<u8>>`, ...; not `Vec<u8>`, which is bytes) | a list of any length (`VarLenFeature`); absent is an empty `Vec`, as `tf.io.parse_example` reads it (with `#[example(required)]`: an error) | same |
 //! | `[T; N]` | exactly N values (count checked) | same |
 //! | `Vec<T>` with `#[example(shape = [a, b])]` | exactly a*b values, row-major (`FixedLenFeature` with a shape) | same |
-//! | `Option<T>` | absent is `None`; `None` is not written | same |
+//! | `Vec<T>` with `#[example(shape = [-1, a])]` | any number of rows of a values, flat and row-major; absent is empty (`FixedLenSequenceFeature([a], allow_missing=True)` in `parse_example`, tensorflow-io's `FixedLenFeature([None, a])`) | same |
+//! | `Option<T>` | absent is `None`; `None` is not written (`Option<Vec<T>>` tells an absent list from an empty one) | same |
 //! | with `#[example(default = 5)]` or `#[example(default)]` | absent takes the literal (`FixedLenFeature`'s `default_value`) or `Default::default()` | same |
 //! | [`Sparse<T>`](Sparse) with `#[example(sparse(index = "idx", value = "val", size = [N]))]` | an `int64_list` of indices per index key and a list of values (`tf.io.SparseFeature`); indices checked against `size` | same |
 //! | a unit-only `enum` deriving `Example` | `bytes_list` of the variant name, or `int64_list` of the discriminant with `#[example(repr = "int64")]` | same |
@@ -45,7 +48,14 @@
 //! list with one feature per step, each step of type `S` as above (`Vec<i64>` for one value
 //! per step, `Vec<Vec<i64>>` for a list per step); [`Ragged<T>`](Ragged) holds a list per step
 //! flat, as `tf.RaggedTensor` does (the same wire bytes as `Vec<Vec<T>>`, without one
-//! allocation per step); other fields are context features.
+//! allocation per step); other fields are context features. An absent feature list of lists
+//! (`Vec<Vec<T>>`, `Ragged<T>`: `VarLenFeature` in `sequence_features`) has zero steps, unless
+//! the field is `required`; an absent list of fixed steps (`FixedLenSequenceFeature`) is an
+//! error, unless the field has `default` (`allow_missing`) or is an `Option`.
+//!
+//! Every scalar, `[T; N]` and `Vec<T>` with `shape` is required: absent is an error naming the
+//! key and the field (`bad feature "label": required feature is missing (field
+//! `Mnist::label`)`), unless the field is an `Option` or has a `default`.
 //!
 //! Attributes, all written `#[example(...)]`:
 //!
@@ -61,7 +71,8 @@
 //! | field | `key = "image/encoded"` | the feature key (default: the field name) |
 //! | field | `skip` | not a feature; `Default::default()` on decode |
 //! | field | `default`, `default = literal` | the value of an absent feature |
-//! | field | `shape = [a, b]` | fixed value count for a `Vec` (or documents an array's shape) |
+//! | field | `required` | an absent variable-length list (`Vec<T>`, or a feature list of them) is an error instead of empty |
+//! | field | `shape = [a, b]` | fixed value count for a `Vec` (or documents an array's shape); `[-1, a]`: whole rows of a values, any number of them |
 //! | field | `flatten` | inline a nested derived struct's features under `key/` |
 //! | field | `lossy` | allow an `f64` in `tf.train.Example`, stored as a float |
 //! | field | `sparse(index = "i" or ["i", "j"], value = "v", size = [..], already_sorted)` | a [`Sparse`] field: index keys, value key (default: the field's key) and dense shape |

@@ -3,12 +3,21 @@
 //! key, strings and bytes C-escaped with octal escapes for non-printable and non-ASCII bytes,
 //! floats in Python's shortest `repr`.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::proto::{oneflow, tensorflow};
 
-/// Escapes bytes as Python's `text_encoding.CEscape(.., as_utf8=False)` does.
-pub(crate) fn c_escape(bytes: &[u8]) -> String {
+/// Escapes bytes as protobuf's text format writes a `string` or `bytes` value between its
+/// quotes (Python's `text_encoding.CEscape(.., as_utf8=False)`, C++'s `CEscape`): `\n`, `\r`,
+/// `\t`, `\"`, `\'` and `\\`, printable ASCII as is, and every other byte, including each
+/// byte of a non-ASCII UTF-8 character and bytes that are not UTF-8, as a three-digit octal
+/// escape (`\377`).
+///
+/// ```
+/// assert_eq!(tfrecord_core::text::c_escape(b"a\"\n\xff"), "a\\\"\\n\\377");
+/// ```
+pub fn c_escape(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len());
     for &b in bytes {
         match b {
@@ -25,6 +34,14 @@ pub(crate) fn c_escape(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// A feature key as text: the key itself when it is UTF-8, else its [`c_escape`]d form.
+pub(crate) fn shown_key(key: &[u8]) -> String {
+    match std::str::from_utf8(key) {
+        Ok(s) => s.to_string(),
+        Err(_) => c_escape(key),
+    }
 }
 
 /// Formats a number given as its scientific form (`{:e}` output) the way Python's `repr` does:
@@ -177,49 +194,56 @@ impl Printer {
         }
     }
 
-    fn entry(&mut self, name: &str, key: &str, body: impl FnOnce(&mut Self)) {
+    fn entry(&mut self, name: &str, key: &[u8], body: impl FnOnce(&mut Self)) {
         self.open(name);
-        self.line(&format!("key: \"{}\"", c_escape(key.as_bytes())));
+        self.line(&format!("key: \"{}\"", c_escape(key)));
         self.open("value");
         body(self);
         self.close();
         self.close();
     }
 
-    fn tf_features(&mut self, name: &str, fs: &tensorflow::Features) {
+    fn tf_features<K: AsRef<[u8]>>(&mut self, name: &str, fs: &BTreeMap<K, tensorflow::Feature>) {
         self.open(name);
-        for (k, f) in &fs.feature {
-            self.entry("feature", k, |p| p.tf_feature(f));
+        for (k, f) in fs {
+            self.entry("feature", k.as_ref(), |p| p.tf_feature(f));
         }
         self.close();
     }
 }
 
-/// The text format of a `tensorflow.Example`.
-pub fn example_to_text(e: &tensorflow::Example) -> String {
+/// The text format of a `tensorflow.Example` with these features (`None`: no `features`
+/// field), keys as bytes.
+pub(crate) fn example_text<K: AsRef<[u8]>>(
+    features: Option<&BTreeMap<K, tensorflow::Feature>>,
+) -> String {
     let mut p = Printer {
         out: String::new(),
         depth: 0,
     };
-    if let Some(f) = &e.features {
+    if let Some(f) = features {
         p.tf_features("features", f);
     }
     p.out
 }
 
-/// The text format of a `tensorflow.SequenceExample`.
-pub fn sequence_example_to_text(e: &tensorflow::SequenceExample) -> String {
+/// The text format of a `tensorflow.SequenceExample` with this context and these feature
+/// lists (`None`: the field is not set), keys as bytes.
+pub(crate) fn sequence_example_text<K: AsRef<[u8]>, L: AsRef<[u8]>>(
+    context: Option<&BTreeMap<K, tensorflow::Feature>>,
+    lists: Option<&BTreeMap<L, tensorflow::FeatureList>>,
+) -> String {
     let mut p = Printer {
         out: String::new(),
         depth: 0,
     };
-    if let Some(c) = &e.context {
+    if let Some(c) = context {
         p.tf_features("context", c);
     }
-    if let Some(fl) = &e.feature_lists {
+    if let Some(fl) = lists {
         p.open("feature_lists");
-        for (k, list) in &fl.feature_list {
-            p.entry("feature_list", k, |p| {
+        for (k, list) in fl {
+            p.entry("feature_list", k.as_ref(), |p| {
                 for f in &list.feature {
                     p.open("feature");
                     p.tf_feature(f);
@@ -232,16 +256,34 @@ pub fn sequence_example_to_text(e: &tensorflow::SequenceExample) -> String {
     p.out
 }
 
-/// The text format of a `oneflow.OFRecord`.
-pub fn ofrecord_to_text(r: &oneflow::OfRecord) -> String {
+/// The text format of a `oneflow.OFRecord` with these features, keys as bytes.
+pub(crate) fn ofrecord_text<K: AsRef<[u8]>>(feature: &BTreeMap<K, oneflow::Feature>) -> String {
     let mut p = Printer {
         out: String::new(),
         depth: 0,
     };
-    for (k, f) in &r.feature {
-        p.entry("feature", k, |p| p.of_feature(f));
+    for (k, f) in feature {
+        p.entry("feature", k.as_ref(), |p| p.of_feature(f));
     }
     p.out
+}
+
+/// The text format of a `tensorflow.Example`.
+pub fn example_to_text(e: &tensorflow::Example) -> String {
+    example_text(e.features.as_ref().map(|f| &f.feature))
+}
+
+/// The text format of a `tensorflow.SequenceExample`.
+pub fn sequence_example_to_text(e: &tensorflow::SequenceExample) -> String {
+    sequence_example_text(
+        e.context.as_ref().map(|c| &c.feature),
+        e.feature_lists.as_ref().map(|l| &l.feature_list),
+    )
+}
+
+/// The text format of a `oneflow.OFRecord`.
+pub fn ofrecord_to_text(r: &oneflow::OfRecord) -> String {
+    ofrecord_text(&r.feature)
 }
 
 #[cfg(test)]

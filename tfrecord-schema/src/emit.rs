@@ -10,7 +10,7 @@
 //! | `int64`, `int32`, `bool`, `float`, `double`, `bytes`, `string` | `i64`, `i32`, `bool`, `f32`, `f64`, `Vec<u8>`, `String` (`T` below) |
 //! | `fixed`, `shape = []` | `T` (`Option<T>` with `optional`; `default` as `#[example(default = ..)]`) |
 //! | `fixed`, `shape = [a, b, ..]` | `Vec<T>` with `#[example(shape = [a, b, ..])]` (row-major; the count is checked on decode) |
-//! | `var` | `Vec<T>` with `#[example(default)]` (absent is empty, as `VarLenFeature` reads it) |
+//! | `var` | `Vec<T>` with `#[example(default)]` (absent is empty, as `VarLenFeature` reads it, and as the derive reads a plain `Vec<T>`) |
 //! | `sparse` | `Sparse<T>` with `#[example(sparse(index = .., value = .., size = ..))]` |
 //! | `sequence` (feature list) | `Vec<T>`, or `Vec<Vec<T>>` with `shape`; `#[example(sequence)]`, plus `default` with `allow_missing` |
 //! | `var` in a `sequence` table | `Vec<Vec<T>>` with `#[example(sequence, default)]` |
@@ -311,6 +311,9 @@ fn emit_field(
         FeatureKind::Var { .. } => {
             attrs.push(key);
             attrs.extend(default_literal(errors));
+            if f.presence == Presence::Required {
+                attrs.push("required".to_string());
+            }
             vec_of(&t)
         }
         FeatureKind::Sparse {
@@ -394,8 +397,10 @@ fn emit_field(
                     return None;
                 }
             };
-            if matches!(f.presence, Presence::TypeDefault) {
-                attrs.push("default".to_string());
+            match (&f.presence, &**step) {
+                (Presence::TypeDefault, _) => attrs.push("default".to_string()),
+                (Presence::Required, FeatureKind::Var { .. }) => attrs.push("required".to_string()),
+                _ => {}
             }
             vec_of(&step_ty)
         }

@@ -326,16 +326,22 @@ impl FeatureKind {
 }
 
 /// What happens when a feature is absent.
+///
+/// A variable-length list ([`FeatureKind::Var`], and a feature list of such steps) is
+/// [`TypeDefault`](Presence::TypeDefault) unless said otherwise, as TensorFlow's
+/// `VarLenFeature` reads an absent key as no values: a spec's `var` feature, and a derive's
+/// `Vec<T>` without `#[example(required)]`.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub enum Presence {
-    /// Absent is an error.
+    /// Absent is an error (for a variable-length list: the derive's `#[example(required)]`).
     #[default]
     Required,
     /// Absent is `None`.
     Optional,
     /// Absent takes this value.
     Default(Literal),
-    /// Absent takes the type's `Default` value.
+    /// Absent takes the type's `Default` value: no values for a variable-length list, zero
+    /// steps for a feature list.
     TypeDefault,
 }
 

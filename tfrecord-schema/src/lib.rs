@@ -113,8 +113,7 @@
 //!     image: Vec<u8>,
 //!     #[example(default = 0)]
 //!     label: i64,
-//!     #[example(default)]
-//!     tags: Vec<String>,
+//!     tags: Vec<String>, // `var`: empty when absent, as the spec's `var` feature
 //!     // error: missing feature `boxes` (`float`, `sparse`, size [100]) of record `Mnist` ...
 //! }
 //! ```

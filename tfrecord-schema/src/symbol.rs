@@ -15,7 +15,7 @@ pub const CONTAINER: &[&str] = &[
 
 /// Attributes on a field: `#[example(...)]`.
 pub const FIELD: &[&str] = &[
-    "key", "skip", "default", "shape", "flatten", "lossy", "sequence", "sparse",
+    "key", "skip", "default", "required", "shape", "flatten", "lossy", "sequence", "sparse",
 ];
 
 /// Arguments of a field's `sparse(...)` attribute.

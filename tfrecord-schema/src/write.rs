@@ -19,8 +19,8 @@ impl Schema {
     /// The spec text of the schema, as a `[records.NAME]` table per record.
     ///
     /// What a spec cannot express is left out: `skip` and `flatten` fields (derive-only), and
-    /// the layout of a derive's feature list of fixed steps is written as a `sequence`
-    /// feature.
+    /// `required` on a variable-length list (a spec's `var` feature is empty when absent); the
+    /// layout of a derive's feature list of fixed steps is written as a `sequence` feature.
     ///
     /// # Examples
     /// ```

@@ -8,6 +8,7 @@ struct Mnist {
     label: i64,
     #[example(shape = [28, 28])]
     pixels: Vec<f32>,
+    #[example(required)]
     tags: Vec<String>,
 }
 

@@ -3,16 +3,44 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+use tfrecord_core::text::c_escape;
+
 use crate::cli::CatArgs;
 use crate::error::{CliError, CliResult};
-use crate::input::{Flow, RecordType, for_each_record, reader_options, resolve_all};
+use crate::input::{
+    Decoded, Flow, Location, RecordType, for_each_record, reader_options, resolve_all,
+};
 use crate::stdout::with_stdout;
+
+/// Says on standard error, the first time a JSON record holds a feature key that is not UTF-8,
+/// how that key is written: the proto3 JSON mapping has no way to carry it.
+fn warn_key_once(warned: &mut bool, record: &Decoded, loc: &Location<'_>) {
+    if *warned {
+        return;
+    }
+    let Some(key) = record.non_utf8_key() else {
+        return;
+    };
+    *warned = true;
+    let shown = c_escape(key);
+    let _ = writeln!(
+        io::stderr().lock(),
+        "tfrecord: warning: {} at byte {} (record {}): feature key \"{shown}\" is not UTF-8, \
+         which JSON cannot carry; it is written escaped as in the text format (`{shown}`), and \
+         `from-json` would read that back as those characters, not the original bytes (said \
+         once, for the first such key)",
+        loc.path.display(),
+        loc.offset,
+        loc.record,
+    );
+}
 
 /// `tfrecord cat`.
 pub(crate) fn run(args: &CatArgs) -> CliResult<ExitCode> {
     let ty = RecordType::for_format(args.read.input_format.into(), args.sequence)?;
     let sources = resolve_all(&args.files)?;
     let mut left = args.limit.unwrap_or(u64::MAX);
+    let mut warned = false;
     with_stdout(|out| {
         for source in &sources {
             if left == 0 {
@@ -22,7 +50,9 @@ pub(crate) fn run(args: &CatArgs) -> CliResult<ExitCode> {
             for_each_record(source, opts, |bytes, loc| {
                 let record = ty.decode(bytes, loc)?;
                 if args.json {
-                    let line = serde_json::to_string(&record.to_json())
+                    let json = record.to_json().map_err(|e| loc.apply(e))?;
+                    warn_key_once(&mut warned, &record, loc);
+                    let line = serde_json::to_string(&json)
                         .map_err(|e| CliError::Output(io::Error::other(e)))?;
                     writeln!(out, "{line}")?;
                 } else {

@@ -2,11 +2,13 @@
 //! `tfrecord_schema::infer`; this module decodes records with the generic protobuf types and
 //! reports what each feature holds.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
 use tfrecord_core::proto::{oneflow, tensorflow};
+use tfrecord_core::text::c_escape;
 use tfrecord_schema::infer::{Inferrer, ListType, Observed};
 use tfrecord_schema::ir::{Dialect, RecordKind, Schema};
 use tfrecord_schema::symbol;
@@ -74,6 +76,16 @@ fn default_name(first: Option<&Path>) -> String {
     }
 }
 
+/// A feature key as a spec key: the key when it is UTF-8; else `None`, the key noted in
+/// `skipped` (a spec key is text, so no spec can name it).
+fn spec_key<'a>(key: &'a [u8], skipped: &mut BTreeSet<Vec<u8>>) -> Option<&'a str> {
+    let text = std::str::from_utf8(key).ok();
+    if text.is_none() {
+        skipped.insert(key.to_vec());
+    }
+    text
+}
+
 /// A key or file name in a comment: as Rust would quote it, so no control character or line
 /// break gets through.
 fn quoted(s: &str) -> String {
@@ -101,31 +113,46 @@ pub(crate) fn run(args: &InferArgs) -> CliResult<ExitCode> {
     };
     let mut inferrer = Inferrer::new(kind).dialect(dialect);
     let mut left = args.limit.unwrap_or(u64::MAX);
+    let mut not_utf8: BTreeSet<Vec<u8>> = BTreeSet::new();
     for source in &sources {
         if left == 0 {
             break;
         }
         let opts = reader_options(&args.read, source, !args.no_verify_data_crc);
         for_each_record(source, opts, |bytes, loc| {
+            let skip = &mut not_utf8;
             match ty.decode(bytes, loc)? {
                 Decoded::Example(e) => {
                     let features = e.features.unwrap_or_default().feature;
-                    inferrer
-                        .add_example(features.iter().map(|(k, f)| (k.as_str(), tf_observed(f))));
+                    inferrer.add_example(
+                        features
+                            .iter()
+                            .filter_map(|(k, f)| Some((spec_key(k, skip)?, tf_observed(f)))),
+                    );
                 }
                 Decoded::OfRecord(r) => {
-                    inferrer
-                        .add_example(r.feature.iter().map(|(k, f)| (k.as_str(), of_observed(f))));
+                    inferrer.add_example(
+                        r.feature
+                            .iter()
+                            .filter_map(|(k, f)| Some((spec_key(k, skip)?, of_observed(f)))),
+                    );
                 }
                 Decoded::SequenceExample(s) => {
                     let context = s.context.unwrap_or_default().feature;
                     let lists = s.feature_lists.unwrap_or_default().feature_list;
+                    let mut lists_skipped = BTreeSet::new();
                     inferrer.add_sequence_example(
-                        context.iter().map(|(k, f)| (k.as_str(), tf_observed(f))),
-                        lists
+                        context
                             .iter()
-                            .map(|(k, l)| (k.as_str(), l.feature.iter().map(tf_observed))),
+                            .filter_map(|(k, f)| Some((spec_key(k, skip)?, tf_observed(f)))),
+                        lists.iter().filter_map(|(k, l)| {
+                            Some((
+                                spec_key(k, &mut lists_skipped)?,
+                                l.feature.iter().map(tf_observed),
+                            ))
+                        }),
                     );
+                    skip.append(&mut lists_skipped);
                 }
             }
             Ok(Flow::count_down(&mut left))
@@ -151,6 +178,13 @@ pub(crate) fn run(args: &InferArgs) -> CliResult<ExitCode> {
     );
     for (key, why) in &inferred.notes {
         header.push_str(&format!("# Left out: {}: {why}.\n", quoted(key)));
+    }
+    for key in &not_utf8 {
+        header.push_str(&format!(
+            "# Left out: \"{}\" (escaped as in the text format): the key is not UTF-8, and a \
+             spec key is text; types and parsers of this spec skip it.\n",
+            c_escape(key)
+        ));
     }
     let schema = Schema {
         records: vec![inferred.record],

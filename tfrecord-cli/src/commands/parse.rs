@@ -9,8 +9,8 @@ use serde_json::Value;
 use tfrecord_core::parse::{
     ExampleParser, RecordSpec, SequenceExampleParser, Tensors, tensors_to_json,
 };
-use tfrecord_core::proto::{self, oneflow};
-use tfrecord_core::{Error, ErrorKind, Format, Message, convert};
+use tfrecord_core::proto::bytes_keys;
+use tfrecord_core::{Error, ErrorKind, Format};
 use tfrecord_schema::ir::RecordKind;
 
 use crate::cli::ParseArgs;
@@ -164,10 +164,10 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
     })
 }
 
-/// An OFRecord payload as a serialized `tf.train.Example` (int32 lists widened to int64).
+/// An OFRecord payload as a serialized `tf.train.Example` (int32 lists widened to int64; keys
+/// kept as bytes, as the parser reads them).
 fn ofrecord_as_example(bytes: &[u8], loc: &Location<'_>) -> CliResult<Vec<u8>> {
-    let r = oneflow::OfRecord::decode(bytes)
-        .map_err(|e| loc.apply(Error::decode("oneflow.OFRecord", e)))?;
-    let e = convert::ofrecord_to_example(&r, false).map_err(|e| loc.apply(e))?;
-    Ok(proto::encode_example(&e))
+    let r = bytes_keys::OfRecord::decode(bytes).map_err(|e| loc.apply(e))?;
+    let e = r.to_example(false).map_err(|e| loc.apply(e))?;
+    Ok(e.encode())
 }

@@ -31,6 +31,7 @@ pub use dialect::{Dialect, Of, Tf, TfLossy};
 pub use elem::{DecodeElem, EncodeElem, RawValue};
 pub use field::{DecodeField, EncodeField, FieldInfo};
 pub use message::FeatureBytes;
+pub(crate) use record::for_each_entry;
 pub use record::*;
 pub use sparse::{Sparse, put_sparse, sparse, sparse_entries_len};
 pub use steps::{DecodeSteps, EncodeSteps, Ragged};

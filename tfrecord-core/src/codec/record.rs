@@ -83,7 +83,7 @@ fn canonical_entry_long(entry: &[u8]) -> Option<(&[u8], &[u8])> {
 
 /// Calls `f(key, value)` for each entry of a `map<string, _>` field `field` in `msg`.
 #[inline]
-fn for_each_entry<'de>(
+pub(crate) fn for_each_entry<'de>(
     msg: &'de [u8],
     field: u32,
     f: &mut impl FnMut(&'de [u8], FeatureBytes<'de>) -> Result<()>,

@@ -12,33 +12,98 @@ mod wire;
 
 pub use wire::{example_to_ofrecord_bytes, ofrecord_to_example_bytes};
 
+use std::collections::BTreeMap;
+
 use crate::error::{Error, Result};
 use crate::proto::{oneflow, tensorflow};
+
+/// One `tf.train.Example` feature as an OFRecord feature: kind to kind.
+fn tf_to_of(f: &tensorflow::Feature) -> oneflow::Feature {
+    use oneflow::feature::Kind as O;
+    use tensorflow::feature::Kind as T;
+    let kind = f.kind.as_ref().map(|kind| match kind {
+        T::BytesList(l) => O::BytesList(oneflow::BytesList {
+            value: l.value.clone(),
+        }),
+        T::FloatList(l) => O::FloatList(oneflow::FloatList {
+            value: l.value.clone(),
+        }),
+        T::Int64List(l) => O::Int64List(oneflow::Int64List {
+            value: l.value.clone(),
+        }),
+    });
+    oneflow::Feature { kind }
+}
+
+/// One OFRecord feature as a `tf.train.Example` feature; the error (without a key) says why not.
+fn of_to_tf(f: &oneflow::Feature, allow_lossy_double: bool) -> Result<tensorflow::Feature> {
+    use oneflow::feature::Kind as O;
+    use tensorflow::feature::Kind as T;
+    let kind = match &f.kind {
+        None => None,
+        Some(O::BytesList(l)) => Some(T::BytesList(tensorflow::BytesList {
+            value: l.value.clone(),
+        })),
+        Some(O::FloatList(l)) => Some(T::FloatList(tensorflow::FloatList {
+            value: l.value.clone(),
+        })),
+        Some(O::Int64List(l)) => Some(T::Int64List(tensorflow::Int64List {
+            value: l.value.clone(),
+        })),
+        Some(O::Int32List(l)) => Some(T::Int64List(tensorflow::Int64List {
+            value: l.value.iter().map(|&v| i64::from(v)).collect(),
+        })),
+        Some(O::DoubleList(l)) => {
+            if !allow_lossy_double {
+                return Err(Error::feature(
+                    "expected a kind tf.train.Example can hold, found double_list \
+                     (narrowing to float_list loses precision; allow it explicitly)",
+                ));
+            }
+            #[allow(clippy::cast_possible_truncation)]
+            let value = l.value.iter().map(|&v| v as f32).collect();
+            Some(T::FloatList(tensorflow::FloatList { value }))
+        }
+    };
+    Ok(tensorflow::Feature { kind })
+}
+
+/// The features of a `tf.train.Example` as OFRecord features, keys kept.
+pub(crate) fn features_to_of<K: Ord + Clone>(
+    features: &BTreeMap<K, tensorflow::Feature>,
+) -> BTreeMap<K, oneflow::Feature> {
+    features
+        .iter()
+        .map(|(k, f)| (k.clone(), tf_to_of(f)))
+        .collect()
+}
+
+/// The features of an OFRecord as `tf.train.Example` features, keys kept; an error names the
+/// key, as `name` spells it.
+pub(crate) fn features_to_tf<K: Ord + Clone>(
+    features: &BTreeMap<K, oneflow::Feature>,
+    allow_lossy_double: bool,
+    name: impl Fn(&K) -> String,
+) -> Result<BTreeMap<K, tensorflow::Feature>> {
+    features
+        .iter()
+        .map(|(k, f)| match of_to_tf(f, allow_lossy_double) {
+            Ok(f) => Ok((k.clone(), f)),
+            Err(e) => Err(e.with_key(name(k))),
+        })
+        .collect()
+}
 
 /// Converts a `tf.train.Example` to an `OFRecord`. Lossless. A feature with no kind set becomes
 /// an OFRecord feature with no kind set.
 pub fn example_to_ofrecord(e: &tensorflow::Example) -> oneflow::OfRecord {
-    use oneflow::feature::Kind as O;
-    use tensorflow::feature::Kind as T;
-    let mut out = oneflow::OfRecord::default();
-    let Some(features) = &e.features else {
-        return out;
-    };
-    for (k, f) in &features.feature {
-        let kind = f.kind.as_ref().map(|kind| match kind {
-            T::BytesList(l) => O::BytesList(oneflow::BytesList {
-                value: l.value.clone(),
-            }),
-            T::FloatList(l) => O::FloatList(oneflow::FloatList {
-                value: l.value.clone(),
-            }),
-            T::Int64List(l) => O::Int64List(oneflow::Int64List {
-                value: l.value.clone(),
-            }),
-        });
-        out.feature.insert(k.clone(), oneflow::Feature { kind });
+    oneflow::OfRecord {
+        feature: e
+            .features
+            .as_ref()
+            .map(|f| features_to_of(&f.feature))
+            .unwrap_or_default(),
     }
-    out
 }
 
 /// Converts an `OFRecord` to a `tf.train.Example`.
@@ -52,43 +117,9 @@ pub fn ofrecord_to_example(
     r: &oneflow::OfRecord,
     allow_lossy_double: bool,
 ) -> Result<tensorflow::Example> {
-    use oneflow::feature::Kind as O;
-    use tensorflow::feature::Kind as T;
-    let mut features = tensorflow::Features::default();
-    for (k, f) in &r.feature {
-        let kind = match &f.kind {
-            None => None,
-            Some(O::BytesList(l)) => Some(T::BytesList(tensorflow::BytesList {
-                value: l.value.clone(),
-            })),
-            Some(O::FloatList(l)) => Some(T::FloatList(tensorflow::FloatList {
-                value: l.value.clone(),
-            })),
-            Some(O::Int64List(l)) => Some(T::Int64List(tensorflow::Int64List {
-                value: l.value.clone(),
-            })),
-            Some(O::Int32List(l)) => Some(T::Int64List(tensorflow::Int64List {
-                value: l.value.iter().map(|&v| i64::from(v)).collect(),
-            })),
-            Some(O::DoubleList(l)) => {
-                if !allow_lossy_double {
-                    return Err(Error::feature(
-                        "expected a kind tf.train.Example can hold, found double_list \
-                         (narrowing to float_list loses precision; allow it explicitly)",
-                    )
-                    .with_key(k.clone()));
-                }
-                #[allow(clippy::cast_possible_truncation)]
-                let value = l.value.iter().map(|&v| v as f32).collect();
-                Some(T::FloatList(tensorflow::FloatList { value }))
-            }
-        };
-        features
-            .feature
-            .insert(k.clone(), tensorflow::Feature { kind });
-    }
+    let feature = features_to_tf(&r.feature, allow_lossy_double, String::clone)?;
     Ok(tensorflow::Example {
-        features: Some(features),
+        features: Some(tensorflow::Features { feature }),
     })
 }
 

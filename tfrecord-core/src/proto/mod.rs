@@ -21,6 +21,10 @@ pub mod oneflow {
     include!("oneflow.rs");
 }
 
+pub mod bytes_keys;
+
+use std::collections::BTreeMap;
+
 use crate::codec::wire::{Fields, Value, len_field_len, put_len_prefix};
 use prost::Message;
 
@@ -28,63 +32,96 @@ use prost::Message;
 /// always present, as protobuf's C++ and Python runtimes write them. (prost leaves out a key or
 /// value equal to its default, which protobuf allows but TensorFlow's C++ Example parsers
 /// reject.)
-fn put_map<'a, V: Message + 'a>(
+fn put_map<'a, K: AsRef<[u8]> + 'a, V: Message + 'a>(
     buf: &mut Vec<u8>,
     field: u32,
-    entries: impl Iterator<Item = (&'a String, &'a V)>,
+    entries: impl Iterator<Item = (&'a K, &'a V)>,
 ) {
     for (k, v) in entries {
+        let k = k.as_ref();
         let vlen = v.encoded_len();
         put_len_prefix(buf, field, len_field_len(k.len()) + len_field_len(vlen));
         put_len_prefix(buf, 1, k.len());
-        buf.extend_from_slice(k.as_bytes());
+        buf.extend_from_slice(k);
         put_len_prefix(buf, 2, vlen);
         v.encode_raw(buf);
     }
 }
 
-fn map_len<'a, V: Message + 'a>(entries: impl Iterator<Item = (&'a String, &'a V)>) -> usize {
+fn map_len<'a, K: AsRef<[u8]> + 'a, V: Message + 'a>(
+    entries: impl Iterator<Item = (&'a K, &'a V)>,
+) -> usize {
     entries
-        .map(|(k, v)| len_field_len(len_field_len(k.len()) + len_field_len(v.encoded_len())))
+        .map(|(k, v)| {
+            len_field_len(len_field_len(k.as_ref().len()) + len_field_len(v.encoded_len()))
+        })
         .sum()
 }
 
-fn put_features(buf: &mut Vec<u8>, field: u32, f: &tensorflow::Features) {
-    put_len_prefix(buf, field, map_len(f.feature.iter()));
-    put_map(buf, 1, f.feature.iter());
+/// A serialized map message (a `Features`, `FeatureLists` or `OFRecord`): its entries as
+/// field 1, written as [`put_map`] writes them.
+fn put_map_message<K: AsRef<[u8]>, V: Message>(
+    buf: &mut Vec<u8>,
+    field: u32,
+    map: &BTreeMap<K, V>,
+) {
+    put_len_prefix(buf, field, map_len(map.iter()));
+    put_map(buf, 1, map.iter());
+}
+
+/// A serialized `tensorflow.Example` with these features (`None`: no `features` field).
+pub(crate) fn example_bytes<K: AsRef<[u8]>>(
+    features: Option<&BTreeMap<K, tensorflow::Feature>>,
+) -> Vec<u8> {
+    let mut buf = Vec::new();
+    if let Some(f) = features {
+        put_map_message(&mut buf, 1, f);
+    }
+    buf
+}
+
+/// A serialized `tensorflow.SequenceExample` with this context and these feature lists.
+pub(crate) fn sequence_example_bytes<K: AsRef<[u8]>, L: AsRef<[u8]>>(
+    context: Option<&BTreeMap<K, tensorflow::Feature>>,
+    lists: Option<&BTreeMap<L, tensorflow::FeatureList>>,
+) -> Vec<u8> {
+    let mut buf = Vec::new();
+    if let Some(c) = context {
+        put_map_message(&mut buf, 1, c);
+    }
+    if let Some(l) = lists {
+        put_map_message(&mut buf, 2, l);
+    }
+    buf
+}
+
+/// A serialized `oneflow.OFRecord` with these features.
+pub(crate) fn ofrecord_bytes<K: AsRef<[u8]>>(feature: &BTreeMap<K, oneflow::Feature>) -> Vec<u8> {
+    let mut buf = Vec::new();
+    put_map(&mut buf, 1, feature.iter());
+    buf
 }
 
 /// Serializes a `tensorflow.Example` as TensorFlow and protobuf's C++ runtime do: every map
 /// entry carries its key and its value, even when empty. Decoding the result with any protobuf
 /// library gives back `e`.
 pub fn encode_example(e: &tensorflow::Example) -> Vec<u8> {
-    let mut buf = Vec::new();
-    if let Some(f) = &e.features {
-        put_features(&mut buf, 1, f);
-    }
-    buf
+    example_bytes(e.features.as_ref().map(|f| &f.feature))
 }
 
 /// Serializes a `tensorflow.SequenceExample` with every map entry's key and value written (see
 /// [`encode_example`]).
 pub fn encode_sequence_example(e: &tensorflow::SequenceExample) -> Vec<u8> {
-    let mut buf = Vec::new();
-    if let Some(c) = &e.context {
-        put_features(&mut buf, 1, c);
-    }
-    if let Some(l) = &e.feature_lists {
-        put_len_prefix(&mut buf, 2, map_len(l.feature_list.iter()));
-        put_map(&mut buf, 1, l.feature_list.iter());
-    }
-    buf
+    sequence_example_bytes(
+        e.context.as_ref().map(|c| &c.feature),
+        e.feature_lists.as_ref().map(|l| &l.feature_list),
+    )
 }
 
 /// Serializes a `oneflow.OFRecord` with every map entry's key and value written (see
 /// [`encode_example`]).
 pub fn encode_ofrecord(r: &oneflow::OfRecord) -> Vec<u8> {
-    let mut buf = Vec::new();
-    put_map(&mut buf, 1, r.feature.iter());
-    buf
+    ofrecord_bytes(&r.feature)
 }
 
 /// Whether a serialized record holds feature lists: a `tensorflow.SequenceExample` with a

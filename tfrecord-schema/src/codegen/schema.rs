@@ -254,7 +254,7 @@ fn suggest(f: &Field, record: RecordKind) -> String {
     let (attrs, ty) = match Layout::of(&f.kind, record) {
         Layout::Fixed([]) => (Vec::new(), t.to_string()),
         Layout::Fixed(shape) => (vec![format!("shape = {}", dims(shape))], vec(t)),
-        Layout::Var => (vec!["default".to_string()], vec(t)),
+        Layout::Var => (Vec::new(), vec(t)),
         Layout::Sparse(index, _) => (
             vec![format!(
                 "sparse(index = {}, value = \"{}\")",
@@ -287,10 +287,7 @@ fn suggest(f: &Field, record: RecordKind) -> String {
                 vec(t),
             )
         }
-        Layout::SequenceVar => (
-            vec!["sequence".to_string(), "default".to_string()],
-            vec(&vec(t)),
-        ),
+        Layout::SequenceVar => (vec!["sequence".to_string()], vec(&vec(t))),
         Layout::Ragged | Layout::Other => (Vec::new(), t.to_string()),
     };
     let ty = if f.presence == Presence::Optional {
@@ -566,11 +563,18 @@ impl Checker<'_> {
             && field_requires(f)
         {
             let span = self.at_field(f);
+            let help = if matches!(
+                Layout::of(&f.kind, self.spec.kind),
+                Layout::Var | Layout::SequenceVar
+            ) {
+                "remove `#[example(required)]`: a `Vec` is empty when absent"
+            } else {
+                "make the field an `Option<_>`, or add `#[example(default)]`"
+            };
             self.cx.error(
                 span,
                 format!(
-                    "the field requires `{}`, but {} lets records lack it: {why}\n\
-                     help: make the field an `Option<_>`, or add `#[example(default)]`",
+                    "the field requires `{}`, but {} lets records lack it: {why}\nhelp: {help}",
                     s.key,
                     self.origin()
                 ),

@@ -15,6 +15,8 @@ pub(super) struct FieldAttrs {
     pub(super) key: Option<syn::LitStr>,
     pub(super) skip: bool,
     pub(super) default: Option<(Span, Option<Literal>)>,
+    /// `required`: an absent variable-length list is an error instead of empty.
+    pub(super) required: Option<Span>,
     pub(super) shape: Option<(Span, Vec<Option<u64>>)>,
     pub(super) flatten: bool,
     pub(super) lossy: bool,
@@ -190,6 +192,7 @@ pub(super) fn field_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs
         key: None,
         skip: false,
         default: None,
+        required: None,
         shape: None,
         flatten: false,
         lossy: false,
@@ -213,6 +216,8 @@ pub(super) fn field_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs
                 out.lossy = true;
             } else if p.is_ident("sequence") {
                 out.sequence = true;
+            } else if p.is_ident("required") {
+                out.required = Some(p.span());
             } else if p.is_ident("default") {
                 if meta.input.peek(syn::Token![=]) {
                     let e: Expr = meta.value()?.parse()?;

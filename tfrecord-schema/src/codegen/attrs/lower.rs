@@ -8,7 +8,7 @@ use syn::{Expr, Lit, Type};
 
 use super::container::container_attrs;
 use super::ctxt::Ctxt;
-use super::field::field_attrs;
+use super::field::{FieldAttrs, field_attrs};
 use super::types::{
     Container, TypeInfo, classify, first_type_arg, is_u8_array, last_ident, list_elem,
     value_type_name,
@@ -76,6 +76,66 @@ fn default_out_of_range(lit: &Literal, ty_name: &str) -> Option<String> {
             ))
         }
         _ => None,
+    }
+}
+
+/// Whether a feature of this kind is a variable-length list (TensorFlow's `VarLenFeature`,
+/// alone or as the steps of a feature list), which TensorFlow reads as empty when absent.
+fn is_var_len(kind: &FeatureKind) -> bool {
+    match kind {
+        FeatureKind::Var { .. } => true,
+        FeatureKind::Steps { step } => matches!(**step, FeatureKind::Var { .. }),
+        _ => false,
+    }
+}
+
+/// The presence of a field after `required`: a variable-length list is empty when absent, as
+/// TensorFlow's `VarLenFeature` reads it, unless the field opts into an error with
+/// `#[example(required)]`. `required` anywhere else is an error at the attribute.
+fn var_presence(
+    cx: &mut Ctxt,
+    fa: &FieldAttrs,
+    kind: &FeatureKind,
+    presence: Presence,
+) -> Presence {
+    let var_len = is_var_len(kind) && !fa.skip && !fa.flatten && fa.sparse.is_none();
+    let Some(span) = fa.required else {
+        return match presence {
+            Presence::Required if var_len => Presence::TypeDefault,
+            other => other,
+        };
+    };
+    let why = if presence == Presence::Optional {
+        Some("an `Option` field is `None` when absent; it cannot also be `required`")
+    } else if fa.default.is_some() {
+        Some("a `required` field has no value when absent; it cannot also have a `default`")
+    } else if fa.skip {
+        Some("a `skip` field is not a feature; it cannot be `required`")
+    } else if fa.flatten {
+        Some(
+            "`required` applies to one feature; the members of a `flatten` field say for \
+             themselves whether they are required",
+        )
+    } else if fa.sparse.is_some() {
+        Some(
+            "a `sparse` field is empty when its features are absent, as `tf.io.SparseFeature` \
+             reads them; it cannot be `required`",
+        )
+    } else if !var_len {
+        Some(
+            "`required` is for a variable-length list (`Vec<T>`, TensorFlow's \
+             `VarLenFeature`), which is empty when absent; this field is required already: \
+             an absent feature is an error",
+        )
+    } else {
+        None
+    };
+    match why {
+        Some(msg) => {
+            cx.error(span, msg);
+            presence
+        }
+        None => Presence::Required,
     }
 }
 
@@ -355,6 +415,7 @@ pub(crate) fn lower_struct(
                 None => Presence::TypeDefault,
             };
         }
+        presence = var_presence(cx, &fa, &feature_kind, presence);
         if fa.flatten {
             info.dtype = None;
         }

@@ -17,3 +17,6 @@ pub(crate) use ctxt::Ctxt;
 pub(crate) use lower::{Binding, Lowered, Spans, lower_struct};
 pub(crate) use meta::{skip_value, unknown_attr};
 pub(crate) use types::{BytesRepr, Container, classify};
+
+#[cfg(test)]
+mod tests;
