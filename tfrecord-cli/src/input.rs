@@ -346,15 +346,16 @@ impl Decoded {
         }
     }
 
-    /// The canonical proto3 JSON mapping, a key that is not UTF-8 in its text format escape.
+    /// Appends the canonical proto3 JSON mapping to `out`, written in one pass; a key that is
+    /// not UTF-8 in its text format escape.
     ///
     /// # Errors
     /// A key that is not UTF-8 whose escaped form is also a key of the same map.
-    pub(crate) fn to_json(&self) -> Result<serde_json::Value, Error> {
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) -> Result<(), Error> {
         match self {
-            Decoded::Example(e) => e.to_json(),
-            Decoded::SequenceExample(e) => e.to_json(),
-            Decoded::OfRecord(r) => r.to_json(),
+            Decoded::Example(e) => e.write_json(out),
+            Decoded::SequenceExample(e) => e.write_json(out),
+            Decoded::OfRecord(r) => r.write_json(out),
         }
     }
 

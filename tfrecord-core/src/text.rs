@@ -101,9 +101,20 @@ fn python_repr_from_sci(sci: &str) -> String {
 /// decimal with the fewest significant digits, but at least 6, that reads back as the same
 /// `f32`, rounded half to even, as an `f64`. `json_format` and `text_format` both print it.
 pub(crate) fn shortest_float(v: f32) -> f64 {
+    use std::io::Write as _;
     let wide = f64::from(v);
+    // A decimal of up to 9 significant digits and its exponent fit in 32 bytes: formatted on
+    // the stack, as this runs for every float of every record printed.
+    let mut buf = [0u8; 32];
     for precision in 6..=9usize {
-        let s = format!("{:.*e}", precision - 1, wide);
+        let mut cursor = std::io::Cursor::new(&mut buf[..]);
+        if write!(cursor, "{:.*e}", precision - 1, wide).is_err() {
+            break;
+        }
+        let n = usize::try_from(cursor.position()).unwrap_or(0);
+        let Ok(s) = std::str::from_utf8(&buf[..n]) else {
+            break;
+        };
         if let Ok(back) = s.parse::<f32>()
             && back.to_bits() == v.to_bits()
         {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use tfrecord_core::text::c_escape;
 
 use crate::cli::CatArgs;
-use crate::error::{CliError, CliResult};
+use crate::error::CliResult;
 use crate::input::{
     Decoded, Flow, Location, RecordType, for_each_record, reader_options, resolve_all,
 };
@@ -41,6 +41,7 @@ pub(crate) fn run(args: &CatArgs) -> CliResult<ExitCode> {
     let sources = resolve_all(&args.files)?;
     let mut left = args.limit.unwrap_or(u64::MAX);
     let mut warned = false;
+    let mut line = Vec::new();
     with_stdout(|out| {
         for source in &sources {
             if left == 0 {
@@ -50,11 +51,11 @@ pub(crate) fn run(args: &CatArgs) -> CliResult<ExitCode> {
             for_each_record(source, opts, |bytes, loc| {
                 let record = ty.decode(bytes, loc)?;
                 if args.json {
-                    let json = record.to_json().map_err(|e| loc.apply(e))?;
+                    line.clear();
+                    record.write_json(&mut line).map_err(|e| loc.apply(e))?;
                     warn_key_once(&mut warned, &record, loc);
-                    let line = serde_json::to_string(&json)
-                        .map_err(|e| CliError::Output(io::Error::other(e)))?;
-                    writeln!(out, "{line}")?;
+                    line.push(b'\n');
+                    out.write_all(&line)?;
                 } else {
                     writeln!(out, "{}", record.to_text())?;
                 }

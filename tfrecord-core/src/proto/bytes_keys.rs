@@ -201,11 +201,20 @@ impl Example {
     /// # Errors
     /// A key that is not UTF-8 whose escaped form is also a key of the record.
     pub fn to_json(&self) -> Result<serde_json::Value> {
+        json_value(|out| self.write_json(out))
+    }
+
+    /// Appends the text of [`to_json`](Example::to_json) to `out`, written in one pass.
+    ///
+    /// # Errors
+    /// As [`to_json`](Example::to_json); nothing is appended then.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> Result<()> {
         let features = self.features.as_ref().map(|f| &f.feature);
         if let Some(f) = features {
             distinct_json_keys(f, "feature")?;
         }
-        Ok(crate::json::example_json(features))
+        crate::json::write::example(out, features);
+        Ok(())
     }
 }
 
@@ -265,6 +274,14 @@ impl SequenceExample {
     /// # Errors
     /// A key that is not UTF-8 whose escaped form is also a key of the same map.
     pub fn to_json(&self) -> Result<serde_json::Value> {
+        json_value(|out| self.write_json(out))
+    }
+
+    /// Appends the text of [`to_json`](SequenceExample::to_json) to `out`, written in one pass.
+    ///
+    /// # Errors
+    /// As [`to_json`](SequenceExample::to_json); nothing is appended then.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> Result<()> {
         let context = self.context.as_ref().map(|c| &c.feature);
         let lists = self.feature_lists.as_ref().map(|l| &l.feature_list);
         if let Some(c) = context {
@@ -273,7 +290,8 @@ impl SequenceExample {
         if let Some(l) = lists {
             distinct_json_keys(l, "feature list")?;
         }
-        Ok(crate::json::sequence_example_json(context, lists))
+        crate::json::write::sequence_example(out, context, lists);
+        Ok(())
     }
 }
 
@@ -328,9 +346,25 @@ impl OfRecord {
     /// # Errors
     /// A key that is not UTF-8 whose escaped form is also a key of the record.
     pub fn to_json(&self) -> Result<serde_json::Value> {
-        distinct_json_keys(&self.feature, "feature")?;
-        Ok(crate::json::ofrecord_json(&self.feature))
+        json_value(|out| self.write_json(out))
     }
+
+    /// Appends the text of [`to_json`](OfRecord::to_json) to `out`, written in one pass.
+    ///
+    /// # Errors
+    /// As [`to_json`](OfRecord::to_json); nothing is appended then.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> Result<()> {
+        distinct_json_keys(&self.feature, "feature")?;
+        crate::json::write::ofrecord(out, &self.feature);
+        Ok(())
+    }
+}
+
+/// The JSON text `write` appends, read back as a value.
+fn json_value(write: impl FnOnce(&mut Vec<u8>) -> Result<()>) -> Result<serde_json::Value> {
+    let mut out = Vec::new();
+    write(&mut out)?;
+    serde_json::from_slice(&out).map_err(|e| Error::json(e.to_string()))
 }
 
 fn bytes_keyed<V>(map: BTreeMap<String, V>) -> Map<V> {

@@ -13,187 +13,65 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
-use serde_json::{Map, Number, Value};
+use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::proto::{oneflow, tensorflow};
 
-fn float_json(v: f32) -> Value {
-    if v.is_nan() {
-        Value::from("NaN")
-    } else if v.is_infinite() {
-        Value::from(if v > 0.0 { "Infinity" } else { "-Infinity" })
-    } else {
-        Number::from_f64(crate::text::shortest_float(v)).map_or(Value::Null, Value::Number)
-    }
-}
+pub(crate) mod write;
 
-fn double_json(v: f64) -> Value {
-    if v.is_nan() {
-        Value::from("NaN")
-    } else if v.is_infinite() {
-        Value::from(if v > 0.0 { "Infinity" } else { "-Infinity" })
-    } else {
-        Number::from_f64(v).map_or(Value::Null, Value::Number)
-    }
-}
-
-fn list_json(values: Vec<Value>) -> Value {
-    let mut m = Map::new();
-    if !values.is_empty() {
-        m.insert("value".into(), Value::Array(values));
-    }
-    Value::Object(m)
-}
-
-fn obj(key: &str, v: Value) -> Value {
-    let mut m = Map::new();
-    m.insert(key.into(), v);
-    Value::Object(m)
+/// The JSON text written by `write` read back as a value: the one place the mapping is written.
+fn value_of(write: impl FnOnce(&mut Vec<u8>)) -> Value {
+    let mut out = Vec::new();
+    write(&mut out);
+    // The writer's output is JSON by construction.
+    serde_json::from_slice(&out).unwrap_or(Value::Null)
 }
 
 /// The JSON form of one `tensorflow.Feature`.
 pub fn tf_feature_to_json(f: &tensorflow::Feature) -> Value {
-    use tensorflow::feature::Kind;
-    match &f.kind {
-        None => Value::Object(Map::new()),
-        Some(Kind::BytesList(l)) => obj(
-            "bytesList",
-            list_json(
-                l.value
-                    .iter()
-                    .map(|b| Value::from(STANDARD.encode(b)))
-                    .collect(),
-            ),
-        ),
-        Some(Kind::FloatList(l)) => obj(
-            "floatList",
-            list_json(l.value.iter().map(|&v| float_json(v)).collect()),
-        ),
-        Some(Kind::Int64List(l)) => obj(
-            "int64List",
-            list_json(l.value.iter().map(|v| Value::from(v.to_string())).collect()),
-        ),
-    }
-}
-
-/// A map as a JSON object, values by `f`. A key that is not UTF-8 is written in its escaped
-/// form in the text format ([`c_escape`](crate::text::c_escape): `\377` for a byte that is not
-/// UTF-8): the proto3 JSON mapping has no way to carry it, and `json_format.Parse` (as
-/// [`example_from_json`]) reads the escaped form back as those characters, not the bytes.
-fn map_json<K: AsRef<[u8]>, V>(map: &BTreeMap<K, V>, f: impl Fn(&V) -> Value) -> Value {
-    Value::Object(
-        map.iter()
-            .map(|(k, v)| (crate::text::shown_key(k.as_ref()), f(v)))
-            .collect(),
-    )
-}
-
-fn tf_features_to_json<K: AsRef<[u8]>>(f: &BTreeMap<K, tensorflow::Feature>) -> Value {
-    let mut m = Map::new();
-    if !f.is_empty() {
-        m.insert("feature".into(), map_json(f, tf_feature_to_json));
-    }
-    Value::Object(m)
-}
-
-/// The JSON form of a `tensorflow.Example` with these features (`None`: no `features` field).
-pub(crate) fn example_json<K: AsRef<[u8]>>(
-    features: Option<&BTreeMap<K, tensorflow::Feature>>,
-) -> Value {
-    let mut m = Map::new();
-    if let Some(f) = features {
-        m.insert("features".into(), tf_features_to_json(f));
-    }
-    Value::Object(m)
-}
-
-/// The JSON form of a `tensorflow.SequenceExample` with this context and these feature lists
-/// (`None`: the field is not set).
-pub(crate) fn sequence_example_json<K: AsRef<[u8]>, L: AsRef<[u8]>>(
-    context: Option<&BTreeMap<K, tensorflow::Feature>>,
-    lists: Option<&BTreeMap<L, tensorflow::FeatureList>>,
-) -> Value {
-    let mut m = Map::new();
-    if let Some(c) = context {
-        m.insert("context".into(), tf_features_to_json(c));
-    }
-    if let Some(fl) = lists {
-        let mut inner = Map::new();
-        if !fl.is_empty() {
-            let map = map_json(fl, |list| {
-                let mut lm = Map::new();
-                if !list.feature.is_empty() {
-                    let items = list.feature.iter().map(tf_feature_to_json).collect();
-                    lm.insert("feature".into(), Value::Array(items));
-                }
-                Value::Object(lm)
-            });
-            inner.insert("featureList".into(), map);
-        }
-        m.insert("featureLists".into(), Value::Object(inner));
-    }
-    Value::Object(m)
-}
-
-/// The JSON form of a `oneflow.OFRecord` with these features.
-pub(crate) fn ofrecord_json<K: AsRef<[u8]>>(feature: &BTreeMap<K, oneflow::Feature>) -> Value {
-    let mut m = Map::new();
-    if !feature.is_empty() {
-        m.insert("feature".into(), map_json(feature, of_feature_to_json));
-    }
-    Value::Object(m)
+    value_of(|out| write::tf_feature(out, f))
 }
 
 /// The JSON form of a `tensorflow.Example`.
 pub fn example_to_json(e: &tensorflow::Example) -> Value {
-    example_json(e.features.as_ref().map(|f| &f.feature))
+    value_of(|out| write_example(e, out))
 }
 
 /// The JSON form of a `tensorflow.SequenceExample`.
 pub fn sequence_example_to_json(e: &tensorflow::SequenceExample) -> Value {
-    sequence_example_json(
-        e.context.as_ref().map(|c| &c.feature),
-        e.feature_lists.as_ref().map(|l| &l.feature_list),
-    )
+    value_of(|out| write_sequence_example(e, out))
 }
 
 /// The JSON form of one `oneflow.Feature`.
 pub fn of_feature_to_json(f: &oneflow::Feature) -> Value {
-    use oneflow::feature::Kind;
-    match &f.kind {
-        None => Value::Object(Map::new()),
-        Some(Kind::BytesList(l)) => obj(
-            "bytesList",
-            list_json(
-                l.value
-                    .iter()
-                    .map(|b| Value::from(STANDARD.encode(b)))
-                    .collect(),
-            ),
-        ),
-        Some(Kind::FloatList(l)) => obj(
-            "floatList",
-            list_json(l.value.iter().map(|&v| float_json(v)).collect()),
-        ),
-        Some(Kind::DoubleList(l)) => obj(
-            "doubleList",
-            list_json(l.value.iter().map(|&v| double_json(v)).collect()),
-        ),
-        Some(Kind::Int32List(l)) => obj(
-            "int32List",
-            list_json(l.value.iter().map(|&v| Value::from(v)).collect()),
-        ),
-        Some(Kind::Int64List(l)) => obj(
-            "int64List",
-            list_json(l.value.iter().map(|v| Value::from(v.to_string())).collect()),
-        ),
-    }
+    value_of(|out| write::of_feature(out, f))
 }
 
 /// The JSON form of a `oneflow.OFRecord`.
 pub fn ofrecord_to_json(r: &oneflow::OfRecord) -> Value {
-    ofrecord_json(&r.feature)
+    value_of(|out| write_ofrecord(r, out))
+}
+
+/// Appends the JSON text of a `tensorflow.Example` to `out`: what `serde_json` prints for
+/// [`example_to_json`], written in one pass without building the value (for output streams
+/// of many records).
+pub fn write_example(e: &tensorflow::Example, out: &mut Vec<u8>) {
+    write::example(out, e.features.as_ref().map(|f| &f.feature));
+}
+
+/// Appends the JSON text of a `tensorflow.SequenceExample` to `out`, as [`write_example`].
+pub fn write_sequence_example(e: &tensorflow::SequenceExample, out: &mut Vec<u8>) {
+    write::sequence_example(
+        out,
+        e.context.as_ref().map(|c| &c.feature),
+        e.feature_lists.as_ref().map(|l| &l.feature_list),
+    );
+}
+
+/// Appends the JSON text of a `oneflow.OFRecord` to `out`, as [`write_example`].
+pub fn write_ofrecord(r: &oneflow::OfRecord, out: &mut Vec<u8>) {
+    write::ofrecord(out, &r.feature);
 }
 
 // ---------------------------------------------------------------------------------------------
