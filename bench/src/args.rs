@@ -8,8 +8,8 @@ use clap::builder::PossibleValuesParser;
 /// The harness's workloads, in the order they run.
 pub(crate) const WORKLOADS: [&str; 4] = ["mnist", "ctr", "seq", "mnist_gz"];
 
-/// The ops this binary measures: the protocol's, and `convert`.
-const OPS: [&str; 9] = [
+/// The ops this binary measures: the protocol's, `convert`, and `cli` (asked for by name only).
+const OPS: [&str; 10] = [
     "read_raw",
     "read_raw_nocrc",
     "read_decode",
@@ -19,10 +19,22 @@ const OPS: [&str; 9] = [
     "write_example",
     "write_build",
     "convert",
+    "cli",
 ];
 
-/// The variants of those ops (`convert`'s are its output formats).
-const VARIANTS: [&str; 6] = ["st", "mt2", "spec", "spec_mt2", "ofrecord", "gzip"];
+/// The variants of those ops (`convert`'s are its output formats, `cli`'s the commands).
+const VARIANTS: [&str; 10] = [
+    "st",
+    "mt2",
+    "spec",
+    "spec_mt2",
+    "ofrecord",
+    "gzip",
+    "convert_of",
+    "cat_json",
+    "from_json",
+    "verify_decode",
+];
 
 /// Measures the tfrecord workspace on the peer harness's workloads.
 ///
@@ -97,6 +109,9 @@ pub(crate) struct Args {
     /// measured op alone.
     #[arg(long)]
     pub(crate) stream_only: bool,
+    /// The `tfrecord` binary the `cli` op runs (default: the one beside this executable).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) cli: Option<PathBuf>,
 }
 
 /// A count of one or more.

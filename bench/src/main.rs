@@ -32,12 +32,15 @@
 //! | `write_build` | `st` | build the derived value from owned typed values + `Writer::write` + `finish` |
 //! | `convert` | `ofrecord`, `gzip` | not a protocol op: the file re-encoded record by record as `tfrecord convert` does (an Example rewritten on the wire into an OFRecord, no decode), into an OFRecord file (`Example` workloads) or a gzip TFRecord (level 6) |
 //!
+//! | `cli` | `convert_of`, `cat_json`, `from_json`, `verify_decode` | not a protocol op, run only when `--ops` names it: the `tfrecord` binary as users run it, a child process per run (CPU: the child's user + system time); `bytes` is the input stream for `convert_of` and `verify_decode`, the JSON text for `cat_json` and `from_json` |
+//!
 //! Where a one-thread and a two-thread variant are both asked for (`st` and `mt2`, `spec` and
 //! `spec_mt2`), their repetitions alternate, so that their ratio is taken at the same moments
 //! of the host. `--peak-rss` instead runs the streaming ops once each in a fresh child process
 //! and prints `RSS {json}` lines with the child's peak resident set size (`VmHWM`).
 
 mod args;
+mod cli;
 mod pipeline;
 mod reads;
 mod records;
@@ -79,7 +82,8 @@ fn run_workload<S: Shape>(args: &Args, sc: &Sidecar) -> Result<(), String> {
     if let Some(l) = &loaded {
         writes::writes::<S>(&c, l)?;
     }
-    writes::converts(&c)
+    writes::converts(&c)?;
+    cli::cli(&c)
 }
 
 fn run(args: &Args) -> Result<(), String> {

@@ -29,6 +29,19 @@ pub(crate) struct Times {
 }
 
 impl Times {
+    /// No repetitions yet.
+    pub(crate) fn empty() -> Self {
+        Times::new()
+    }
+
+    /// Adds one repetition measured elsewhere (a child process's CPU time, say).
+    pub(crate) fn push(&mut self, wall: f64, cpu: Option<f64>) {
+        self.secs.push(wall);
+        if let Some(c) = cpu {
+            self.cpu.push(c);
+        }
+    }
+
     fn new() -> Self {
         Times {
             secs: Vec::new(),
