@@ -83,7 +83,10 @@ fn size(p: &Path) -> Result<u64, String> {
 /// The `cli` op: each variant the command users run, on the uncompressed Example workloads.
 pub(crate) fn cli(c: &Ctx<'_>) -> Result<(), String> {
     let sc = c.sc;
-    if !c.args.ops.iter().any(|o| o == "cli") || sc.is_sequence() || sc.compression()? != tfrecord_core::Compression::None {
+    if !c.args.ops.iter().any(|o| o == "cli")
+        || sc.is_sequence()
+        || sc.compression()? != tfrecord_core::Compression::None
+    {
         return Ok(());
     }
     let bin = binary(c)?;

@@ -310,6 +310,21 @@ impl RecordType {
 }
 
 impl RecordType {
+    /// Checks that `bytes` decode as this type, as [`decode`](RecordType::decode) would, without
+    /// building the message (no allocation per feature).
+    ///
+    /// # Errors
+    /// What [`decode`](RecordType::decode) refuses.
+    pub(crate) fn check(self, bytes: &[u8], loc: &Location<'_>) -> Result<(), Error> {
+        self.decode_check(bytes, loc)?;
+        match self {
+            RecordType::Example => proto::check_example(bytes),
+            RecordType::SequenceExample => proto::check_sequence_example(bytes),
+            RecordType::OfRecord => proto::check_ofrecord(bytes),
+        }
+        .map_err(|e| loc.apply(e))
+    }
+
     /// Refuses a record that this type's decode would read with loss: a SequenceExample's
     /// feature lists, read as an Example, would be dropped silently.
     pub(crate) fn decode_check(self, bytes: &[u8], loc: &Location<'_>) -> Result<(), Error> {

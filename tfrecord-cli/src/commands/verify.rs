@@ -32,7 +32,7 @@ pub(crate) fn run(args: &VerifyArgs) -> CliResult<ExitCode> {
             let opts = reader_options(&args.read, source, true);
             let res = for_each_record_parallel(source, opts, args.threads.get(), |bytes, loc| {
                 if args.decode {
-                    ty.decode(bytes, loc)?;
+                    ty.check(bytes, loc)?;
                 }
                 Ok(())
             });

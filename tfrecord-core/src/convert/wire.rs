@@ -12,9 +12,7 @@
 
 use crate::codec::wire::{self, Fields, Value, put_len_prefix, put_varint, varint_len};
 use crate::error::{Error, Result};
-
-/// Protobuf wire types, as [`Value::wire_type`] gives them.
-const LEN: u8 = 2;
+use crate::proto::check::{Kind, check_list};
 
 /// The direction of a conversion, with what each side calls a kind.
 #[derive(Clone, Copy)]
@@ -225,49 +223,6 @@ enum To {
     Widen,
     /// A double list becomes a float list, if narrowing is allowed.
     Narrow(bool),
-}
-
-/// The list messages, all with their values in field 1.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Bytes,
-    Float,
-    Double,
-    Int32,
-    Int64,
-}
-
-/// Checks a list body as the decoder reads it: field 1 packed or not, the right wire type,
-/// whole fixed-width values, well-formed varints.
-fn check_list(kind: Kind, list: &[u8]) -> std::result::Result<(), &'static str> {
-    let mut fields = Fields::new(list);
-    while let Some((num, value)) = fields.next_field().map_err(|e| e.0)? {
-        if num != 1 {
-            continue;
-        }
-        let ok = match (kind, value) {
-            (Kind::Bytes, Value::Len(_))
-            | (Kind::Float, Value::Fixed32(_))
-            | (Kind::Double, Value::Fixed64(_))
-            | (Kind::Int32 | Kind::Int64, Value::Varint(_)) => true,
-            (Kind::Float, Value::Len(b)) => b.len().is_multiple_of(4),
-            (Kind::Double, Value::Len(b)) => b.len().is_multiple_of(8),
-            (Kind::Int32 | Kind::Int64, Value::Len(mut b)) => {
-                while !b.is_empty() {
-                    wire::get_varint(&mut b).map_err(|e| e.0)?;
-                }
-                true
-            }
-            _ => false,
-        };
-        if !ok {
-            return Err(match value.wire_type() {
-                LEN => "a packed list's length is not a whole number of values",
-                _ => "a list value has the wrong wire type",
-            });
-        }
-    }
-    Ok(())
 }
 
 /// Writes an `Int64List` (field 3 of a TensorFlow `Feature`) of a checked `Int32List`'s values,

@@ -22,6 +22,9 @@ pub mod oneflow {
 }
 
 pub mod bytes_keys;
+pub(crate) mod check;
+
+pub use check::{check_example, check_ofrecord, check_sequence_example};
 
 use std::collections::BTreeMap;
 
