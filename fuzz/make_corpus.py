@@ -144,17 +144,17 @@ def framing() -> dict[str, bytes]:
     flipped = bytearray(small)
     flipped[len(flipped) // 2] ^= 0x10
     return {
-        "raw_plain": bytes([0, 0, 10]) + small,
-        "raw_gzip": bytes([1, 0, 10]) + gz(small),
+        "raw_plain": bytes([32, 0, 10]) + small,
+        "raw_gzip": bytes([33, 0, 10]) + gz(small),
         "raw_zlib": bytes([2, 3, 40]) + zlib.compress(small),
-        "raw_flipped": bytes([0, 1, 5]) + bytes(flipped),
+        "raw_flipped": bytes([32, 1, 5]) + bytes(flipped),
         "raw_limit": bytes([16, 4, 7]) + small,
         "sequence_plain": bytes([0, 255, 255]) + seq,
         "sequence_unverified_gzip": bytes([9, 9, 33]) + gz(seq),
         "ofrecord_plain": bytes([4, 0, 50]) + of,
-        "ofrecord_zlib": bytes([6, 20, 20]) + zlib.compress(of[:600]),
+        "ofrecord_zlib": bytes([38, 20, 20]) + zlib.compress(of[:600]),
         "gzip_two_members": bytes([1, 0, 3]) + gz(small[:40]) + gz(small[40:]),
-        "gzip_cut": bytes([1, 0, 9])
+        "gzip_cut": bytes([33, 0, 9])
         + (CONFORMANCE / "raw_records.tfrecord.gz").read_bytes()[:300],
     }
 
@@ -165,7 +165,7 @@ def framing_regressions() -> dict[str, bytes]:
     # reader, having dropped what it inflated in a read that also met the damage.
     z = bytearray(zlib.compress(b"".join(tf_frame(r) for r in lcg_records())))
     z[len(z) - 12] ^= 0x10
-    return {"zlib_damage_small_buffer": bytes([2, 0, 20]) + bytes(z)}
+    return {"zlib_damage_small_buffer": bytes([34, 0, 20]) + bytes(z)}
 
 
 def single_records() -> dict[str, bytes]:

@@ -4,7 +4,8 @@
 //! The input is three option bytes, then the stream:
 //!
 //! - byte 0: bits 0-1 the compression (1 gzip, 2 zlib, else none), bit 2 OFRecord framing,
-//!   bit 3 data checksums not verified, bit 4 a record length limit of 4 times byte 1;
+//!   bit 3 data checksums not verified, bit 4 a record length limit of 4 times byte 1, bit 5
+//!   the readers of a file too (slower: a file is written, and two threads read it);
 //! - byte 1: the read buffer, `64 + 4 * byte` bytes;
 //! - byte 2: the chunk size, `1 + 3 * byte` bytes.
 //!
@@ -13,7 +14,7 @@
 //! below must give its records and its error's kind, byte offset and record index:
 //! [`RecordReader`] (records copied, lent, and checked apart with [`Unverified::verify`];
 //! with the chosen buffer and the default one), [`ChunkReader`] (each chunk through its reader
-//! and lent in place), and on a file [`RecordReader::open`], [`ChunkReader::open`],
+//! and lent in place), and (with bit 5) on a file [`RecordReader::open`], [`ChunkReader::open`],
 //! [`SharedChunks`] and [`for_each_chunk`] on two threads.
 //!
 //! [`Unverified::verify`]: tfrecord_core::Unverified::verify
@@ -367,6 +368,9 @@ pub fn framing(data: &[u8]) {
 
     // On a file: an uncompressed file's size bounds every length, which words truncation
     // errors with other counts.
+    if mode & 32 == 0 {
+        return;
+    }
     let Ok(mut file) = tempfile::NamedTempFile::new() else {
         return;
     };
