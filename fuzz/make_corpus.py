@@ -169,7 +169,7 @@ def framing_regressions() -> dict[str, bytes]:
 
 
 def single_records() -> dict[str, bytes]:
-    out = {}
+    out = {"empty": b""}
     for i, r in enumerate(tf_records(CONFORMANCE / "examples.tfrecord")[:3]):
         out[f"example_{i}"] = r
     for i, r in enumerate(tf_records(CONFORMANCE / "sequence.tfrecord")[:3]):
