@@ -6,26 +6,26 @@
 //!
 //! | target | what it reads | what it checks |
 //! | --- | --- | --- |
-//! | [`framing`] | a record stream, plain, gzip or zlib | every reader gives the same records before damage and fails at the same offset |
-//! | [`messages`] | a `tf.train.Example`, `SequenceExample` or `OFRecord` | decode, encode, decode round trips; JSON and OFRecord forms |
-//! | [`derived`] | the same, as `#[derive(Example)]` and `#[derive(SequenceExample)]` types | decode, encode, decode round trips |
-//! | [`parse`] | a batch of records | `tf.io.parse_example` / `parse_sequence_example` specs parse alike three ways |
-//! | [`spec`] | a TOML spec | diagnostics render; the spec written back reads to the same schema |
-//! | [`avro_expr`] | Avro key expressions | they read back to themselves and evaluate without panicking |
-//! | [`avro_file`] | an Avro object container file | every way of reading it counts the same records |
-//! | [`json_lines`] | JSON Lines (and the same text as CSV) | strict and lenient imports agree; JSON forms survive encoding |
+//! | [`framing`](mod@framing) | a record stream, plain, gzip or zlib | every reader gives the same records before damage and fails at the same offset |
+//! | [`messages`](mod@messages) | a `tf.train.Example`, `SequenceExample` or `OFRecord` | decode, encode, decode round trips; JSON and OFRecord forms |
+//! | [`derived`](mod@derived) | the same, as `#[derive(Example)]` and `#[derive(SequenceExample)]` types | decode, encode, decode round trips |
+//! | [`parse`](mod@parse) | a batch of records | `tf.io.parse_example` / `parse_sequence_example` specs parse alike three ways |
+//! | [`spec`](mod@spec) | a TOML spec | diagnostics render; the spec written back reads to the same schema |
+//! | [`avro_expr`](fn@avro_expr) | Avro key expressions | they read back to themselves and evaluate without panicking |
+//! | [`avro_file`](fn@avro_file) | an Avro object container file | every way of reading it counts the same records |
+//! | [`json_lines`](fn@json_lines) | JSON Lines (and the same text as CSV) | strict and lenient imports agree; JSON forms survive encoding |
 //!
 //! Every target also holds the heap's growth during each call to a bound of the input's size
 //! (the `*_BOUND` constants, [`heap::Bound`]).
 
-mod avro;
-mod derived;
-mod framing;
+pub mod avro;
+pub mod derived;
+pub mod framing;
 pub mod heap;
-mod json;
-mod messages;
-mod parse;
-mod spec;
+pub mod json;
+pub mod messages;
+pub mod parse;
+pub mod spec;
 
 pub use avro::{AVRO_EXPR_BOUND, AVRO_FILE_BOUND, avro_expr, avro_file};
 pub use derived::{Clip, Color, DERIVED_BOUND, Inner, Level, Mixed, derived};
