@@ -7,9 +7,16 @@
 //! form must read back to a message with the same JSON form (which spells every NaN alike),
 //! and its text form must be printable. An `Example` converts to an `OFRecord` and back to
 //! the same features.
+//!
+//! The checks without a decode agree with it: `proto::check_example` (and its siblings) accept
+//! exactly what decodes, keys as bytes (groups aside, which these messages never use); and the
+//! wire converters (`convert::example_to_ofrecord_bytes`, `ofrecord_to_example_bytes`) give
+//! bytes that decode to what converting the decoded message gives.
 
-use tfrecord_core::convert::{example_to_ofrecord, ofrecord_to_example};
-use tfrecord_core::proto::{oneflow, tensorflow};
+use tfrecord_core::convert::{
+    example_to_ofrecord, example_to_ofrecord_bytes, ofrecord_to_example, ofrecord_to_example_bytes,
+};
+use tfrecord_core::proto::{self, bytes_keys, oneflow, tensorflow};
 use tfrecord_core::{Message, json, text};
 
 use super::heap::{self, Bound};
@@ -54,7 +61,58 @@ pub fn messages(data: &[u8]) {
     heap::within("messages", data.len(), MESSAGES_BOUND, || check(data));
 }
 
+/// A check without a decode agrees with the decode: accepts exactly what decodes.
+fn check_agrees(what: &str, checked: tfrecord_core::Result<()>, decodes: bool) {
+    match checked {
+        Ok(()) => assert!(decodes, "{what}: the check accepts what does not decode"),
+        Err(e) => assert!(
+            !decodes || e.to_string().contains("groups"),
+            "{what}: the check refuses what decodes: {e}"
+        ),
+    }
+}
+
+fn wire(data: &[u8]) {
+    check_agrees(
+        "Example",
+        proto::check_example(data),
+        bytes_keys::Example::decode(data).is_ok(),
+    );
+    check_agrees(
+        "SequenceExample",
+        proto::check_sequence_example(data),
+        bytes_keys::SequenceExample::decode(data).is_ok(),
+    );
+    check_agrees(
+        "OFRecord",
+        proto::check_ofrecord(data),
+        bytes_keys::OfRecord::decode(data).is_ok(),
+    );
+    let mut out = Vec::new();
+    if example_to_ofrecord_bytes(data, &mut out).is_ok()
+        && let Ok(e) = tensorflow::Example::decode(data)
+    {
+        let got = oneflow::OfRecord::decode(&out[..]).expect("the converted bytes decode");
+        assert!(
+            bytes_of(&got) == bytes_of(&example_to_ofrecord(&e)),
+            "Example: the wire conversion differs from the decoded one"
+        );
+    }
+    out.clear();
+    if ofrecord_to_example_bytes(data, true, &mut out).is_ok()
+        && let Ok(r) = oneflow::OfRecord::decode(data)
+    {
+        let got = tensorflow::Example::decode(&out[..]).expect("the converted bytes decode");
+        let want = ofrecord_to_example(&r, true).expect("doubles narrow when allowed");
+        assert!(
+            bytes_of(&got) == bytes_of(&want),
+            "OFRecord: the wire conversion differs from the decoded one"
+        );
+    }
+}
+
 fn check(data: &[u8]) {
+    wire(data);
     if let Some(e) = round_trip::<tensorflow::Example>(data, "Example") {
         let form = json::example_to_json(&e);
         let back = json::example_from_json(&form)
