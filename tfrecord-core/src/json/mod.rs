@@ -10,6 +10,7 @@
 //! as "not set"; any other field is an error, as in `json_format.Parse`.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
@@ -79,7 +80,11 @@ pub fn write_ofrecord(r: &oneflow::OfRecord, out: &mut Vec<u8>) {
 
 /// Walks the fields of a JSON object, accepting each known field under its lowerCamelCase or
 /// original name, and rejecting unknown ones.
-fn fields<'a>(v: &'a Value, what: &str, known: &[(&str, &str)]) -> Result<Vec<(usize, &'a Value)>> {
+fn fields<'a>(
+    v: &'a Value,
+    what: &dyn fmt::Display,
+    known: &[(&str, &str)],
+) -> Result<Vec<(usize, &'a Value)>> {
     let Value::Object(m) = v else {
         return Err(Error::json(format!(
             "{what}: expected a JSON object, found {}",
@@ -120,7 +125,7 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn list_values<'a>(v: &'a Value, what: &str) -> Result<&'a [Value]> {
+fn list_values<'a>(v: &'a Value, what: &dyn fmt::Display) -> Result<&'a [Value]> {
     let mut values: &[Value] = &[];
     for (_, val) in fields(v, what, &[("value", "value")])? {
         match val {
@@ -136,7 +141,7 @@ fn list_values<'a>(v: &'a Value, what: &str) -> Result<&'a [Value]> {
     Ok(values)
 }
 
-fn parse_bytes(v: &Value, what: &str) -> Result<Vec<u8>> {
+fn parse_bytes(v: &Value, what: &dyn fmt::Display) -> Result<Vec<u8>> {
     let Value::String(s) = v else {
         return Err(Error::json(format!(
             "{what}: expected a base64 string, found {}",
@@ -151,7 +156,7 @@ fn parse_bytes(v: &Value, what: &str) -> Result<Vec<u8>> {
     Err(Error::json(format!("{what}: {s:?} is not valid base64")))
 }
 
-fn parse_int(v: &Value, what: &str, min: i128, max: i128) -> Result<i128> {
+fn parse_int(v: &Value, what: &dyn fmt::Display, min: i128, max: i128) -> Result<i128> {
     let parsed: Option<i128> = match v {
         Value::Number(n) => {
             if let Some(i) = n.as_i64() {
@@ -185,17 +190,17 @@ fn parse_int(v: &Value, what: &str, min: i128, max: i128) -> Result<i128> {
     }
 }
 
-fn parse_i64(v: &Value, what: &str) -> Result<i64> {
+fn parse_i64(v: &Value, what: &dyn fmt::Display) -> Result<i64> {
     let i = parse_int(v, what, i128::from(i64::MIN), i128::from(i64::MAX))?;
     i64::try_from(i).map_err(|e| Error::json(format!("{what}: {e}")))
 }
 
-fn parse_i32(v: &Value, what: &str) -> Result<i32> {
+fn parse_i32(v: &Value, what: &dyn fmt::Display) -> Result<i32> {
     let i = parse_int(v, what, i128::from(i32::MIN), i128::from(i32::MAX))?;
     i32::try_from(i).map_err(|e| Error::json(format!("{what}: {e}")))
 }
 
-fn parse_double(v: &Value, what: &str) -> Result<f64> {
+fn parse_double(v: &Value, what: &dyn fmt::Display) -> Result<f64> {
     match v {
         Value::Number(n) => n
             .as_f64()
@@ -218,7 +223,7 @@ fn parse_double(v: &Value, what: &str) -> Result<f64> {
     }
 }
 
-fn parse_float(v: &Value, what: &str) -> Result<f32> {
+fn parse_float(v: &Value, what: &dyn fmt::Display) -> Result<f32> {
     let d = parse_double(v, what)?;
     #[allow(clippy::cast_possible_truncation)]
     let f = d as f32;
@@ -231,11 +236,44 @@ fn parse_float(v: &Value, what: &str) -> Result<f32> {
     Ok(f)
 }
 
-fn each<T>(values: &[Value], what: &str, f: impl Fn(&Value, &str) -> Result<T>) -> Result<Vec<T>> {
+/// `base.name` or `base[key]`, for errors: written only when one is raised.
+enum Sub<'a> {
+    Field(&'a dyn fmt::Display, &'a str),
+    Key(&'a dyn fmt::Display, &'a str),
+    Index(&'a dyn fmt::Display, usize),
+}
+
+impl fmt::Display for Sub<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Sub::Field(base, name) => write!(f, "{base}.{name}"),
+            Sub::Key(base, key) => write!(f, "{base}[{key:?}]"),
+            Sub::Index(base, i) => write!(f, "{base}[{i}]"),
+        }
+    }
+}
+
+/// Where a list's value is, for errors: written only when one is raised.
+struct At<'a> {
+    list: &'a dyn fmt::Display,
+    index: usize,
+}
+
+impl fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.value[{}]", self.list, self.index)
+    }
+}
+
+fn each<T>(
+    values: &[Value],
+    what: &dyn fmt::Display,
+    f: impl Fn(&Value, &dyn fmt::Display) -> Result<T>,
+) -> Result<Vec<T>> {
     values
         .iter()
         .enumerate()
-        .map(|(i, v)| f(v, &format!("{what}.value[{i}]")))
+        .map(|(index, v)| f(v, &At { list: what, index }))
         .collect()
 }
 
@@ -244,6 +282,10 @@ fn each<T>(values: &[Value], what: &str, f: impl Fn(&Value, &str) -> Result<T>) 
 /// # Errors
 /// When the JSON is not a valid `tensorflow.Feature`.
 pub fn tf_feature_from_json(v: &Value, what: &str) -> Result<tensorflow::Feature> {
+    tf_feature(v, &what)
+}
+
+fn tf_feature(v: &Value, what: &dyn fmt::Display) -> Result<tensorflow::Feature> {
     use tensorflow::feature::Kind;
     let known = [
         ("bytesList", "bytes_list"),
@@ -257,7 +299,7 @@ pub fn tf_feature_from_json(v: &Value, what: &str) -> Result<tensorflow::Feature
                 "{what}: more than one member of the oneof `kind` is set"
             )));
         }
-        let w = format!("{what}.{}", known[i].0);
+        let w = Sub::Field(what, known[i].0);
         let values = list_values(val, &w)?;
         kind = Some(match i {
             0 => Kind::BytesList(tensorflow::BytesList {
@@ -276,8 +318,8 @@ pub fn tf_feature_from_json(v: &Value, what: &str) -> Result<tensorflow::Feature
 
 fn feature_map<T>(
     v: &Value,
-    what: &str,
-    f: impl Fn(&Value, &str) -> Result<T>,
+    what: &dyn fmt::Display,
+    f: impl Fn(&Value, &dyn fmt::Display) -> Result<T>,
 ) -> Result<BTreeMap<String, T>> {
     let Value::Object(m) = v else {
         return Err(Error::json(format!(
@@ -286,14 +328,14 @@ fn feature_map<T>(
         )));
     };
     m.iter()
-        .map(|(k, val)| Ok((k.clone(), f(val, &format!("{what}[{k:?}]"))?)))
+        .map(|(k, val)| Ok((k.clone(), f(val, &Sub::Key(what, k))?)))
         .collect()
 }
 
 fn tf_features_from_json(v: &Value, what: &str) -> Result<tensorflow::Features> {
     let mut out = tensorflow::Features::default();
-    for (_, val) in fields(v, what, &[("feature", "feature")])? {
-        out.feature = feature_map(val, &format!("{what}.feature"), tf_feature_from_json)?;
+    for (_, val) in fields(v, &what, &[("feature", "feature")])? {
+        out.feature = feature_map(val, &Sub::Field(&what, "feature"), tf_feature)?;
     }
     Ok(out)
 }
@@ -304,7 +346,7 @@ fn tf_features_from_json(v: &Value, what: &str) -> Result<tensorflow::Features> 
 /// When the JSON is not a valid `tensorflow.Example`; the message names the field.
 pub fn example_from_json(v: &Value) -> Result<tensorflow::Example> {
     let mut out = tensorflow::Example::default();
-    for (_, val) in fields(v, "Example", &[("features", "features")])? {
+    for (_, val) in fields(v, &"Example", &[("features", "features")])? {
         out.features = Some(tf_features_from_json(val, "features")?);
     }
     Ok(out)
@@ -317,14 +359,14 @@ pub fn example_from_json(v: &Value) -> Result<tensorflow::Example> {
 pub fn sequence_example_from_json(v: &Value) -> Result<tensorflow::SequenceExample> {
     let mut out = tensorflow::SequenceExample::default();
     let known = [("context", "context"), ("featureLists", "feature_lists")];
-    for (i, val) in fields(v, "SequenceExample", &known)? {
+    for (i, val) in fields(v, &"SequenceExample", &known)? {
         if i == 0 {
             out.context = Some(tf_features_from_json(val, "context")?);
             continue;
         }
         let mut lists = tensorflow::FeatureLists::default();
-        for (_, m) in fields(val, "featureLists", &[("featureList", "feature_list")])? {
-            lists.feature_list = feature_map(m, "featureLists.featureList", |list, what| {
+        for (_, m) in fields(val, &"featureLists", &[("featureList", "feature_list")])? {
+            lists.feature_list = feature_map(m, &"featureLists.featureList", |list, what| {
                 let mut fl = tensorflow::FeatureList::default();
                 for (_, items) in fields(list, what, &[("feature", "feature")])? {
                     let Value::Array(items) = items else {
@@ -333,7 +375,7 @@ pub fn sequence_example_from_json(v: &Value) -> Result<tensorflow::SequenceExamp
                     fl.feature = items
                         .iter()
                         .enumerate()
-                        .map(|(i, f)| tf_feature_from_json(f, &format!("{what}.feature[{i}]")))
+                        .map(|(i, f)| tf_feature(f, &Sub::Index(&Sub::Field(what, "feature"), i)))
                         .collect::<Result<_>>()?;
                 }
                 Ok(fl)
@@ -349,6 +391,10 @@ pub fn sequence_example_from_json(v: &Value) -> Result<tensorflow::SequenceExamp
 /// # Errors
 /// When the JSON is not a valid `oneflow.Feature`.
 pub fn of_feature_from_json(v: &Value, what: &str) -> Result<oneflow::Feature> {
+    of_feature(v, &what)
+}
+
+fn of_feature(v: &Value, what: &dyn fmt::Display) -> Result<oneflow::Feature> {
     use oneflow::feature::Kind;
     let known = [
         ("bytesList", "bytes_list"),
@@ -364,7 +410,7 @@ pub fn of_feature_from_json(v: &Value, what: &str) -> Result<oneflow::Feature> {
                 "{what}: more than one member of the oneof `kind` is set"
             )));
         }
-        let w = format!("{what}.{}", known[i].0);
+        let w = Sub::Field(what, known[i].0);
         let values = list_values(val, &w)?;
         kind = Some(match i {
             0 => Kind::BytesList(oneflow::BytesList {
@@ -393,8 +439,8 @@ pub fn of_feature_from_json(v: &Value, what: &str) -> Result<oneflow::Feature> {
 /// When the JSON is not a valid `oneflow.OFRecord`; the message names the field.
 pub fn ofrecord_from_json(v: &Value) -> Result<oneflow::OfRecord> {
     let mut out = oneflow::OfRecord::default();
-    for (_, val) in fields(v, "OFRecord", &[("feature", "feature")])? {
-        out.feature = feature_map(val, "feature", of_feature_from_json)?;
+    for (_, val) in fields(v, &"OFRecord", &[("feature", "feature")])? {
+        out.feature = feature_map(val, &"feature", of_feature)?;
     }
     Ok(out)
 }
