@@ -9,7 +9,8 @@
 //! - **Parts of files and damaged files**: byte-range splits of a file
 //!   ([`RecordReader::open_range`], [`split_range`]) that together read every record once; a
 //!   policy for damaged records ([`BadRecords`]: fail, skip, or resynchronize after broken
-//!   framing, within a budget) that reports everything it skips ([`Skipped`]).
+//!   framing, within a budget) that reports everything it skips ([`Skipped`]); and index files
+//!   ([`index`]) in the `offset size` text format of DALI and the PyPI `tfrecord` package.
 //! - **Compression** ([`Compression`]): GZIP and ZLIB over the whole stream, as TensorFlow's
 //!   `TFRecordOptions` does it.
 //! - **Protobuf types** ([`proto`]): `tensorflow.Example`, `tensorflow.SequenceExample` and
@@ -108,6 +109,7 @@ pub mod convert;
 pub mod crc;
 mod error;
 mod feature;
+pub mod index;
 mod input;
 pub mod json;
 pub mod parse;

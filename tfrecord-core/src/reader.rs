@@ -23,5 +23,6 @@ pub use options::ReaderOptions;
 pub use parallel::for_each_chunk;
 pub use policy::{BadRecords, SkipReason, SkipSummary, Skipped};
 pub use shared::SharedChunks;
+pub(crate) use shared::read_exact_at;
 pub use split::split_range;
 pub use unverified::Unverified;

@@ -3,6 +3,7 @@
 
 mod framing {
     pub(crate) mod common;
+    mod index;
     mod policy;
     mod split;
 }

@@ -29,7 +29,8 @@
 //! and its data checksum), which are not a frame, and fails there under the default policy
 //! (`resync` reports them as a skipped range and goes on to the next real frame). Nothing is
 //! dropped silently, but records are returned that the file does not hold at its top level:
-//! split files whose records embed TFRecord streams by file.
+//! split files whose records embed TFRecord streams by file, or with an index
+//! ([`crate::index`]).
 //!
 //! # What cannot be split
 //!
