@@ -153,7 +153,8 @@ impl Error {
         self.0.offset
     }
 
-    /// The 0-based index of the record in its file, if known.
+    /// The 0-based index of the record in its file, if known; in a byte-range split, from the
+    /// split's first record (see [`record_base`](Self::record_base)).
     pub fn record(&self) -> Option<u64> {
         self.0.record
     }
