@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # Live TensorFlow interop check for the `tfrecord` CLI (see interop/README.md).
 #
-#   bash interop/run.sh              build the CLI (release) and run interop/check_*.py,
-#                                    interop/check_derive.py and interop/check_parse.py
+#   bash interop/run.sh              build the CLI (release) and run interop/check_tf.py,
+#                                    check_derive.py, check_parse.py, check_import.py and
+#                                    check_index.py
 #   TFRECORD_BIN=/path/to/tfrecord bash interop/run.sh    use that binary instead of building
 #
-# The first run creates $REPO/.venv-interop and installs the pinned TensorFlow into it from the
-# package index; later runs reuse it. Extra arguments are passed to check_tf.py (--keep, --seed).
+# The first run creates $REPO/.venv-interop and installs the pinned TensorFlow and the PyPI
+# `tfrecord` package into it from the package index; later runs reuse it (a virtualenv made
+# before a requirement was added gets it installed). Extra arguments are passed to check_tf.py
+# (--keep, --seed).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
 VENV="$REPO/.venv-interop"
 TF_REQUIREMENT="tensorflow-cpu==2.21.0"
+# The PyPI `tfrecord` package: check_index.py compares `tfrecord index` with its create_index.
+TFRECORD_PY_REQUIREMENT="tfrecord==1.14.6"
+REQUIREMENTS=("$TF_REQUIREMENT" "$TFRECORD_PY_REQUIREMENT")
+# The marker holds what was installed; a virtualenv whose marker says less is completed.
 MARKER="$VENV/.interop-installed"
 
 export TF_CPP_MIN_LOG_LEVEL=2
@@ -36,7 +43,7 @@ pick_python() {
 venv_ready() {
     [[ -x "$VENV/bin/python" ]] &&
         [[ -f "$MARKER" ]] &&
-        [[ "$(cat "$MARKER")" == "$TF_REQUIREMENT" ]] &&
+        [[ "$(cat "$MARKER")" == "${REQUIREMENTS[*]}" ]] &&
         "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1
 }
 
@@ -57,14 +64,16 @@ make_venv() {
         fi
     fi
     rm -f "$MARKER"
-    log "installing $TF_REQUIREMENT (needs the package index or a warm pip cache)"
+    log "installing ${REQUIREMENTS[*]} (needs the package index or a warm pip cache)"
     if "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
-        "$VENV/bin/python" -m pip install --quiet "$TF_REQUIREMENT"
+        "$VENV/bin/python" -m pip install --quiet "${REQUIREMENTS[@]}"
     else
-        "$py" -m pip --python "$VENV/bin/python" install --quiet "$TF_REQUIREMENT"
+        "$py" -m pip --python "$VENV/bin/python" install --quiet "${REQUIREMENTS[@]}"
     fi
     "$VENV/bin/python" -c 'import tensorflow, google.protobuf' >/dev/null
-    printf '%s\n' "$TF_REQUIREMENT" >"$MARKER"
+    # Imported apart: the package's copy of example.proto clashes with TensorFlow's.
+    "$VENV/bin/python" -c 'import tfrecord.tools.tfrecord2idx, tfrecord.reader' >/dev/null
+    printf '%s\n' "${REQUIREMENTS[*]}" >"$MARKER"
 }
 
 if ! venv_ready; then
@@ -97,4 +106,5 @@ status=0
 "$VENV/bin/python" "$HERE/check_derive.py" --example-bin "$EXAMPLE_BIN" </dev/null || status=1
 "$VENV/bin/python" "$HERE/check_parse.py" --bin "$BIN" </dev/null || status=1
 "$VENV/bin/python" "$HERE/check_import.py" --bin "$BIN" </dev/null || status=1
+"$VENV/bin/python" "$HERE/check_index.py" --bin "$BIN" </dev/null || status=1
 exit "$status"

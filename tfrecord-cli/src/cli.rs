@@ -146,6 +146,16 @@ pub(crate) enum Command {
     /// be split into `--shards N` files named `prefix-00000-of-0000N.tfrecord`. With
     /// `--output-format ofrecord`, OUT is a directory of OneFlow `part-00000` files.
     FromImages(FromImagesArgs),
+    /// Write the index of each record file: one `offset size` line per record, the text format
+    /// of DALI's `tfrecord2idx` and the PyPI `tfrecord` package.
+    ///
+    /// `offset` is the byte offset of the record's frame in the file and `size` the size of the
+    /// whole frame (header, payload and footer), in decimal, one space between them. Each
+    /// input's index goes to `IN.idx` (its name with `.idx` added), or with `-o` to OUT, which
+    /// takes one input. Every frame and both checksums are verified: a damaged file is not
+    /// indexed, and no index file is left for it. Compressed files have no offsets to index:
+    /// decompress them first.
+    Index(IndexArgs),
 }
 
 /// A container format as a command-line value.
@@ -534,4 +544,20 @@ mod tests {
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
     }
+}
+
+/// Flags of `index`.
+#[derive(Debug, Args)]
+pub(crate) struct IndexArgs {
+    /// Uncompressed record files, directories of `part-*` files, or `-` for standard input
+    /// (with `-o`).
+    #[arg(value_name = "IN", required = true)]
+    pub(crate) inputs: Vec<PathBuf>,
+    /// The index file of the one input, or `-` for standard output [default: `IN.idx` for
+    /// each input].
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub(crate) output: Option<PathBuf>,
+    /// Input format and compression.
+    #[command(flatten)]
+    pub(crate) read: ReadOpts,
 }

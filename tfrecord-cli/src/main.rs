@@ -12,6 +12,7 @@
 //! tfrecord from-avro --spec SPEC IN... -o OUT             Avro to records (or --tensors)
 //! tfrecord from-records [--spec SPEC] IN -o OUT           JSON Lines / CSV to records
 //! tfrecord from-images DIR -o OUT [--shards N]           one record per image, labels from folders
+//! tfrecord index IN... [-o OUT]                          `offset size` per record to IN.idx (DALI, PyPI tfrecord)
 //! ```
 //!
 //! Common flags: `--input-format` / `--output-format` `tfrecord|ofrecord` (default `tfrecord`);
@@ -39,7 +40,9 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-use crate::commands::{cat, convert, count, from_json, generate, import, infer, parse, verify};
+use crate::commands::{
+    cat, convert, count, from_json, generate, import, index, infer, parse, verify,
+};
 use crate::error::{CliResult, report};
 
 /// Runs the subcommand the command line names.
@@ -56,6 +59,7 @@ fn run(cli: &Cli) -> CliResult<ExitCode> {
         Command::FromAvro(a) => import::from_avro(a),
         Command::FromRecords(a) => import::from_records(a),
         Command::FromImages(a) => import::from_images(a),
+        Command::Index(a) => index::run(a),
     }
 }
 

@@ -1,7 +1,7 @@
 //! Outputs: a record writer to standard output or to a file that appears only on success.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, StdoutLock};
+use std::io::{self, BufWriter, StdoutLock, Write};
 use std::path::{Path, PathBuf};
 
 use tfrecord_core::{Error, RecordWriter, WriterOptions};
@@ -147,6 +147,44 @@ impl RecordSink {
             }
         }
     }
+}
+
+/// Writes a text output with `body`: to standard output for `-`, in place for a device or
+/// FIFO, else to a temporary file beside `dest` renamed into place when `body` succeeds (and
+/// removed when it fails, or on interrupt).
+///
+/// # Errors
+/// What `body` returns, and I/O errors creating, writing, syncing or renaming the file (naming
+/// `dest`).
+pub(crate) fn write_text_file(
+    dest: &Path,
+    body: impl FnOnce(&mut dyn Write) -> CliResult<()>,
+) -> CliResult<()> {
+    let located = |e: io::Error| Error::from(e).with_path(dest);
+    if is_dash(dest) {
+        let mut out = BufWriter::new(io::stdout().lock());
+        body(&mut out)?;
+        return out.flush().map_err(|e| located(e).into());
+    }
+    if fs::metadata(dest).is_ok_and(|m| !m.is_file()) {
+        let mut out = BufWriter::new(File::create(dest).map_err(located)?);
+        body(&mut out)?;
+        return out.flush().map_err(|e| located(e).into());
+    }
+    let (file, temp) = create_temp(dest).map_err(located)?;
+    let mut temp = TempFile {
+        path: Some(Staged::new(temp)),
+    };
+    let mut out = BufWriter::new(file);
+    body(&mut out)?;
+    let file = out.into_inner().map_err(|e| located(e.into_error()))?;
+    file.sync_all().map_err(located)?;
+    drop(file);
+    if let Some(tmp) = &temp.path {
+        fs::rename(tmp.path(), dest).map_err(located)?;
+    }
+    temp.disarm();
+    Ok(())
 }
 
 /// Creates a new, empty file beside `dest` with a name no other file has.

@@ -226,6 +226,15 @@ fn framing(c: &mut Criterion) {
             }
         });
     });
+    g.bench_function("read_lent_crc", |b| {
+        let mut scratch = Vec::new();
+        b.iter(|| {
+            let mut r = RecordReader::new(&file[..], ReaderOptions::new());
+            while let Some(record) = r.read_lent(&mut scratch).expect("valid") {
+                black_box(record);
+            }
+        });
+    });
     g.bench_function("write_crc", |b| {
         b.iter(|| {
             let mut w = RecordWriter::new(Vec::with_capacity(file.len()), WriterOptions::new());

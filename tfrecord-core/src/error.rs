@@ -74,6 +74,28 @@ pub enum ErrorKind {
         /// What is wrong with it.
         detail: String,
     },
+    /// A damaged record or byte range that the reader's policy would skip, after the policy's
+    /// budget of skips is spent ([`BadRecords`](crate::BadRecords)).
+    TooManyBadRecords {
+        /// The budget: how many skips the policy allows.
+        max: u64,
+        /// What would have been skipped: the record or bytes, and why.
+        last: String,
+    },
+    /// An operation the input does not allow, such as splitting a compressed file by byte
+    /// range.
+    Unsupported {
+        /// What cannot be done, and why.
+        detail: String,
+    },
+    /// An index file (one `offset size` line per record) that is malformed or does not match
+    /// its record file.
+    Index {
+        /// The 1-based line of the index file, when the error is about one.
+        line: Option<u64>,
+        /// What is wrong.
+        detail: String,
+    },
     /// Reading or writing failed.
     Io(io::Error),
 }
@@ -94,6 +116,8 @@ struct Inner {
     path: Option<PathBuf>,
     offset: Option<u64>,
     record: Option<u64>,
+    /// Where the record index counts from, when not from the start of the file.
+    record_base: Option<u64>,
     key: Option<String>,
 }
 
@@ -109,6 +133,7 @@ impl Error {
             path: None,
             offset: None,
             record: None,
+            record_base: None,
             key: None,
         }))
     }
@@ -128,9 +153,18 @@ impl Error {
         self.0.offset
     }
 
-    /// The 0-based index of the record in its file, if known.
+    /// The 0-based index of the record in its file, if known; in a byte-range split, from the
+    /// split's first record (see [`record_base`](Self::record_base)).
     pub fn record(&self) -> Option<u64> {
         self.0.record
+    }
+
+    /// When [`record`](Self::record) does not count from the start of the file: the byte
+    /// offset of the record it numbers 0. A reader of a byte range of a file
+    /// ([`RecordReader::open_range`](crate::RecordReader::open_range)) cannot know how many
+    /// records come before the range, so it counts from its first one.
+    pub fn record_base(&self) -> Option<u64> {
+        self.0.record_base
     }
 
     /// The feature key, if the error is about one feature.
@@ -158,6 +192,14 @@ impl Error {
     #[must_use]
     pub fn with_record(mut self, record: u64) -> Self {
         self.0.record.get_or_insert(record);
+        self
+    }
+
+    /// Sets where the record index counts from (see [`record_base`](Self::record_base)),
+    /// unless it is already set.
+    #[must_use]
+    pub fn with_record_base(mut self, offset: u64) -> Self {
+        self.0.record_base.get_or_insert(offset);
         self
     }
 
@@ -209,6 +251,18 @@ impl Error {
         self
     }
 
+    /// The message without the file, byte offset and record index: what went wrong, as a
+    /// report that gives the location itself words it.
+    pub(crate) fn describe(&self) -> String {
+        struct Unlocated<'a>(&'a Error);
+        impl fmt::Display for Unlocated<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.write(f, false)
+            }
+        }
+        Unlocated(self).to_string()
+    }
+
     /// True when the error is an I/O error of the given kind.
     pub fn is_io(&self, kind: io::ErrorKind) -> bool {
         matches!(&self.0.kind, ErrorKind::Io(e) if e.kind() == kind)
@@ -223,14 +277,36 @@ impl From<io::Error> for Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(path) = &self.0.path {
+        self.write(f, true)
+    }
+}
+
+impl Error {
+    /// The message, with the file, byte offset and record index when `located`.
+    fn write(&self, f: &mut fmt::Formatter<'_>, located: bool) -> fmt::Result {
+        if located && let Some(path) = &self.0.path {
             write!(f, "{}: ", path.display())?;
         }
         let at = |f: &mut fmt::Formatter<'_>| -> fmt::Result {
+            if !located {
+                return Ok(());
+            }
+            let record = |f: &mut fmt::Formatter<'_>, r: u64| match self.0.record_base {
+                Some(base) => write!(f, "record {r} of the split starting at byte {base}"),
+                None => write!(f, "record {r}"),
+            };
             match (self.0.offset, self.0.record) {
-                (Some(o), Some(r)) => write!(f, " at byte {o} (record {r})"),
+                (Some(o), Some(r)) => {
+                    write!(f, " at byte {o} (")?;
+                    record(f, r)?;
+                    f.write_str(")")
+                }
                 (Some(o), None) => write!(f, " at byte {o}"),
-                (None, Some(r)) => write!(f, " (record {r})"),
+                (None, Some(r)) => {
+                    f.write_str(" (")?;
+                    record(f, r)?;
+                    f.write_str(")")
+                }
                 (None, None) => Ok(()),
             }
         };
@@ -308,6 +384,28 @@ impl fmt::Display for Error {
                 at(f)?;
                 write!(f, ": {detail}")?;
             }
+            ErrorKind::TooManyBadRecords { max, last } => {
+                f.write_str("too many bad records")?;
+                at(f)?;
+                write!(
+                    f,
+                    ": the budget of {max} skipped records or byte ranges is spent; "
+                )?;
+                write!(f, "not skipped: {last}")?;
+            }
+            ErrorKind::Unsupported { detail } => {
+                f.write_str("unsupported")?;
+                at(f)?;
+                write!(f, ": {detail}")?;
+            }
+            ErrorKind::Index { line, detail } => {
+                f.write_str("invalid index")?;
+                if let Some(line) = line {
+                    write!(f, " line {line}")?;
+                }
+                at(f)?;
+                write!(f, ": {detail}")?;
+            }
             ErrorKind::Io(e) => {
                 f.write_str("I/O error")?;
                 at(f)?;
@@ -327,5 +425,14 @@ impl std::error::Error for Error {
             ErrorKind::Io(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+/// Adds where in which stream an error happened.
+pub(crate) fn locate(err: Error, path: Option<&Path>, offset: u64, record: u64) -> Error {
+    let err = err.with_offset(offset).with_record(record);
+    match path {
+        Some(p) => err.with_path(p.to_path_buf()),
+        None => err,
     }
 }

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 
 /// Lists the record files a path stands for: the path itself when it is a file; for a
-/// directory, its `part-*` files in name order, as OneFlow reads an OFRecord data set.
+/// directory, its `part-*` files in name order, as OneFlow reads an OFRecord data set, leaving
+/// out index files (`part-00000.idx`, see [`crate::index`]).
 ///
 /// # Errors
 /// When the path does not exist, the directory cannot be listed, or it holds no `part-*` file.
@@ -20,7 +21,8 @@ pub fn expand_path(path: impl AsRef<Path>) -> Result<Vec<PathBuf>> {
     for entry in std::fs::read_dir(path).map_err(|e| Error::from(e).with_path(path))? {
         let entry = entry.map_err(|e| Error::from(e).with_path(path))?;
         let name = entry.file_name();
-        if name.to_string_lossy().starts_with("part-") && entry.path().is_file() {
+        let name = name.to_string_lossy();
+        if name.starts_with("part-") && !name.ends_with(".idx") && entry.path().is_file() {
             parts.push(entry.path());
         }
     }

@@ -6,6 +6,11 @@
 //!   (`u64 LE length | masked CRC32C of the length | data | masked CRC32C of the data`, both
 //!   checksums verified by default, CRC32C in hardware) and OneFlow's OFRecord
 //!   (`i64 LE length | data`).
+//! - **Parts of files and damaged files**: byte-range splits of a file
+//!   ([`RecordReader::open_range`], [`split_range`]) that together read every record once; a
+//!   policy for damaged records ([`BadRecords`]: fail, skip, or resynchronize after broken
+//!   framing, within a budget) that reports everything it skips ([`Skipped`]); and index files
+//!   ([`index`]) in the `offset size` text format of DALI and the PyPI `tfrecord` package.
 //! - **Compression** ([`Compression`]): GZIP and ZLIB over the whole stream, as TensorFlow's
 //!   `TFRecordOptions` does it.
 //! - **Protobuf types** ([`proto`]): `tensorflow.Example`, `tensorflow.SequenceExample` and
@@ -115,6 +120,7 @@ pub mod convert;
 pub mod crc;
 mod error;
 mod feature;
+pub mod index;
 mod input;
 pub mod json;
 pub mod parse;
@@ -133,8 +139,8 @@ pub use feature::{FeatureProblem, ListKind};
 pub use input::expand_path;
 pub use prost::Message;
 pub use reader::{
-    Chunk, ChunkReader, ChunkRecords, ReaderOptions, RecordReader, SharedChunks, Unverified,
-    for_each_chunk,
+    BadRecords, Chunk, ChunkReader, ChunkRecords, ReaderOptions, RecordReader, SharedChunks,
+    SkipReason, SkipSummary, Skipped, Unverified, for_each_chunk, split_range,
 };
 pub use typed::{Reader, Writer};
 pub use writer::{RecordWriter, WriterOptions};

@@ -3,12 +3,12 @@
 use std::fs::File;
 use std::io::{Read, Write};
 use std::marker::PhantomData;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::codec::{Container, Decode, DecodeOwned, Encode, TfExample};
-use crate::error::{Error, Result};
-use crate::reader::frames::locate;
+use crate::error::{Error, Result, locate};
 use crate::reader::{ReaderOptions, RecordReader};
 use crate::writer::{RecordWriter, WriterOptions};
 
@@ -30,6 +30,12 @@ use crate::writer::{RecordWriter, WriterOptions};
 /// }
 /// # Ok::<(), tfrecord_core::Error>(())
 /// ```
+///
+/// Under a [`BadRecords`](crate::BadRecords) policy that skips damage, the iterator also skips
+/// records that fail to decode, reporting them through [`records`](Self::records)
+/// ([`RecordReader::drain_skipped`]); [`next_lent`](Self::next_lent) and
+/// [`next_borrowed`](Self::next_borrowed) return decode errors, which the caller can hand to
+/// [`RecordReader::skip_last`] to skip them the same way.
 pub struct Reader<T, C: Container = TfExample, R: Read = File> {
     inner: RecordReader<R>,
     /// Where records that are not lent out of the read buffer are copied.
@@ -56,22 +62,35 @@ impl<T, C: Container> Reader<T, C, File> {
     /// When the file cannot be opened.
     pub fn open_with(path: impl AsRef<Path>, opts: ReaderOptions) -> Result<Self> {
         let inner = RecordReader::open(path, opts.format(C::FORMAT))?;
-        Ok(Reader {
-            path: inner.shared_path(),
-            inner,
-            buf: Vec::new(),
-            _marker: PhantomData,
-        })
+        Ok(Self::from_records(inner))
+    }
+
+    /// Opens the byte range `range` of an uncompressed TFRecord file, as
+    /// [`RecordReader::open_range`] does (the format is always `C`'s).
+    ///
+    /// # Errors
+    /// As [`RecordReader::open_range`].
+    pub fn open_range(
+        path: impl AsRef<Path>,
+        range: Range<u64>,
+        opts: ReaderOptions,
+    ) -> Result<Self> {
+        let inner = RecordReader::open_range(path, range, opts.format(C::FORMAT))?;
+        Ok(Self::from_records(inner))
     }
 }
 
 impl<T, C: Container, R: Read> Reader<T, C, R> {
     /// Reads from any byte source (the format is always `C`'s).
     pub fn new(inner: R, opts: ReaderOptions) -> Self {
+        Self::from_records(RecordReader::new(inner, opts.format(C::FORMAT)))
+    }
+
+    fn from_records(inner: RecordReader<R>) -> Self {
         Reader {
-            inner: RecordReader::new(inner, opts.format(C::FORMAT)),
+            path: inner.shared_path(),
+            inner,
             buf: Vec::new(),
-            path: None,
             _marker: PhantomData,
         }
     }
@@ -90,10 +109,8 @@ impl<T, C: Container, R: Read> Reader<T, C, R> {
         &mut self,
         buf: &'b mut Vec<u8>,
     ) -> Option<Result<B>> {
-        let offset = self.inner.offset();
-        let index = self.inner.records_read();
         match self.inner.read_into(buf) {
-            Ok(true) => Some(B::decode(buf).map_err(|e| self.locate(e, offset, index))),
+            Ok(true) => Some(B::decode(buf).map_err(|e| self.locate_last(e))),
             Ok(false) => None,
             Err(e) => Some(Err(e)),
         }
@@ -126,18 +143,39 @@ impl<T, C: Container, R: Read> Reader<T, C, R> {
     /// # Errors
     /// Framing and decoding errors, naming the file, offset, record and key.
     pub fn next_lent<'b, B: Decode<'b, C>>(&'b mut self) -> Option<Result<B>> {
-        let offset = self.inner.offset();
-        let index = self.inner.records_read();
+        let how = match self.inner.advance_lent(&mut self.buf) {
+            Ok(Some(how)) => how,
+            Ok(None) => return None,
+            Err(e) => return Some(Err(e)),
+        };
+        // Where the record is, for its decode errors: known once it is read, before it is lent.
+        let offset = self.inner.last_offset();
+        let index = self.inner.records_read().saturating_sub(1);
+        let base = self.inner.record_base();
         let path = self.path.as_deref();
-        match self.inner.read_lent(&mut self.buf) {
-            Ok(Some(bytes)) => Some(B::decode(bytes).map_err(|e| locate(e, path, offset, index))),
-            Ok(None) => None,
-            Err(e) => Some(Err(e)),
-        }
+        let bytes = match self.inner.lent_record(how, &self.buf) {
+            Ok(bytes) => bytes,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(B::decode(bytes).map_err(|e| {
+            let e = match offset {
+                Some(offset) => locate(e, path, offset, index),
+                None => e,
+            };
+            match base {
+                Some(base) => e.with_record_base(base),
+                None => e,
+            }
+        }))
     }
 
-    fn locate(&self, e: Error, offset: u64, index: u64) -> Error {
-        locate(e, self.inner.path(), offset, index)
+    /// Locates a decode error at the record the last read returned.
+    fn locate_last(&self, e: Error) -> Error {
+        let index = self.inner.records_read().saturating_sub(1);
+        match self.inner.last_offset() {
+            Some(offset) => self.inner.locate(e, offset, index),
+            None => e,
+        }
     }
 }
 
@@ -145,9 +183,23 @@ impl<T: DecodeOwned<C>, C: Container, R: Read> Iterator for Reader<T, C, R> {
     type Item = Result<T>;
 
     fn next(&mut self) -> Option<Result<T>> {
-        // An owned value copies what it keeps out of the lent record, which is released at
-        // the next read.
-        self.next_lent::<T>()
+        loop {
+            // An owned value copies what it keeps out of the lent record, which is released
+            // at the next read.
+            let bytes = match self.inner.read_lent(&mut self.buf) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => return None,
+                Err(e) => return Some(Err(e)),
+            };
+            match T::decode(bytes) {
+                Ok(value) => return Some(Ok(value)),
+                // Skipped under a policy that skips damage; else the error, located.
+                Err(e) => match self.inner.skip_last(e) {
+                    Ok(()) => {}
+                    Err(e) => return Some(Err(self.locate_last(e))),
+                },
+            }
+        }
     }
 }
 

@@ -7,6 +7,7 @@ pub(crate) mod count;
 pub(crate) mod from_json;
 pub(crate) mod generate;
 pub(crate) mod import;
+pub(crate) mod index;
 pub(crate) mod infer;
 pub(crate) mod parse;
 pub(crate) mod verify;

@@ -1,7 +1,7 @@
 //! Where whole frames end in bytes cut from a record stream: a frame's length is trusted only
 //! once it passes its CRC (TFRecord) and the options' `max_record_len`.
 
-use super::frames::ReaderOptions;
+use super::options::ReaderOptions;
 use crate::compression::Format;
 use crate::crc::masked_crc32c;
 

@@ -3,11 +3,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::frames::{ReaderOptions, RecordReader, locate};
+use super::frames::RecordReader;
+use super::options::ReaderOptions;
 use crate::codec::{Container, Decode};
 use crate::compression::{Compression, Format};
 use crate::crc::masked_crc32c;
-use crate::error::Result;
+use crate::error::{Result, locate};
 
 /// The buffer a [`Chunk::reader`] copies through: small enough to come from the heap each
 /// time, large enough that typical records are lent out of it whole.

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use super::boundary::{Frame, frame_at};
 use super::chunks::{Chunk, keep_spare};
-use super::frames::{ReaderOptions, locate};
+use super::options::{ReaderOptions, only_failing};
 use super::source::{Source, io_error};
 use crate::compression::Compression;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, locate};
 
 /// Reads a record stream (any compression, either framing) in chunks of whole frames of about
 /// `chunk_size` bytes, so that one thread only reads, inflates and finds frame boundaries
@@ -145,7 +145,11 @@ impl<R: Read> ChunkReader<R> {
     /// # Errors
     /// I/O and decompression errors (after the chunk of the whole frames before them), and
     /// bytes after the end of a zlib stream; framing errors are left to the chunk's reader.
+    /// Options whose [`BadRecords`](crate::BadRecords) policy skips damage are refused.
     pub fn next_chunk(&mut self) -> Result<Option<Chunk>> {
+        if let Err(e) = only_failing(&self.opts, "ChunkReader") {
+            return Err(self.fail(e));
+        }
         if let Some(e) = self.broken.take() {
             return Err(self.io_fail(e));
         }

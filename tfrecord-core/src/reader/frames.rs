@@ -6,116 +6,21 @@ use std::io::{self, BufRead, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::options::ReaderOptions;
+use super::policy::{Broken, Damage};
 use super::source::{Source, io_error, sniff};
+use super::unverified::{NO_BASE, Unverified};
 use crate::compression::{Compression, Format};
 use crate::crc::masked_crc32c;
-use crate::error::{Error, ErrorKind, Result};
-
-/// The default limit on one record's length: 1 GiB. Protobuf messages cannot exceed 2 GiB,
-/// and a larger declared length in a real file is almost always corruption.
-pub(crate) const DEFAULT_MAX_RECORD_LEN: u64 = 1 << 30;
-
-/// The default read buffer: 1 MiB, so that reads from the OS are large and sequential.
-pub(crate) const DEFAULT_BUFFER_SIZE: usize = 1 << 20;
+use crate::error::{Error, ErrorKind, Result, locate};
 
 /// Payloads up to this size are allocated at once; larger ones grow as their bytes arrive, so a
 /// corrupt length never allocates more than the data actually present plus this much.
 const EAGER_ALLOC: u64 = 4 << 20;
 
-/// How to read a record stream.
-#[derive(Clone, Debug)]
-pub struct ReaderOptions {
-    pub(super) format: Format,
-    pub(super) compression: Compression,
-    pub(super) verify_data_crc: bool,
-    pub(super) max_record_len: u64,
-    pub(super) buffer_size: usize,
-}
-
-impl Default for ReaderOptions {
-    fn default() -> Self {
-        ReaderOptions {
-            format: Format::TfRecord,
-            compression: Compression::None,
-            verify_data_crc: true,
-            max_record_len: DEFAULT_MAX_RECORD_LEN,
-            buffer_size: DEFAULT_BUFFER_SIZE,
-        }
-    }
-}
-
-impl ReaderOptions {
-    /// TFRecord, uncompressed, both checksums verified, 1 GiB record limit, 1 MiB buffer.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The default options with the compression guessed from the file name
-    /// (see [`Compression::from_path`]).
-    pub fn for_path(path: impl AsRef<Path>) -> Self {
-        Self::default().compression(Compression::from_path(path))
-    }
-
-    /// The container format.
-    #[must_use]
-    pub fn format(mut self, format: Format) -> Self {
-        self.format = format;
-        self
-    }
-
-    /// The stream compression.
-    #[must_use]
-    pub fn compression(mut self, compression: Compression) -> Self {
-        self.compression = compression;
-        self
-    }
-
-    /// Whether to verify each record's data checksum (default `true`). The length checksum is
-    /// always verified: without it a corrupt length would silently lose the framing.
-    #[must_use]
-    pub fn verify_data_crc(mut self, verify: bool) -> Self {
-        self.verify_data_crc = verify;
-        self
-    }
-
-    /// The largest record length accepted; a larger declared length is an error and is never
-    /// allocated.
-    #[must_use]
-    pub fn max_record_len(mut self, max: u64) -> Self {
-        self.max_record_len = max;
-        self
-    }
-
-    /// The size of the read buffer.
-    #[must_use]
-    pub fn buffer_size(mut self, size: usize) -> Self {
-        self.buffer_size = size.max(64);
-        self
-    }
-
-    /// The configured container format.
-    pub fn get_format(&self) -> Format {
-        self.format
-    }
-
-    /// The configured compression.
-    pub fn get_compression(&self) -> Compression {
-        self.compression
-    }
-}
-
-/// Adds where in which stream an error happened.
-pub(crate) fn locate(err: Error, path: Option<&Path>, offset: u64, record: u64) -> Error {
-    let err = err.with_offset(offset).with_record(record);
-    match path {
-        Some(p) => err.with_path(p.to_path_buf()),
-        None => err,
-    }
-}
-
 /// Reads until `buf` is full or the stream ends; returns how many bytes were read.
-#[inline]
-fn read_full(src: &mut dyn BufRead, buf: &mut [u8]) -> io::Result<usize> {
+#[inline(always)]
+fn read_full(src: &mut impl BufRead, buf: &mut [u8]) -> io::Result<usize> {
     // The usual case: the read buffer already holds all of it.
     match src.fill_buf() {
         Ok(avail) => {
@@ -128,6 +33,13 @@ fn read_full(src: &mut dyn BufRead, buf: &mut [u8]) -> io::Result<usize> {
         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
         Err(e) => return Err(e),
     }
+    read_full_slowly(src, buf)
+}
+
+/// [`read_full`] across the end of the read buffer.
+#[cold]
+#[inline(never)]
+fn read_full_slowly(src: &mut impl BufRead, buf: &mut [u8]) -> io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
         match src.read(&mut buf[filled..]) {
@@ -140,56 +52,16 @@ fn read_full(src: &mut dyn BufRead, buf: &mut [u8]) -> io::Result<usize> {
     Ok(filled)
 }
 
-/// A record read by [`RecordReader::read_unverified`] whose data checksum is still to be
-/// checked: where it came from, and the checksum its frame stores.
-#[derive(Clone, Debug)]
-pub struct Unverified {
-    stored_crc: Option<u32>,
-    offset: u64,
-    record: u64,
-    path: Option<Arc<Path>>,
-}
-
-impl Unverified {
-    /// Checks the record's payload against the masked CRC32C its frame stores (OFRecord frames
-    /// store none: always `Ok`).
-    ///
-    /// # Errors
-    /// A mismatch, naming the file, the frame's byte offset and the record index, as
-    /// [`RecordReader::read_into`] reports it.
-    #[inline]
-    pub fn verify(&self, payload: &[u8]) -> Result<()> {
-        let Some(stored) = self.stored_crc else {
-            return Ok(());
-        };
-        let computed = masked_crc32c(payload);
-        if stored == computed {
-            return Ok(());
-        }
-        let err = Error::new(ErrorKind::Corrupted {
-            what: "data",
-            stored,
-            computed,
-        });
-        Err(locate(err, self.path.as_deref(), self.offset, self.record))
-    }
-
-    /// The record's index in its file (0 for the first).
-    pub fn record(&self) -> u64 {
-        self.record
-    }
-
-    /// The byte offset of the record's frame in the (decompressed) stream.
-    pub fn offset(&self) -> u64 {
-        self.offset
-    }
-}
+/// [`RecordReader`]'s `last` when no record was just read (one store per record, not two).
+pub(super) const NO_RECORD: u64 = u64::MAX;
 
 /// A reader of framed records.
 ///
 /// Use it as an iterator of owned records (`Result<Vec<u8>>`), or call
 /// [`read_into`](RecordReader::read_into) to reuse one buffer for every record. After an error
-/// the reader is finished: the iterator yields nothing more.
+/// the reader is finished: the iterator yields nothing more. Damaged records are an error
+/// unless the options' [`BadRecords`](crate::BadRecords) policy skips them; what it skips is
+/// reported by [`drain_skipped`](Self::drain_skipped).
 ///
 /// ```
 /// use tfrecord_core::{RecordReader, RecordWriter, ReaderOptions, WriterOptions};
@@ -219,6 +91,24 @@ pub struct RecordReader<R: Read> {
     /// Bytes at the front of the read buffer lent out by the last
     /// [`read_lent`](RecordReader::read_lent), consumed when the next read starts.
     pub(super) lent: usize,
+    /// A split's end: the reader stops at the first frame at or after it that passes the
+    /// boundary test; `u64::MAX` for a whole stream.
+    pub(super) end: u64,
+    /// The byte offset of the record counted as 0, when that is not the file's first (a split).
+    pub(super) record_base: Option<u64>,
+    /// Where the record the last read returned starts (it ends at `offset`), or `NO_RECORD`.
+    pub(super) last: u64,
+    /// What the bad-record policy skipped.
+    pub(super) damage: Damage,
+}
+
+/// Where the record [`RecordReader::advance_lent`] read is.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Lent {
+    /// At the front of the read buffer: this many payload bytes after the header.
+    InPlace(usize),
+    /// In the caller's scratch buffer.
+    Scratch,
 }
 
 impl RecordReader<File> {
@@ -255,6 +145,10 @@ impl<R: Read> RecordReader<R> {
             records: 0,
             done: false,
             lent: 0,
+            end: u64::MAX,
+            record_base: None,
+            last: NO_RECORD,
+            damage: Damage::default(),
         }
     }
 
@@ -275,6 +169,11 @@ impl<R: Read> RecordReader<R> {
         self
     }
 
+    /// The options the reader reads with.
+    pub fn options(&self) -> &ReaderOptions {
+        &self.opts
+    }
+
     /// The name given with [`with_path`](Self::with_path) or [`open`](RecordReader::open).
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
@@ -285,7 +184,10 @@ impl<R: Read> RecordReader<R> {
         self.path.clone()
     }
 
-    /// How many records have been read so far.
+    /// How many records have been read so far, counting records skipped whole by the
+    /// [`BadRecords`](crate::BadRecords) policy (byte ranges skipped count none, whatever they
+    /// held). A reader of a byte range ([`open_range`](RecordReader::open_range)) counts from
+    /// its first record.
     pub fn records_read(&self) -> u64 {
         self.records
     }
@@ -295,12 +197,35 @@ impl<R: Read> RecordReader<R> {
         self.offset
     }
 
-    fn fail(&mut self, err: Error, frame_start: u64) -> Error {
-        self.done = true;
-        locate(err, self.path.as_deref(), frame_start, self.records)
+    /// The byte offset of the record the last read returned (`None` before the first, at the
+    /// end, and after [`skip_last`](Self::skip_last)); its index is
+    /// [`records_read`](Self::records_read) minus one.
+    pub fn last_offset(&self) -> Option<u64> {
+        (self.last != NO_RECORD).then_some(self.last)
     }
 
-    fn io_fail(&mut self, e: io::Error, frame_start: u64) -> Error {
+    /// Where the record index counts from when not from the file's start: see
+    /// [`Error::record_base`].
+    pub fn record_base(&self) -> Option<u64> {
+        self.record_base
+    }
+
+    /// Adds the reader's file and record base to an error at `offset`, record `record`.
+    pub(crate) fn locate(&self, err: Error, offset: u64, record: u64) -> Error {
+        let err = locate(err, self.path.as_deref(), offset, record);
+        match self.record_base {
+            Some(base) => err.with_record_base(base),
+            None => err,
+        }
+    }
+
+    pub(super) fn fail(&mut self, err: Error, frame_start: u64) -> Error {
+        self.done = true;
+        self.last = NO_RECORD;
+        self.locate(err, frame_start, self.records)
+    }
+
+    pub(super) fn io_fail(&mut self, e: io::Error, frame_start: u64) -> Error {
         let err = io_error(e, self.opts.compression);
         self.fail(err, frame_start)
     }
@@ -312,25 +237,45 @@ impl<R: Read> RecordReader<R> {
     /// # Errors
     /// Truncated frames, checksum mismatches, lengths over the limit, a first frame that is not
     /// TFRecord at all, and I/O errors; each names the file, the frame's byte offset and the
-    /// record index.
+    /// record index. Under a [`BadRecords`](crate::BadRecords) policy that skips, damage within
+    /// the budget is skipped and reported instead, and damage past it is an error.
     pub fn read_into(&mut self, buf: &mut Vec<u8>) -> Result<bool> {
-        let Some(frame) = self.read_unverified(buf)? else {
-            return Ok(false);
-        };
-        if self.opts.verify_data_crc
-            && let Err(e) = frame.verify(buf)
-        {
-            // A record that fails its check is not counted as read, as in `read_lent`.
-            let frame_len = self.offset - frame.offset;
-            self.offset = frame.offset;
-            self.records = frame.record;
-            if let Some(r) = self.remaining.as_mut() {
-                *r = r.saturating_add(frame_len);
+        // The usual case: the whole frame is in the read buffer, and sound.
+        if let Some(len) = self.lend_buffered()? {
+            buf.clear();
+            let payload = self.src.fill_buf().map(|b| b.get(12..12 + len));
+            if let Ok(Some(payload)) = payload {
+                buf.extend_from_slice(payload);
+                self.src.consume(16 + len);
+                return Ok(true);
             }
-            self.done = true;
-            return Err(e);
+            // Unreachable: the frame checked is still at the front of the read buffer. Were it
+            // not, it is read again, frame by frame.
+            let frame = 16 + len as u64;
+            self.offset -= frame;
+            self.records -= 1;
+            self.remaining = self.remaining.map(|r| r + frame);
+            self.last = NO_RECORD;
         }
-        Ok(true)
+        self.read_into_slowly(buf)
+    }
+
+    /// [`read_into`](Self::read_into) frame by frame through the read buffer: records larger
+    /// than what it holds, OFRecord, splits' ends, and damage.
+    #[inline(never)]
+    fn read_into_slowly(&mut self, buf: &mut Vec<u8>) -> Result<bool> {
+        loop {
+            let Some(frame) = self.read_unverified(buf)? else {
+                return Ok(false);
+            };
+            if !self.opts.verify_data_crc {
+                return Ok(true);
+            }
+            match frame.verify(buf) {
+                Ok(()) => return Ok(true),
+                Err(e) => self.bad_data(&frame, buf, e)?,
+            }
+        }
     }
 
     /// Reads the next record into `buf` (cleared first) like [`read_into`](Self::read_into),
@@ -355,38 +300,58 @@ impl<R: Read> RecordReader<R> {
     /// ```
     ///
     /// # Errors
-    /// As [`read_into`](Self::read_into), except data checksum mismatches.
+    /// As [`read_into`](Self::read_into), except data checksum mismatches, which are the
+    /// caller's to handle (a policy that skips can be applied with
+    /// [`skip_last`](Self::skip_last) before the next read).
     pub fn read_unverified(&mut self, buf: &mut Vec<u8>) -> Result<Option<Unverified>> {
         self.release();
-        buf.clear();
-        if self.done {
-            return Ok(None);
+        loop {
+            buf.clear();
+            if self.done {
+                return Ok(None);
+            }
+            if self.offset >= self.end && self.ends_split()? {
+                return Ok(None);
+            }
+            match self.next_frame(buf) {
+                Ok(frame) => return Ok(frame),
+                Err(broken) => self.recover(*broken)?,
+            }
         }
+    }
+
+    /// Reads the frame at `offset`: `Err` with what the reader took from the stream when the
+    /// frame or the stream is broken, for the policy to deal with.
+    #[inline(always)]
+    fn next_frame(&mut self, buf: &mut Vec<u8>) -> Result<Option<Unverified>, Box<Broken>> {
         let start = self.offset;
+        let compression = self.opts.compression;
+        let stream = |e: io::Error| Broken::stream(io_error(e, compression), start);
         let header_len = match self.opts.format {
             Format::TfRecord => 12,
             Format::OfRecord => 8,
         };
         let mut header = [0u8; 12];
-        let got = match read_full(self.src.buf(), &mut header[..header_len]) {
-            Ok(n) => n,
-            Err(e) => return Err(self.io_fail(e, start)),
-        };
+        let got = read_full(&mut self.src, &mut header[..header_len]).map_err(stream)?;
         if got == 0 {
             self.done = true;
+            self.last = NO_RECORD;
             return match self.src.trailing_data() {
                 Ok(false) => Ok(None),
-                Ok(true) => Err(self.fail(Error::new(ErrorKind::TrailingData), start)),
-                Err(e) => Err(self.io_fail(e, start)),
+                Ok(true) => Err(Broken::stream(Error::new(ErrorKind::TrailingData), start)),
+                Err(e) => Err(stream(e)),
             };
         }
+        let broken =
+            |kind: ErrorKind, taken: &[&[u8]]| Broken::frame(Error::new(kind), start, taken);
         if got < header_len {
-            let err = Error::new(ErrorKind::Truncated {
+            let kind = ErrorKind::Truncated {
                 needed: header_len as u64,
                 found: got as u64,
-            });
-            return Err(self.fail(err, start));
+            };
+            return Err(broken(kind, &[&header[..got]]));
         }
+        let header = &header[..header_len];
         let mut len_bytes = [0u8; 8];
         len_bytes.copy_from_slice(&header[..8]);
         let len = match self.opts.format {
@@ -394,9 +359,9 @@ impl<R: Read> RecordReader<R> {
                 let stored = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
                 let computed = masked_crc32c(&len_bytes);
                 if stored != computed {
-                    let kind = if self.records == 0 {
+                    let kind = if self.records == 0 && self.record_base.is_none() {
                         ErrorKind::NotTfRecord {
-                            hint: sniff(&header),
+                            hint: sniff(header),
                         }
                     } else {
                         ErrorKind::Corrupted {
@@ -405,7 +370,7 @@ impl<R: Read> RecordReader<R> {
                             computed,
                         }
                     };
-                    return Err(self.fail(Error::new(kind), start));
+                    return Err(broken(kind, &[header]));
                 }
                 u64::from_le_bytes(len_bytes)
             }
@@ -414,19 +379,18 @@ impl<R: Read> RecordReader<R> {
                 match u64::try_from(declared) {
                     Ok(len) => len,
                     Err(_) => {
-                        let err = Error::new(ErrorKind::NegativeLength { declared });
-                        return Err(self.fail(err, start));
+                        return Err(broken(ErrorKind::NegativeLength { declared }, &[header]));
                     }
                 }
             }
         };
         if len > self.opts.max_record_len {
-            let err = Error::new(ErrorKind::LengthTooLarge {
+            let kind = ErrorKind::LengthTooLarge {
                 declared: len,
                 limit: self.opts.max_record_len,
                 bound: "limit",
-            });
-            return Err(self.fail(err, start));
+            };
+            return Err(broken(kind, &[header]));
         }
         let footer_len: u64 = if self.opts.format == Format::TfRecord {
             4
@@ -436,43 +400,40 @@ impl<R: Read> RecordReader<R> {
         if let Some(remaining) = self.remaining {
             let left = remaining.saturating_sub(header_len as u64);
             if len.saturating_add(footer_len) > left {
-                let err = Error::new(ErrorKind::Truncated {
+                let kind = ErrorKind::Truncated {
                     needed: len.saturating_add(footer_len),
                     found: left,
-                });
-                return Err(self.fail(err, start));
+                };
+                return Err(broken(kind, &[header]));
             }
         }
         // Bounded above by max_record_len, which the caller chose to allow in memory.
         let Ok(len_usize) = usize::try_from(len) else {
-            let err = Error::new(ErrorKind::LengthTooLarge {
+            let kind = ErrorKind::LengthTooLarge {
                 declared: len,
                 limit: usize::MAX as u64,
                 bound: "address space",
-            });
-            return Err(self.fail(err, start));
+            };
+            return Err(broken(kind, &[header]));
         };
         if let Err(e) = self.read_payload(buf, len_usize) {
             return Err(match e {
-                Payload::Io(e) => self.io_fail(e, start),
+                Payload::Io(e) => stream(e),
                 Payload::Short { needed, found } => {
-                    self.fail(Error::new(ErrorKind::Truncated { needed, found }), start)
+                    broken(ErrorKind::Truncated { needed, found }, &[header, buf])
                 }
             });
         }
         let mut stored_crc = None;
         if self.opts.format == Format::TfRecord {
             let mut footer = [0u8; 4];
-            match read_full(self.src.buf(), &mut footer) {
-                Ok(4) => {}
-                Ok(n) => {
-                    let err = Error::new(ErrorKind::Truncated {
-                        needed: 4,
-                        found: n as u64,
-                    });
-                    return Err(self.fail(err, start));
-                }
-                Err(e) => return Err(self.io_fail(e, start)),
+            let n = read_full(&mut self.src, &mut footer).map_err(stream)?;
+            if n < 4 {
+                let kind = ErrorKind::Truncated {
+                    needed: 4,
+                    found: n as u64,
+                };
+                return Err(broken(kind, &[header, buf, &footer[..n]]));
             }
             stored_crc = Some(u32::from_le_bytes(footer));
         }
@@ -481,10 +442,12 @@ impl<R: Read> RecordReader<R> {
         if let Some(r) = self.remaining.as_mut() {
             *r = r.saturating_sub(frame);
         }
+        self.last = start;
         let frame = Unverified {
             stored_crc,
             offset: start,
             record: self.records,
+            record_base: self.record_base.unwrap_or(NO_BASE),
             path: self.path.clone(),
         };
         self.records += 1;
@@ -517,24 +480,56 @@ impl<R: Read> RecordReader<R> {
     /// # Errors
     /// As [`read_into`](Self::read_into).
     pub fn read_lent<'a>(&'a mut self, scratch: &'a mut Vec<u8>) -> Result<Option<&'a [u8]>> {
+        match self.advance_lent(scratch)? {
+            Some(how) => self.lent_record(how, scratch).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The reading half of [`read_lent`](Self::read_lent): reads the next record, and says
+    /// where it is for [`lent_record`](Self::lent_record) to lend it. Apart, the two let a
+    /// caller look at the reader (where the record was) between them.
+    #[inline]
+    pub(crate) fn advance_lent(&mut self, scratch: &mut Vec<u8>) -> Result<Option<Lent>> {
+        if let Some(len) = self.lend_buffered()? {
+            self.lent = 12 + len + 4;
+            return Ok(Some(Lent::InPlace(len)));
+        }
+        Ok(self.read_into(scratch)?.then_some(Lent::Scratch))
+    }
+
+    /// Releases the frame lent last, then checks the next one where it lies in the read buffer
+    /// ([`buffered_frame`](Self::buffered_frame)).
+    #[inline(always)]
+    fn lend_buffered(&mut self) -> Result<Option<usize>> {
         self.release();
-        let len = match (self.done, self.opts.format) {
-            (false, Format::TfRecord) => self.buffered_frame()?,
-            _ => None,
+        if !self.done && self.offset < self.end && self.opts.format == Format::TfRecord {
+            return self.buffered_frame();
+        }
+        Ok(None)
+    }
+
+    /// The record [`advance_lent`](Self::advance_lent) read.
+    #[inline]
+    pub(crate) fn lent_record<'a>(&'a mut self, how: Lent, scratch: &'a [u8]) -> Result<&'a [u8]> {
+        let Lent::InPlace(len) = how else {
+            return Ok(scratch);
         };
-        let Some(len) = len else {
-            return Ok(self.read_into(scratch)?.then_some(&scratch[..]));
-        };
-        self.lent = 12 + len + 4;
         // The frame checked by `buffered_frame` is still at the front of the read buffer:
         // `fill_buf` hands it out again without reading.
+        let start = self.offset - self.lent as u64;
+        let record = self.records - 1;
+        let (path, base) = (self.path.as_deref(), self.record_base);
         let locate = |e: Error| {
-            let start = self.offset - self.lent as u64;
-            locate(e, self.path.as_deref(), start, self.records - 1)
+            let e = locate(e, path, start, record);
+            match base {
+                Some(b) => e.with_record_base(b),
+                None => e,
+            }
         };
-        let avail = self.src.buf().fill_buf().map_err(|e| locate(e.into()))?;
+        let avail = self.src.fill_buf().map_err(|e| locate(e.into()))?;
         let found = avail.len() as u64;
-        avail.get(12..12 + len).map(Some).ok_or_else(|| {
+        avail.get(12..12 + len).ok_or_else(|| {
             locate(Error::new(ErrorKind::Truncated {
                 needed: 16 + len as u64,
                 found,
@@ -545,15 +540,24 @@ impl<R: Read> RecordReader<R> {
     /// When the read buffer holds the whole next TFRecord frame and it is sound, checks its
     /// data CRC (as configured), counts it as read and returns its payload length; the frame is
     /// consumed by the next read. `None` leaves everything else, including every error but a
-    /// data CRC mismatch, to [`read_into`](Self::read_into).
+    /// data CRC mismatch, to [`read_into`](Self::read_into) (and the mismatch too when the
+    /// policy skips damage).
+    #[inline(always)]
     fn buffered_frame(&mut self) -> Result<Option<usize>> {
         let start = self.offset;
         let verify = self.opts.verify_data_crc;
         let max = self.opts.max_record_len;
-        // A source error is reported here: a decoder may not repeat it when asked again.
-        let avail = match self.src.buf().fill_buf() {
+        // A source error is reported here: a decoder may not repeat it when asked again (the
+        // inflater does: a policy that resynchronizes meets it again in `read_into`).
+        let avail = match self.src.fill_buf() {
             Ok(avail) => avail,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(None),
+            Err(_)
+                if self.opts.bad_records.resyncs()
+                    && self.opts.compression != Compression::None =>
+            {
+                return Ok(None);
+            }
             Err(e) => return Err(self.io_fail(e, start)),
         };
         let Some((header, rest)) = avail.split_first_chunk::<12>() else {
@@ -580,6 +584,9 @@ impl<R: Read> RecordReader<R> {
             stored
         };
         if stored != computed {
+            if self.opts.bad_records.skips() {
+                return Ok(None);
+            }
             let kind = ErrorKind::Corrupted {
                 what: "data",
                 stored,
@@ -592,6 +599,7 @@ impl<R: Read> RecordReader<R> {
         if let Some(r) = self.remaining.as_mut() {
             *r = r.saturating_sub(frame);
         }
+        self.last = start;
         self.records += 1;
         Ok(Some(len))
     }
@@ -600,7 +608,10 @@ impl<R: Read> RecordReader<R> {
     #[inline]
     fn release(&mut self) {
         if self.lent > 0 {
-            self.src.buf().consume(std::mem::take(&mut self.lent));
+            self.src.consume(std::mem::take(&mut self.lent));
+        }
+        if let Source::Replay(_) = self.src {
+            self.src.settle();
         }
     }
 
@@ -609,7 +620,7 @@ impl<R: Read> RecordReader<R> {
         // bytes that exist, as the buffer grows with what the source delivers.
         let eager = usize::try_from(EAGER_ALLOC).unwrap_or(usize::MAX);
         buf.reserve(len.min(eager));
-        let src = self.src.buf();
+        let src = &mut self.src;
         // Copied straight out of the read buffer: no zero-filling, no intermediate `read`.
         while buf.len() < len {
             let avail = match src.fill_buf() {

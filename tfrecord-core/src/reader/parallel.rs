@@ -9,7 +9,7 @@ use std::sync::{Mutex, PoisonError};
 
 use super::chunks::Chunk;
 use super::cutter::ChunkReader;
-use super::frames::ReaderOptions;
+use super::options::ReaderOptions;
 use super::shared::SharedChunks;
 use crate::compression::Compression;
 use crate::error::{Error, Result};

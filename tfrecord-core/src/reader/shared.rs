@@ -8,9 +8,9 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use super::boundary::{Frame, frame_at};
 use super::chunks::{Chunk, keep_spare};
-use super::frames::{ReaderOptions, locate};
+use super::options::{ReaderOptions, only_failing};
 use crate::compression::Compression;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, locate};
 
 /// An uncompressed record file cut into chunks of whole frames by several threads at once:
 /// the chunks [`ChunkReader::open`](crate::ChunkReader::open) gives, with their offsets and
@@ -141,10 +141,12 @@ impl SharedChunks {
     /// # Errors
     /// When the file cannot be opened, for what is not a regular file (a pipe reads in order),
     /// and for compressed files (a compressed stream inflates in order): cut those with
-    /// [`ChunkReader`](crate::ChunkReader).
+    /// [`ChunkReader`](crate::ChunkReader). Options whose [`BadRecords`](crate::BadRecords)
+    /// policy skips damage are refused too.
     pub fn open(path: impl AsRef<Path>, opts: ReaderOptions, chunk_size: usize) -> Result<Self> {
         let path = path.as_ref();
         let located = |e: Error| e.with_path(path.to_path_buf());
+        only_failing(&opts, "SharedChunks").map_err(located)?;
         if opts.compression != Compression::None {
             return Err(located(Error::from(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -336,13 +338,16 @@ impl SharedChunks {
     }
 }
 
+/// Fills `buf` from the file's bytes at `offset`, without moving any file position that
+/// other reads share.
 #[cfg(unix)]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
 }
 
+/// Fills `buf` from the file's bytes at `offset`.
 #[cfg(windows)]
-fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+pub(crate) fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
     while !buf.is_empty() {
         match std::os::windows::fs::FileExt::seek_read(file, buf, offset) {
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),

@@ -8,12 +8,25 @@ use flate2::{Decompress, FlushDecompress, Status};
 use crate::compression::Compression;
 use crate::error::{Error, ErrorKind};
 
-/// A record stream as the framing reads it: buffered, and inflated when compressed.
+/// A record stream as the framing reads it: buffered, and inflated when compressed. It reads
+/// as one `BufRead` whose methods pick the variant inline, so that the framing's reads of an
+/// uncompressed stream compile to the read buffer's own code.
 pub(super) enum Source<R: Read> {
     /// Uncompressed.
     Plain(BufReader<R>),
     /// GZIP (one member or several concatenated) or ZLIB.
     Inflated(Box<Inflate<R>>),
+    /// Bytes read ahead while looking for a frame and given back ([`Source::unread`]), served
+    /// before the stream goes on.
+    Replay(Box<Replay<R>>),
+}
+
+/// Bytes given back to a [`Source`], then the source itself.
+pub(super) struct Replay<R: Read> {
+    bytes: Vec<u8>,
+    pos: usize,
+    /// Always `Some` outside [`Source::unread`], which moves the source in here.
+    inner: Option<Source<R>>,
 }
 
 impl<R: Read> Source<R> {
@@ -29,10 +42,7 @@ impl<R: Read> Source<R> {
 
     /// The (decompressed) stream.
     pub(super) fn buf(&mut self) -> &mut dyn BufRead {
-        match self {
-            Source::Plain(r) => r,
-            Source::Inflated(r) => &mut **r,
-        }
+        self
     }
 
     /// At the end of the records: whether compressed bytes follow the end of a zlib stream,
@@ -41,7 +51,113 @@ impl<R: Read> Source<R> {
     pub(super) fn trailing_data(&mut self) -> io::Result<bool> {
         match self {
             Source::Inflated(r) if !r.dec.gzip => Ok(!r.dec.inner.fill_buf()?.is_empty()),
-            Source::Plain(_) | Source::Inflated(_) => Ok(false),
+            Source::Replay(r) if r.pos == r.bytes.len() => match r.inner.as_mut() {
+                Some(inner) => inner.trailing_data(),
+                None => Ok(false),
+            },
+            Source::Plain(_) | Source::Inflated(_) | Source::Replay(_) => Ok(false),
+        }
+    }
+
+    /// Gives bytes back: the next reads return `bytes`, then what the stream held after the
+    /// bytes read so far.
+    pub(super) fn unread(&mut self, mut bytes: Vec<u8>) {
+        if bytes.is_empty() {
+            return;
+        }
+        if let Source::Replay(r) = self {
+            // Still to serve: the given bytes, then what was left of earlier ones.
+            bytes.extend_from_slice(r.bytes.get(r.pos..).unwrap_or_default());
+            r.bytes = bytes;
+            r.pos = 0;
+            return;
+        }
+        let replay = Replay {
+            bytes,
+            pos: 0,
+            inner: None,
+        };
+        let inner = std::mem::replace(self, Source::Replay(Box::new(replay)));
+        if let Source::Replay(r) = self {
+            r.inner = Some(inner);
+        }
+    }
+
+    /// Goes back to reading the stream directly once the bytes given back are all read.
+    #[inline]
+    pub(super) fn settle(&mut self) {
+        if let Source::Replay(r) = self
+            && r.pos == r.bytes.len()
+            && let Some(inner) = r.inner.take()
+        {
+            *self = inner;
+        }
+    }
+}
+
+impl<R: Read> Read for Source<R> {
+    #[inline]
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Source::Plain(r) => r.read(out),
+            Source::Inflated(r) => r.read(out),
+            Source::Replay(r) => r.read(out),
+        }
+    }
+}
+
+impl<R: Read> BufRead for Source<R> {
+    #[inline]
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        match self {
+            Source::Plain(r) => r.fill_buf(),
+            Source::Inflated(r) => r.fill_buf(),
+            Source::Replay(r) => r.fill_buf(),
+        }
+    }
+
+    #[inline]
+    fn consume(&mut self, n: usize) {
+        match self {
+            Source::Plain(r) => r.consume(n),
+            Source::Inflated(r) => r.consume(n),
+            Source::Replay(r) => r.consume(n),
+        }
+    }
+}
+
+impl<R: Read> Read for Replay<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.pos < self.bytes.len() {
+            let avail = &self.bytes[self.pos..];
+            let n = avail.len().min(out.len());
+            out[..n].copy_from_slice(&avail[..n]);
+            self.pos += n;
+            return Ok(n);
+        }
+        match self.inner.as_mut() {
+            Some(inner) => inner.read(out),
+            None => Ok(0),
+        }
+    }
+}
+
+impl<R: Read> BufRead for Replay<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos < self.bytes.len() {
+            return Ok(&self.bytes[self.pos..]);
+        }
+        match self.inner.as_mut() {
+            Some(inner) => inner.fill_buf(),
+            None => Ok(&[]),
+        }
+    }
+
+    fn consume(&mut self, n: usize) {
+        if self.pos < self.bytes.len() {
+            self.pos = (self.pos + n).min(self.bytes.len());
+        } else if let Some(inner) = self.inner.as_mut() {
+            inner.consume(n);
         }
     }
 }

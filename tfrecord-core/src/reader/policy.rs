@@ -1,0 +1,328 @@
+//! What a reader does with damaged records, the damage it is handed, and the report of what
+//! it skipped.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::Error;
+
+/// What a [`RecordReader`](crate::RecordReader) does with damaged records
+/// ([`ReaderOptions::bad_records`](crate::ReaderOptions::bad_records)).
+///
+/// - [`fail`](Self::fail), the default: the first damage is an error, and the reader ends.
+/// - [`skip`](Self::skip): a record whose frame is whole and whose length checksum passes but
+///   whose data checksum fails is skipped, and so is a record the caller could not decode
+///   ([`RecordReader::skip_last`](crate::RecordReader::skip_last), which the typed
+///   [`Reader`](crate::Reader) calls); broken framing is still an error.
+/// - [`resync`](Self::resync): as `skip`, and broken framing is skipped too (a length that
+///   fails its checksum or the limit, garbage between records, a frame cut short): the reader
+///   looks for the next byte where a frame passes the boundary test of byte-range splits (see
+///   [`RecordReader::open_range`](crate::RecordReader::open_range)) and goes on from there. A
+///   record whose data checksum fails is skipped alone when the bytes after it are the end of
+///   the stream or a header whose length checksum passes; otherwise it is resynchronized past.
+///
+/// Every record or byte range skipped is reported
+/// ([`RecordReader::drain_skipped`](crate::RecordReader::drain_skipped)) and counts one against
+/// the budget, `max`; one more is an error
+/// ([`TooManyBadRecords`](crate::ErrorKind::TooManyBadRecords)) that names it. Nothing is
+/// skipped without a report.
+///
+/// The budget is shared: every reader given this policy, or a clone of it (through clones of
+/// the options), draws on one count, so `max` bounds the skips over a whole data set read by
+/// any number of readers and threads. Make a new policy for a new budget.
+///
+/// What cannot be resynchronized:
+///
+/// - **OFRecord** frames have no checksums, so a frame cannot be told from garbage: under
+///   `resync`, broken framing skips the rest of the stream, reported as one byte range.
+/// - **Gzip and zlib** streams cannot be decoded past damage to the compressed bytes: under
+///   `resync`, a damaged compressed stream (or bytes after the end of a zlib stream) ends the
+///   reader with the rest of the stream reported as one range of unknown length
+///   ([`Skipped::byte_len`] is `None`), after every record before the damage. Broken framing
+///   inside an intact compressed stream is resynchronized like that of an uncompressed one.
+///
+/// ```
+/// use tfrecord_core::{BadRecords, ReaderOptions, RecordReader, RecordWriter, WriterOptions};
+///
+/// let mut writer = RecordWriter::new(Vec::new(), WriterOptions::new());
+/// for r in [&b"one"[..], b"two", b"three"] {
+///     writer.write(r)?;
+/// }
+/// let mut bytes = writer.finish()?;
+/// bytes[12 + 3 + 4 + 12] ^= 1; // a bit of "two" flips
+///
+/// let opts = ReaderOptions::new().bad_records(BadRecords::skip(5));
+/// let mut reader = RecordReader::new(&bytes[..], opts).with_path("data.tfrecord");
+/// let records: Vec<Vec<u8>> = reader.by_ref().collect::<Result<_, _>>()?;
+/// assert_eq!(records, [b"one".to_vec(), b"three".to_vec()]);
+/// let skipped: Vec<_> = reader.drain_skipped().collect();
+/// assert_eq!(skipped.len(), 1);
+/// assert_eq!((skipped[0].offset(), skipped[0].byte_len()), (19, Some(19)));
+/// assert!(skipped[0].to_string().starts_with("data.tfrecord: skipped the record at byte 19"));
+/// # Ok::<(), tfrecord_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct BadRecords {
+    mode: Mode,
+    max: u64,
+    /// Skips charged so far, shared by every clone; `None` when failing.
+    spent: Option<Arc<AtomicU64>>,
+}
+
+/// The three policies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum Mode {
+    #[default]
+    Fail,
+    Skip,
+    Resync,
+}
+
+impl BadRecords {
+    /// The first damaged record is an error (the default).
+    pub fn fail() -> Self {
+        Self::default()
+    }
+
+    /// Skips up to `max` records whose data checksum fails or that the caller cannot decode.
+    pub fn skip(max: u64) -> Self {
+        Self::budget(Mode::Skip, max)
+    }
+
+    /// Skips up to `max` damaged records and byte ranges, resynchronizing after broken framing.
+    pub fn resync(max: u64) -> Self {
+        Self::budget(Mode::Resync, max)
+    }
+
+    fn budget(mode: Mode, max: u64) -> Self {
+        BadRecords {
+            mode,
+            max,
+            spent: Some(Arc::new(AtomicU64::new(0))),
+        }
+    }
+
+    /// Whether any damage is skipped (`skip` or `resync`).
+    pub fn skips(&self) -> bool {
+        self.mode != Mode::Fail
+    }
+
+    /// Whether broken framing is resynchronized past (`resync`).
+    pub fn resyncs(&self) -> bool {
+        self.mode == Mode::Resync
+    }
+
+    /// The budget: how many records and byte ranges may be skipped (0 when failing).
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// How many records and byte ranges the readers sharing this policy have skipped.
+    pub fn spent(&self) -> u64 {
+        self.spent.as_ref().map_or(0, |s| s.load(Ordering::Relaxed))
+    }
+
+    pub(super) fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Takes one skip from the budget; `false` when it is spent.
+    pub(super) fn charge(&self) -> bool {
+        let Some(spent) = &self.spent else {
+            return false;
+        };
+        spent
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < self.max).then_some(n + 1)
+            })
+            .is_ok()
+    }
+}
+
+/// Why a record or byte range was skipped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// One whole record whose length checksum passes and whose data checksum does not.
+    DataChecksum {
+        /// The checksum stored in the frame.
+        stored: u32,
+        /// The checksum of the payload read.
+        computed: u32,
+    },
+    /// One whole, intact record that the caller could not decode: the decoder's words.
+    Undecodable(String),
+    /// Bytes that are not sound frames, up to the next frame that passes the boundary test or
+    /// to the end of the stream: what was wrong where they start.
+    Damaged(String),
+    /// The stream ends inside a frame: what was missing.
+    Truncated(String),
+    /// The gzip or zlib stream is damaged, or bytes follow the end of a zlib stream: nothing
+    /// after this point can be read.
+    Compressed(String),
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::DataChecksum { stored, computed } => write!(
+                f,
+                "data checksum mismatch (stored {stored:#010x}, computed {computed:#010x})"
+            ),
+            SkipReason::Undecodable(detail)
+            | SkipReason::Damaged(detail)
+            | SkipReason::Truncated(detail)
+            | SkipReason::Compressed(detail) => f.write_str(detail),
+        }
+    }
+}
+
+/// One record or byte range a reader skipped under its [`BadRecords`] policy: the file, where
+/// it starts in the (decompressed) stream, how long it is, and why.
+///
+/// Its `Display` form is one line, as the `tfrecord` command prints it:
+/// `data.tfrecord: skipped the record at byte 1024 (80 bytes): data checksum mismatch (...)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    path: Option<Arc<Path>>,
+    offset: u64,
+    len: Option<u64>,
+    reason: SkipReason,
+}
+
+impl Skipped {
+    pub(super) fn new(
+        path: Option<Arc<Path>>,
+        offset: u64,
+        len: Option<u64>,
+        reason: SkipReason,
+    ) -> Self {
+        Skipped {
+            path,
+            offset,
+            len,
+            reason,
+        }
+    }
+
+    /// The file, when the reader was given its name.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The byte offset where the skipped bytes start, in the (decompressed) stream.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// How many bytes were skipped: the whole frame for a record; `None` for the rest of a
+    /// compressed stream that cannot be decoded past its damage.
+    pub fn byte_len(&self) -> Option<u64> {
+        self.len
+    }
+
+    /// Why.
+    pub fn reason(&self) -> &SkipReason {
+        &self.reason
+    }
+
+    /// Whether one whole record was skipped (else a byte range that is not one record).
+    pub fn is_record(&self) -> bool {
+        matches!(
+            self.reason,
+            SkipReason::DataChecksum { .. } | SkipReason::Undecodable(_)
+        )
+    }
+
+    /// What was skipped and why, without the file and offset: `the record (80 bytes): ...`.
+    pub(super) fn what(&self) -> String {
+        let reason = &self.reason;
+        match (self.is_record(), self.len) {
+            (true, Some(n)) => format!("the record ({n} bytes): {reason}"),
+            (true, None) => format!("the record: {reason}"),
+            (false, Some(n)) => format!("{n} bytes: {reason}"),
+            (false, None) => format!("the rest of the stream: {reason}"),
+        }
+    }
+}
+
+impl fmt::Display for Skipped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(path) = &self.path {
+            write!(f, "{}: ", path.display())?;
+        }
+        let (o, reason) = (self.offset, &self.reason);
+        match (self.is_record(), self.len) {
+            (true, Some(n)) => write!(f, "skipped the record at byte {o} ({n} bytes): {reason}"),
+            (true, None) => write!(f, "skipped the record at byte {o}: {reason}"),
+            (false, Some(n)) => write!(f, "skipped {n} bytes at byte {o}: {reason}"),
+            (false, None) => write!(f, "skipped the rest of the stream from byte {o}: {reason}"),
+        }
+    }
+}
+
+/// The totals of what a reader skipped
+/// ([`RecordReader::skip_summary`](crate::RecordReader::skip_summary)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SkipSummary {
+    /// Whole records skipped.
+    pub records: u64,
+    /// Byte ranges skipped that are not one record.
+    pub ranges: u64,
+    /// Bytes skipped, over the records and ranges whose length is known.
+    pub bytes: u64,
+}
+
+impl SkipSummary {
+    /// Counts one more skip.
+    pub(super) fn add(&mut self, skipped: &Skipped) {
+        if skipped.is_record() {
+            self.records += 1;
+        } else {
+            self.ranges += 1;
+        }
+        self.bytes += skipped.len.unwrap_or(0);
+    }
+}
+
+/// What a reader skipped: the reports not yet drained, and the totals.
+#[derive(Debug, Default)]
+pub(super) struct Damage {
+    pub(super) pending: Vec<Skipped>,
+    pub(super) summary: SkipSummary,
+}
+
+/// A frame, or the stream, broken where a frame starts: the error (not yet located), and the
+/// stream's bytes from `start` that the reader took before it saw the damage, to look at again.
+pub(super) struct Broken {
+    pub(super) err: Error,
+    pub(super) start: u64,
+    pub(super) taken: Vec<u8>,
+    /// The framing is broken (else the stream itself: I/O, decompression, trailing bytes).
+    pub(super) framing: bool,
+}
+
+impl Broken {
+    /// Broken framing at `start`, after taking the `taken` slices from the stream.
+    pub(super) fn frame(err: Error, start: u64, taken: &[&[u8]]) -> Box<Self> {
+        Box::new(Broken {
+            err,
+            start,
+            taken: taken.concat(),
+            framing: true,
+        })
+    }
+
+    /// A stream that broke (or ended badly) at `start`.
+    pub(super) fn stream(err: Error, start: u64) -> Box<Self> {
+        Box::new(Broken {
+            err,
+            start,
+            taken: Vec::new(),
+            framing: false,
+        })
+    }
+}
