@@ -286,6 +286,66 @@ from the workload's sidecar at run time) on one thread; `spec_mt2` the same on t
 """
 
 
+CLI_FILE = "cli.results"
+
+
+def load_cli(log_dir):
+    """The RESULT lines of `cli.results` (one tfrecord-bench run of the library's reads beside
+    the `cli` op), kept apart from the harness's logs; per (variant, workload, op), CPU-time
+    rates (records and bytes per CPU second, median)."""
+    path = os.path.join(log_dir, CLI_FILE)
+    rows = {}
+    if not os.path.exists(path):
+        return rows
+    with open(path) as fh:
+        for line in fh:
+            if not line.startswith("RESULT "):
+                continue
+            d = json.loads(line[7:])
+            cpu = statistics.median(d["cpu_secs"]) if d.get("cpu_secs") else statistics.median(d["secs"])
+            rows[(d["variant"], d["workload"], d["op"])] = dict(
+                d, cpu_rps=d["records"] / cpu, cpu_mbps=d["bytes"] / cpu / 1e6,
+                wall_mbps=d["bytes"] / statistics.median(d["secs"]) / 1e6, n=len(d["secs"]))
+    return rows
+
+
+def cli_table(rows):
+    """The command-line paths users wait on, beside the library's raw and typed reads of the
+    same run, by CPU time, with their targets."""
+    if not rows:
+        return None
+    lines = ["| workload | path | by CPU time | by wall time | target | met? |",
+             "|---|---|---|---|---|---|"]
+    for w in ["mnist", "ctr"]:
+        raw = rows.get(("st", w, "read_raw"))
+        typed = rows.get(("st", w, "read_parse"))
+        if raw:
+            lines.append(f"| {w} | library: read_raw (framing + both CRCs) | {raw['cpu_mbps']:.0f} MB/s "
+                         f"| {raw['wall_mbps']:.0f} MB/s | (reference) | |")
+        if typed:
+            lines.append(f"| {w} | library: typed read (read_parse st) | {fr(typed['cpu_rps'])} rec/s | | "
+                         "(reference) | |")
+        for variant, what, target, unit in [
+            ("convert_of", "`tfrecord convert` TFRecord -> OFRecord", 1000, "MB/s"),
+            ("cat_json", "`tfrecord cat --json` (MB/s of JSON written)", 200, "MB/s"),
+            ("from_json", "`tfrecord from-json` (MB/s of JSON read)", 200, "MB/s"),
+            ("verify_decode", "`tfrecord verify --decode`", None, "rec/s"),
+        ]:
+            r = rows.get((variant, w, "cli"))
+            if not r:
+                continue
+            if unit == "MB/s":
+                value, wall = f"{r['cpu_mbps']:.0f} MB/s", f"{r['wall_mbps']:.0f} MB/s"
+                ok = r["cpu_mbps"] >= target
+                goal = f">= {target} MB/s"
+            else:
+                value, wall = f"{fr(r['cpu_rps'])} rec/s", ""
+                ok = typed is not None and r["cpu_rps"] >= typed["cpu_rps"]
+                goal = "> = the typed read".replace("> =", ">=")
+            lines.append(f"| {w} | {what} | {value} | {wall} | {goal} | {'**met**' if ok else 'not met'} |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--logs", required=True)
@@ -322,6 +382,16 @@ def main():
     conv = converts(res)
     if conv:
         md.append("`convert` (no peer does it):\n\n" + conv + "\n")
+    cli_rows = load_cli(a.logs)
+    cli = cli_table(cli_rows)
+    if cli:
+        md.append("## Command-line paths\n")
+        md.append("The `tfrecord` binary as users run it (a child process per run, one thread; "
+                  "`tfrecord-bench --ops read_raw,read_parse,cli`, kept in "
+                  f"`bench/results/{CLI_FILE}`), beside the library's raw and typed reads measured "
+                  "in the same run. Rates by CPU time (user + system of the child), the median of "
+                  "the runs; wall time as measured on the loaded machine.\n")
+        md.append(cli + "\n")
     md.append("## Targets\n")
     md.append("The project's performance targets, judged on this run's wall-clock figures.\n")
     md.append(targets(res, rss) + "\n")

@@ -93,6 +93,13 @@ echo "$commit" > "$LOG_DIR/commit.txt"
 sampler=$!
 rc=0
 (cd "$PEERS_DIR" && CANDIDATES_DIR="$HERE/candidates" ./run_peers.sh "$@") || rc=$?
+# The command-line paths beside the library's reads, in one tfrecord-bench run of their own.
+log "cli: tfrecord-bench --ops read_raw,read_parse,cli (mnist, ctr)"
+(cd "$REPO" && cargo build --release --locked --quiet -p tfrecord-bench -p tfrecord-cli) || rc=$?
+"${CARGO_TARGET_DIR:-$REPO/target}/release/tfrecord-bench" --data "${DATA_DIR:-/tmp/peers/data}" \
+  --out "${OUT_DIR:-/tmp/peers/out}" --reps "${REPS:-5}" --workloads mnist,ctr \
+  --ops read_raw,read_parse,cli --variants st,convert_of,cat_json,from_json,verify_decode \
+  > "$LOG_DIR/cli.results" || rc=$?
 kill "$sampler" 2>/dev/null || true
 cat /proc/loadavg > "$LOG_DIR/load-after.txt"
 log "load after the run: $(cat /proc/loadavg)"
@@ -100,6 +107,6 @@ log "load after the run: $(cat /proc/loadavg)"
 # rewrites BENCHMARKS.md from them.
 RESULTS="$HERE/results"
 rm -rf "$RESULTS" && mkdir -p "$RESULTS"
-cp "$LOG_DIR"/*.log "$LOG_DIR"/*.txt "$RESULTS"/ 2>/dev/null || true
+cp "$LOG_DIR"/*.log "$LOG_DIR"/*.txt "$LOG_DIR"/*.results "$RESULTS"/ 2>/dev/null || true
 report "$RESULTS" "$CMD"
 exit "$rc"
