@@ -167,7 +167,8 @@ pub(crate) fn canonical_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
 pub(crate) fn single_list(feature: &[u8]) -> Option<(u8, &[u8])> {
     let (&tag, rest) = feature.split_first()?;
     let (list, rest) = wire::split_len(rest)?;
-    (rest.is_empty() && tag & 7 == LEN && tag < 0x80).then_some((tag, list))
+    // One tag byte, wire type 2, and a field number: 0 is none (the walker refuses it too).
+    (rest.is_empty() && tag & 7 == LEN && (0x08..0x80).contains(&tag)).then_some((tag, list))
 }
 
 fn features(message: &'static str, body: &[u8]) -> Result<()> {
@@ -303,5 +304,15 @@ mod tests {
         let e = check_ofrecord(&bytes).unwrap_err();
         assert_eq!(e.key(), Some("d"), "{e}");
         assert!(e.to_string().contains("packed list"), "{e}");
+    }
+
+    #[test]
+    fn field_number_zero_is_refused_on_the_fast_path_too() {
+        // OFRecord { "k": Feature { <field 0, length-delimited>: "" } }: one tag byte 0x02.
+        let feature = [0x02, 0x00];
+        let entry = [&[0x0a, 1, b'k', 0x12, feature.len() as u8][..], &feature].concat();
+        let bytes = [&[0x0a, entry.len() as u8][..], &entry].concat();
+        assert!(bytes_keys::OfRecord::decode(&bytes).is_err());
+        assert!(check_ofrecord(&bytes).is_err());
     }
 }
