@@ -33,11 +33,13 @@ pub const AVRO_EXPR_BOUND: Bound = Bound {
 
 /// The heap bound of reading an Avro file of `n` bytes: 256 bytes per byte (a decoded value
 /// is a 32 to 56 byte `Value`, with its name for a record field, from as little as one byte;
-/// tensors and rows of them), plus 16 MiB (what a block may hold beyond its bytes: 65,536
-/// values that take none, and a block's inflated data).
+/// tensors and rows of them), plus 48 MiB: a compressed block may inflate to 16 MiB whatever
+/// its size (the importer's block limit, 1,100 times its size beyond that), which the buffer
+/// holding it reaches by doubling (the old and the new buffer both live for a moment), beside
+/// the codec's own state (bzip2's is up to 4 MiB), and 65,536 values that take no bytes.
 pub const AVRO_FILE_BOUND: Bound = Bound {
     per_byte: 256,
-    fixed: 16 << 20,
+    fixed: 48 << 20,
 };
 
 /// The records of [`PERSONS`], read once.

@@ -33,7 +33,10 @@ const EMPTY_VALUES_PER_BLOCK: u64 = 1 << 16;
 /// fields), as Avro's schema resolution rules say.
 ///
 /// Every codec of the Avro specification that the `apache-avro` crate implements is read:
-/// `null`, `deflate`, `snappy`, `zstandard`, `bzip2` and `xz`. Every length in the file (header
+/// `null`, `deflate`, `snappy`, `zstandard`, `bzip2` and `xz`. A compressed block may inflate
+/// to 16 MiB, or to 1,100 times its size when that is more (deflate's greatest ratio is 1,032):
+/// a block that would grow further is an error before the memory is taken, so a small file
+/// cannot stand for gigabytes. Every length in the file (header
 /// entries, blocks, a snappy block's data size) is checked against the rest of the file or of
 /// the block before anything is allocated for it, and each block's sync marker against the
 /// header's. Each record is walked with the
@@ -197,9 +200,13 @@ impl<'s> AvroFile<'s> {
                     ))
                 })?;
             }
-            self.codec
-                .decompress(&mut self.block)
-                .map_err(|e| Error::new(format!("cannot decompress a block: {e}")))?;
+            super::inflate::decompress(self.codec, &mut self.block).map_err(|e| {
+                Error::new(format!(
+                    "{} (block {}, at byte {start} of the file)",
+                    e.message(),
+                    self.block_index.unwrap_or(0)
+                ))
+            })?;
             self.block_pos = 0;
             self.block_left = count;
             self.empty_left = EMPTY_VALUES_PER_BLOCK.saturating_add(self.block.len() as u64);

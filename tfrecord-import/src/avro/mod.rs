@@ -78,6 +78,7 @@
 mod eval;
 pub mod expr;
 mod file;
+mod inflate;
 mod read;
 mod spec;
 mod tensors;
