@@ -1,0 +1,320 @@
+//! The unit of work: a [`Split`] (a whole file today; a byte range of an uncompressed file once
+//! the record reader can start and stop inside one), and reading one in blocks of records.
+//!
+//! # The byte-range seam
+//!
+//! Everything above this module plans and orders [`Split`]s, and everything that reads one goes
+//! through [`SplitReader::open`]. Byte-range reading plugs in at exactly two places:
+//!
+//! 1. [`SplitReader::open`]: for `range: Some(start..end)`, open tfrecord-core's range reader
+//!    (it finds the first record boundary at or after `start` by checksums and stops at the
+//!    first record starting at or after `end`) instead of refusing with
+//!    [`Error::ByteRange`]. Resuming inside a range is the same as today: the position saved is
+//!    a record boundary, so the reader starts there and keeps `end`.
+//! 2. [`crate::plan`]: cut each uncompressed file into byte ranges before the splits are
+//!    dealt to workers (compressed files stay whole), so that `shard(i, n)` spreads one large
+//!    file over all workers.
+//!
+//! Record indices inside a range split count from the range's first record; positions in
+//! checkpoints are byte offsets, which stay exact either way.
+
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tfrecord_core::{Compression, Container, DecodeOwned, Format, ReaderOptions, RecordReader};
+
+use crate::error::{Error, Result};
+use crate::sources::SourceFile;
+
+/// A unit of reading work: a file, or (once the record reader supports it) the records of a
+/// file that start inside a byte range.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Split {
+    /// The file.
+    pub path: PathBuf,
+    /// `None`: the whole file. `Some(start..end)`: the records that start at or after the first
+    /// record boundary at or after `start`, and before `end`. The planner makes only whole-file
+    /// splits; a split with a range is refused when opened ([`Error::ByteRange`]) until
+    /// tfrecord-core's reader can read ranges (see the module docs for where that plugs in).
+    pub range: Option<Range<u64>>,
+    /// The container format.
+    pub format: Format,
+    /// The stream compression.
+    pub compression: Compression,
+}
+
+impl Split {
+    /// The whole of a file.
+    pub fn whole(file: &SourceFile) -> Self {
+        Split {
+            path: file.path.clone(),
+            range: None,
+            format: file.format,
+            compression: file.compression,
+        }
+    }
+}
+
+/// Where reading a split starts or resumes: the record index and the byte offset of its frame
+/// (in the decompressed stream).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Start {
+    pub(crate) record: u64,
+    pub(crate) offset: u64,
+}
+
+/// One record read from a split: its decoded value (or the error that ends the split), its
+/// index, its frame's offset and the offset after it.
+pub(crate) struct Item<O> {
+    pub(crate) value: Result<O>,
+    pub(crate) record: u64,
+    pub(crate) offset: u64,
+    pub(crate) end: u64,
+}
+
+/// Consecutive records of one split. `last`: the split has nothing after them (its end, or an
+/// error, which is the last item).
+pub(crate) struct Block<O> {
+    pub(crate) items: Vec<Item<O>>,
+    pub(crate) last: bool,
+}
+
+impl<O> Block<O> {
+    /// A block holding only an error, ending the split.
+    pub(crate) fn failed(err: Error, at: Start) -> Self {
+        Block {
+            items: vec![Item {
+                value: Err(err),
+                record: at.record,
+                offset: at.offset,
+                end: at.offset,
+            }],
+            last: true,
+        }
+    }
+}
+
+/// At most this many records in one block.
+pub(crate) const BLOCK_RECORDS: usize = 256;
+/// A block ends after the record that brings its payload bytes to this.
+pub(crate) const BLOCK_BYTES: usize = 1 << 20;
+
+/// What the reading threads turn each record's bytes into.
+pub(crate) trait Decoder: Send + Sync + 'static {
+    /// The decoded record.
+    type Out: Send + 'static;
+    /// The container format records must have (`None`: any).
+    const FORMAT: Option<Format>;
+    /// Decodes one record.
+    fn decode(&self, bytes: &[u8]) -> tfrecord_core::Result<Self::Out>;
+}
+
+/// Records as their bytes.
+pub(crate) struct Raw;
+
+impl Decoder for Raw {
+    type Out = Vec<u8>;
+    const FORMAT: Option<Format> = None;
+    fn decode(&self, bytes: &[u8]) -> tfrecord_core::Result<Vec<u8>> {
+        Ok(bytes.to_vec())
+    }
+}
+
+/// Records as values of a derived type `T` of container `C`.
+pub(crate) struct Typed<T, C>(PhantomData<fn() -> (T, C)>);
+
+impl<T, C> Typed<T, C> {
+    pub(crate) fn new() -> Self {
+        Typed(PhantomData)
+    }
+}
+
+impl<T: DecodeOwned<C> + Send + 'static, C: Container> Decoder for Typed<T, C> {
+    type Out = T;
+    const FORMAT: Option<Format> = Some(C::FORMAT);
+    fn decode(&self, bytes: &[u8]) -> tfrecord_core::Result<T> {
+        <T as tfrecord_core::Decode<'_, C>>::decode(bytes)
+    }
+}
+
+/// A split open for reading.
+pub(crate) struct SplitReader {
+    reader: RecordReader<File>,
+    path: Arc<Path>,
+    scratch: Vec<u8>,
+}
+
+impl SplitReader {
+    /// Opens a split at `start` (a record boundary: the beginning, or a position saved in a
+    /// checkpoint). An uncompressed file is entered by seeking; a compressed one is read from
+    /// its beginning and the records before `start` are skipped.
+    ///
+    /// # Errors
+    /// A byte-range split ([`Error::ByteRange`]); a file that cannot be opened; a `start` that
+    /// is not where the file has record `start.record` (the file changed since the position
+    /// was saved).
+    pub(crate) fn open(split: &Split, opts: &ReaderOptions, start: Start) -> Result<Self> {
+        if split.range.is_some() {
+            return Err(Error::ByteRange(split.path.clone()));
+        }
+        let path: Arc<Path> = Arc::from(split.path.as_path());
+        let opts = opts
+            .clone()
+            .format(split.format)
+            .compression(split.compression);
+        let seek = start.offset > 0 && split.compression == Compression::None;
+        let reader = if seek {
+            let mut file = File::open(&path).map_err(|e| Error::io(e, &*path))?;
+            let len = file.metadata().map_err(|e| Error::io(e, &*path))?.len();
+            if start.offset > len {
+                return Err(moved(&path, start, len));
+            }
+            file.seek(SeekFrom::Start(start.offset))
+                .map_err(|e| Error::io(e, &*path))?;
+            RecordReader::new(file, opts)
+                .with_path(path.to_path_buf())
+                .starting_at(start.offset, start.record)
+        } else {
+            RecordReader::open(&path, opts)?
+        };
+        let mut split = SplitReader {
+            reader,
+            path,
+            scratch: Vec::new(),
+        };
+        split.skip_to(start)?;
+        Ok(split)
+    }
+
+    /// Reads and drops records up to `start`, then checks that the position is `start`.
+    fn skip_to(&mut self, start: Start) -> Result<()> {
+        while self.reader.records_read() < start.record {
+            if self.reader.read_lent(&mut self.scratch)?.is_none() {
+                break;
+            }
+        }
+        let here = Start {
+            record: self.reader.records_read(),
+            offset: self.reader.offset(),
+        };
+        if here != start {
+            return Err(moved(&self.path, start, here.offset));
+        }
+        Ok(())
+    }
+
+    /// Where the next record is.
+    pub(crate) fn position(&self) -> Start {
+        Start {
+            record: self.reader.records_read(),
+            offset: self.reader.offset(),
+        }
+    }
+
+    /// Reads the next block: up to [`BLOCK_RECORDS`] records or [`BLOCK_BYTES`] of payload.
+    pub(crate) fn read_block<D: Decoder>(&mut self, decoder: &D) -> Block<D::Out> {
+        let mut items = Vec::with_capacity(BLOCK_RECORDS.min(64));
+        let mut bytes = 0usize;
+        loop {
+            let (record, offset) = (self.reader.records_read(), self.reader.offset());
+            let read = match self.reader.read_lent(&mut self.scratch) {
+                Ok(Some(payload)) => {
+                    bytes += payload.len();
+                    Ok(decoder.decode(payload))
+                }
+                Ok(None) => return Block { items, last: true },
+                Err(e) => Err(e),
+            };
+            let end = self.reader.offset();
+            let (value, failed) = match read {
+                Ok(Ok(value)) => (Ok(value), false),
+                Ok(Err(e)) => {
+                    let e = e
+                        .with_path(self.path.to_path_buf())
+                        .with_offset(offset)
+                        .with_record(record);
+                    (Err(Error::Record(e)), true)
+                }
+                Err(e) => (Err(Error::Record(e)), true),
+            };
+            items.push(Item {
+                value,
+                record,
+                offset,
+                end,
+            });
+            if failed {
+                return Block { items, last: true };
+            }
+            if items.len() >= BLOCK_RECORDS || bytes >= BLOCK_BYTES {
+                return Block { items, last: false };
+            }
+        }
+    }
+
+    /// Reads the next record only (re-reading a checkpoint's shuffle buffer).
+    fn read_one<D: Decoder>(&mut self, decoder: &D) -> Result<D::Out> {
+        let at = self.position();
+        match self.reader.read_lent(&mut self.scratch)? {
+            Some(payload) => decoder.decode(payload).map_err(|e| {
+                let e = e
+                    .with_path(self.path.to_path_buf())
+                    .with_offset(at.offset)
+                    .with_record(at.record);
+                Error::Record(e)
+            }),
+            None => Err(moved(&self.path, at, at.offset)),
+        }
+    }
+}
+
+/// Re-reads the records of one split at the given positions (any order), returning each with
+/// its tag. Forward gaps are read through; an uncompressed file is re-entered by seeking when a
+/// gap is large or the position is behind.
+///
+/// # Errors
+/// As [`SplitReader::open`], and reading or decoding errors of the records asked for.
+pub(crate) fn read_positions<D: Decoder, K>(
+    split: &Split,
+    opts: &ReaderOptions,
+    decoder: &D,
+    mut wanted: Vec<(Start, K)>,
+) -> Result<Vec<(D::Out, K)>> {
+    /// An uncompressed file is re-entered by seeking past a gap larger than this.
+    const READ_THROUGH: u64 = 4 << 20;
+    wanted.sort_by_key(|(start, _)| start.record);
+    let seekable = split.compression == Compression::None;
+    let mut out = Vec::with_capacity(wanted.len());
+    let mut reader: Option<SplitReader> = None;
+    for (start, tag) in wanted {
+        let usable = reader.as_ref().is_some_and(|r| {
+            let here = r.position();
+            here.record <= start.record
+                && (!seekable || start.offset.saturating_sub(here.offset) <= READ_THROUGH)
+        });
+        let r = match reader.as_mut() {
+            Some(r) if usable => {
+                r.skip_to(start)?;
+                r
+            }
+            _ => reader.insert(SplitReader::open(split, opts, start)?),
+        };
+        out.push((r.read_one(decoder)?, tag));
+    }
+    Ok(out)
+}
+
+/// A saved position that the file no longer has.
+fn moved(path: &Path, want: Start, found: u64) -> Error {
+    Error::Checkpoint(format!(
+        "{}: expected record {} at byte {}, found byte {found} (the file changed since the \
+         position was saved)",
+        path.display(),
+        want.record,
+        want.offset
+    ))
+}
