@@ -26,9 +26,19 @@ struct Case {
 
 fn cases() -> (tempfile::TempDir, Vec<Case>) {
     let fixture: Value = serde_json::from_str(FIXTURE).expect("JSON");
-    assert!(fixture["generator"].as_str().expect("named").starts_with("tensorflow "));
+    assert!(
+        fixture["generator"]
+            .as_str()
+            .expect("named")
+            .starts_with("tensorflow ")
+    );
     let dir = tempfile::tempdir().expect("tempdir");
-    for (k, file) in fixture["files"].as_array().expect("files").iter().enumerate() {
+    for (k, file) in fixture["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .enumerate()
+    {
         let name = file["name"].as_str().expect("a name");
         write_labels(&dir.path().join(name), k, int(&file["records"]));
     }
@@ -67,7 +77,11 @@ fn interleave_shard_skip_take_give_tensorflows_order_on_any_thread_count() {
     for case in cases {
         for threads in [1, 2, 3] {
             let got = labels(&open(dir.path(), case.opts.clone().threads(threads)));
-            assert_eq!(got, case.order, "{threads} threads, case {:.150}", case.json);
+            assert_eq!(
+                got, case.order,
+                "{threads} threads, case {:.150}",
+                case.json
+            );
         }
     }
 }

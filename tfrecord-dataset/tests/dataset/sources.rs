@@ -11,7 +11,12 @@ use super::support::{labels, write_labels};
 fn names(files: &[PathBuf]) -> Vec<String> {
     files
         .iter()
-        .map(|p| p.file_name().expect("a name").to_string_lossy().into_owned())
+        .map(|p| {
+            p.file_name()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect()
 }
 
@@ -61,7 +66,13 @@ fn a_directory_with_part_files_stands_for_them_only() {
     let dir = tempfile::tempdir().expect("tempdir");
     touch(
         dir.path(),
-        &["part-00001", "part-00000", "_SUCCESS", "part-00000.crc", "x.tfrecord"],
+        &[
+            "part-00001",
+            "part-00000",
+            "_SUCCESS",
+            "part-00000.crc",
+            "x.tfrecord",
+        ],
     );
     let files = expand_path(dir.path()).expect("lists");
     assert_eq!(names(&files), ["part-00000", "part-00001"]);
@@ -83,7 +94,11 @@ fn an_incomplete_shard_set_names_the_missing_shard() {
     let dir = tempfile::tempdir().expect("tempdir");
     touch(
         dir.path(),
-        &["t-00000-of-00004.gz", "t-00001-of-00004.gz", "t-00003-of-00004.gz"],
+        &[
+            "t-00000-of-00004.gz",
+            "t-00001-of-00004.gz",
+            "t-00003-of-00004.gz",
+        ],
     );
     let err = expand_path(dir.path()).expect_err("incomplete");
     match &err {
@@ -108,7 +123,16 @@ fn an_incomplete_shard_set_names_the_missing_shard() {
 #[test]
 fn a_glob_lists_its_matches_sorted_and_skips_what_is_not_data() {
     let dir = tempfile::tempdir().expect("tempdir");
-    touch(dir.path(), &["b.tfrecord", "a.tfrecord", ".c.tfrecord", "a.tfrecord.crc", "d.json"]);
+    touch(
+        dir.path(),
+        &[
+            "b.tfrecord",
+            "a.tfrecord",
+            ".c.tfrecord",
+            "a.tfrecord.crc",
+            "d.json",
+        ],
+    );
     let sub = dir.path().join("sub");
     fs::create_dir(&sub).expect("mkdir");
     touch(&sub, &["s-0-of-1.tfrecord"]);
