@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use tfrecord_core::{Container, DecodeOwned, TfExample};
 
+use crate::block::{Raw, Typed};
 use crate::checkpoint::Checkpoint;
 use crate::error::Result;
 use crate::options::DatasetOptions;
 use crate::pipeline::{Located, Pipeline};
 use crate::plan::epoch_splits;
 use crate::sources::{SourceFile, Sources};
-use crate::split::{Raw, Split, Typed};
+use crate::split::Split;
 
 /// Record files and how to read them. [`records`](Self::records) reads raw records,
 /// [`values`](Self::values) decodes them into a derived type; both iterators can be

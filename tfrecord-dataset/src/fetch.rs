@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use tfrecord_core::ReaderOptions;
 
+use crate::block::{Block, Decoder, Start};
 use crate::pool::Pool;
-use crate::split::{Block, Decoder, Split, SplitReader, Start};
+use crate::split::{Split, SplitReader};
 
 /// The splits the interleave will ask for: those open in its cycle, and (for reading ahead)
 /// those from `next_input` on.

@@ -13,13 +13,11 @@
 //! when the current split has no block ready yet and another slot has one (or can open a
 //! split), as tf.data's `deterministic=False` lets it.
 
-use std::collections::VecDeque;
-
 use serde::{Deserialize, Serialize};
 
+use crate::block::{Decoder, Item, Start};
 use crate::error::{Error, Result};
 use crate::fetch::{Fetcher, Window};
-use crate::split::{Decoder, Item, Start};
 
 /// Where one open split of the cycle is: the next record to give, and its frame offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,7 +46,8 @@ pub(crate) struct InterleaveState {
 struct Slot<O> {
     split: usize,
     next: Start,
-    pending: VecDeque<Item<O>>,
+    /// The rest of the last block fetched (taken over whole, not copied).
+    pending: std::vec::IntoIter<Item<O>>,
     ended: bool,
 }
 
@@ -118,7 +117,7 @@ impl<O> Interleave<O> {
                     record: s.record,
                     offset: s.offset,
                 },
-                pending: VecDeque::new(),
+                pending: Vec::new().into_iter(),
                 ended: false,
             });
         }
@@ -179,7 +178,7 @@ impl<O> Interleave<O> {
             let ci = self.cycle_index;
             match &mut self.slots[ci] {
                 Some(slot) => {
-                    if slot.pending.is_empty() && !slot.ended {
+                    if slot.pending.len() == 0 && !slot.ended {
                         let split = slot.split;
                         let block = if self.deterministic {
                             fetcher.next_block(split)
@@ -194,12 +193,12 @@ impl<O> Interleave<O> {
                             continue;
                         };
                         slot.ended = block.last;
-                        slot.pending.extend(block.items);
+                        slot.pending = block.items.into_iter();
                     }
                     let Some(slot) = self.slots[ci].as_mut() else {
                         continue;
                     };
-                    if let Some(item) = slot.pending.pop_front() {
+                    if let Some(item) = slot.pending.next() {
                         if item.value.is_err() {
                             // The split ends here; the position stays before the failed record,
                             // so that a checkpoint taken now resumes at it.
@@ -226,7 +225,7 @@ impl<O> Interleave<O> {
                     self.slots[ci] = Some(Slot {
                         split: self.next_input,
                         next: Start::default(),
-                        pending: VecDeque::new(),
+                        pending: Vec::new().into_iter(),
                         ended: false,
                     });
                     self.next_input += 1;
@@ -249,11 +248,11 @@ impl<O> Interleave<O> {
         for step in 1..n {
             let k = (self.cycle_index + step) % n;
             let ready = match &mut self.slots[k] {
-                Some(slot) if !slot.pending.is_empty() => true,
+                Some(slot) if slot.pending.len() > 0 => true,
                 Some(slot) if !slot.ended => match fetcher.try_block(slot.split) {
                     Some(block) => {
                         slot.ended = block.last;
-                        slot.pending.extend(block.items);
+                        slot.pending = block.items.into_iter();
                         true
                     }
                     None => false,

@@ -69,6 +69,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod block;
 mod checkpoint;
 mod dataset;
 mod error;

@@ -181,10 +181,12 @@ impl DatasetOptions {
     }
 
     /// Threads that read and decode (default 1: on the calling thread). With more, splits are
-    /// read ahead on that many threads into bounded queues; memory stays bounded by about
-    /// `(cycle_length + threads) * 4` blocks of at most 256 records or 1 MiB of payload each,
-    /// plus the shuffle buffer. Parallelism is across splits: one split is read by one
-    /// thread at a time.
+    /// read ahead on that many worker threads into bounded queues, and the caller's thread
+    /// only hands records out. A split is read by one thread at a time (in order), while its
+    /// records are decoded (derived types) on every thread, so even one split gains from
+    /// threads; raw records gain across splits. Memory stays bounded by
+    /// `(cycle_length + threads) * (threads + 1)` blocks of at most 256 records or 1 MiB of
+    /// payload each (plus the record being read when one is larger), plus the shuffle buffer.
     #[must_use]
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads.max(1);

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::block::{Decoder, Start};
 use crate::checkpoint::{BufferState, Checkpoint};
 use crate::error::{Error, Result};
 use crate::fetch::Fetcher;
@@ -14,7 +15,7 @@ use crate::plan::{epoch_splits, fingerprint};
 use crate::rng::{Rng, Use};
 use crate::shuffle::{Held, ShuffleBuffer};
 use crate::sources::SourceFile;
-use crate::split::{Decoder, Split, Start, read_positions};
+use crate::split::{Split, read_positions};
 
 /// A record out of the pipeline, with where it came from.
 pub(crate) struct Located<O> {

@@ -1,10 +1,15 @@
-//! Reading ahead on worker threads: each split the interleave will ask for has a bounded queue
-//! of blocks; workers take the lowest-numbered split whose queue has room and that no other
-//! worker holds, read one block from it, and queue it. A split is read by one worker at a time,
-//! from its first record to its last, so its blocks are the ones a single thread would read.
+//! Reading ahead on worker threads. Each split the interleave will ask for has a bounded queue
+//! of blocks in split order. A worker either reads the next block of a split (one worker per
+//! split at a time, so a split is read from its first record to its last as a single thread
+//! would) or decodes a block already read (any number at once, each into its own place in the
+//! queue). The interleave takes blocks off the front of a queue once decoded. So one split is
+//! decoded on every thread, and several splits are read at once.
 //!
-//! Memory: at most [`QUEUE_BLOCKS`] queued blocks per split, for the splits open in the cycle
-//! and `threads` splits ahead of it, plus one block being read per worker.
+//! Work is taken from the split the interleave needs soonest: the open splits in split order,
+//! then the next unopened ones; within a split, decoding before reading.
+//!
+//! Memory: at most `threads + 1` blocks per split, for the splits open in the cycle and
+//! `threads` splits ahead of it.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -12,12 +17,20 @@ use std::thread::JoinHandle;
 
 use tfrecord_core::ReaderOptions;
 
+use crate::block::{Block, Decoder, RawBlock, Start};
 use crate::error::Error;
 use crate::fetch::Window;
-use crate::split::{Block, Decoder, Split, SplitReader, Start};
+use crate::split::{Split, SplitReader};
 
-/// Blocks queued per split.
-const QUEUE_BLOCKS: usize = 2;
+/// A place in a split's queue.
+enum Slot<O> {
+    /// Read, waiting to be decoded.
+    Raw(RawBlock),
+    /// Being decoded by a worker.
+    Decoding,
+    /// Ready for the interleave.
+    Done(Block<O>),
+}
 
 /// One split's reading state.
 struct Stream<O> {
@@ -26,15 +39,30 @@ struct Stream<O> {
     /// Where reading starts, until the split is opened.
     start: Start,
     /// A worker is reading a block of it.
-    busy: bool,
-    /// Its last block has been queued.
+    reading: bool,
+    /// Its last block has been read.
     ended: bool,
-    queue: VecDeque<Block<O>>,
+    queue: VecDeque<Slot<O>>,
+    /// Blocks taken off the front so far: the queue's first slot is block number `taken`.
+    taken: u64,
+}
+
+impl<O> Stream<O> {
+    fn new(start: Start) -> Self {
+        Stream {
+            reader: None,
+            start,
+            reading: false,
+            ended: false,
+            queue: VecDeque::new(),
+            taken: 0,
+        }
+    }
 }
 
 struct State<O> {
     streams: HashMap<usize, Stream<O>>,
-    /// The window: open splits, then `next_input..ahead_end`.
+    /// The window: open splits (sorted), then `next_input..ahead_end`.
     open: Vec<usize>,
     next_input: usize,
     ahead_end: usize,
@@ -51,13 +79,14 @@ struct Shared<D: Decoder> {
     splits: Arc<[Split]>,
     opts: ReaderOptions,
     decoder: Arc<D>,
-    ahead: usize,
+    threads: usize,
 }
 
 impl<D: Decoder> Shared<D> {
     fn lock(&self) -> MutexGuard<'_, State<D::Out>> {
-        // A worker that panicked sets `broken` before the lock is released; the state itself
-        // stays consistent, so a poisoned lock is used as it is.
+        // A worker that panicked sets `broken` while unwinding; the state stays consistent
+        // (slots it held stay `Decoding` and are never waited for), so a poisoned lock is
+        // used as it is.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -66,9 +95,22 @@ impl<D: Decoder> Shared<D> {
             .wait(guard)
             .unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// Blocks queued per split.
+    fn queue_len(&self) -> usize {
+        self.threads + 1
+    }
 }
 
-/// Worker threads reading the splits of one epoch ahead of the interleave.
+/// What a worker does next.
+enum Task {
+    /// Read the next block of a split.
+    Read(usize, Option<SplitReader>, Start),
+    /// Decode block number `.1` of a split.
+    Decode(usize, u64, RawBlock),
+}
+
+/// Worker threads reading and decoding the splits of one epoch ahead of the interleave.
 pub(crate) struct Pool<D: Decoder> {
     shared: Arc<Shared<D>>,
     workers: Vec<JoinHandle<()>>,
@@ -97,7 +139,7 @@ impl<D: Decoder> Pool<D> {
             splits,
             opts,
             decoder,
-            ahead: threads,
+            threads,
         });
         let workers = (0..threads)
             .filter_map(|i| {
@@ -114,42 +156,27 @@ impl<D: Decoder> Pool<D> {
     /// Sets the splits workers may read: the open ones and `threads` from `next_input` on.
     pub(crate) fn window(&mut self, window: &Window<'_>) {
         let mut state = self.shared.lock();
-        let end = (window.next_input + self.shared.ahead).min(self.shared.splits.len());
+        let end = (window.next_input + self.shared.threads).min(self.shared.splits.len());
         state.open.clear();
         state.open.extend_from_slice(window.open);
         state.open.sort_unstable();
         state.next_input = window.next_input;
         state.ahead_end = end;
-        let wanted: Vec<usize> = window
-            .open
-            .iter()
-            .copied()
-            .chain(window.next_input..end)
-            .collect();
-        for split in wanted {
+        for split in window.open.iter().copied().chain(window.next_input..end) {
             if !state.streams.contains_key(&split) {
                 let start = state.starts.remove(&split).unwrap_or_default();
-                state.streams.insert(
-                    split,
-                    Stream {
-                        reader: None,
-                        start,
-                        busy: false,
-                        ended: false,
-                        queue: VecDeque::new(),
-                    },
-                );
+                state.streams.insert(split, Stream::new(start));
             }
         }
         drop(state);
         self.shared.changed.notify_all();
     }
 
-    /// The next block of `split`, waiting for a worker to read it.
+    /// The next block of `split`, waiting for the workers to read and decode it.
     pub(crate) fn next_block(&mut self, split: usize) -> Block<D::Out> {
         let mut state = self.shared.lock();
         loop {
-            if let Some(block) = pop(&mut state, split) {
+            if let Some(block) = take_front(&mut state, split) {
                 drop(state);
                 self.shared.changed.notify_all();
                 return block;
@@ -166,24 +193,19 @@ impl<D: Decoder> Pool<D> {
         }
     }
 
-    /// The next block of `split` if one is queued.
+    /// The next block of `split` if one is ready now.
     pub(crate) fn try_block(&mut self, split: usize) -> Option<Block<D::Out>> {
-        let block = pop(&mut self.shared.lock(), split);
+        let block = take_front(&mut self.shared.lock(), split);
         if block.is_some() {
             self.shared.changed.notify_all();
         }
         block
     }
 
-    /// Drops a split's stream (its reader and anything still queued).
+    /// Drops a split's stream (its reader and anything still queued); a worker still busy
+    /// with it finds it gone and drops its work.
     pub(crate) fn close(&mut self, split: usize) {
-        let mut state = self.shared.lock();
-        if let Some(stream) = state.streams.get(&split)
-            && !stream.busy
-        {
-            state.streams.remove(&split);
-        }
-        // A busy stream is removed by its worker, which sees it is outside the window.
+        self.shared.lock().streams.remove(&split);
     }
 }
 
@@ -198,8 +220,16 @@ impl<D: Decoder> Drop for Pool<D> {
     }
 }
 
-fn pop<O>(state: &mut State<O>, split: usize) -> Option<Block<O>> {
-    state.streams.get_mut(&split)?.queue.pop_front()
+fn take_front<O>(state: &mut State<O>, split: usize) -> Option<Block<O>> {
+    let stream = state.streams.get_mut(&split)?;
+    if !matches!(stream.queue.front(), Some(Slot::Done(_))) {
+        return None;
+    }
+    stream.taken += 1;
+    match stream.queue.pop_front() {
+        Some(Slot::Done(block)) => Some(block),
+        _ => None,
+    }
 }
 
 fn broken(split: &Split) -> Error {
@@ -211,20 +241,29 @@ fn broken(split: &Split) -> Error {
     )
 }
 
-fn in_window<O>(state: &State<O>, split: usize) -> bool {
-    (state.next_input..state.ahead_end).contains(&split) || state.open.binary_search(&split).is_ok()
-}
-
-/// The lowest-numbered split in the window that a worker can read a block of now.
-fn pick<O>(state: &State<O>) -> Option<usize> {
-    let ready = |split: &usize| {
-        state
-            .streams
-            .get(split)
-            .is_some_and(|s| !s.busy && !s.ended && s.queue.len() < QUEUE_BLOCKS)
-    };
-    let open = state.open.iter().copied().find(ready);
-    open.or_else(|| (state.next_input..state.ahead_end).find(ready))
+/// The most urgent task, taken out of the state.
+fn pick<O>(state: &mut State<O>, queue_len: usize) -> Option<Task> {
+    let order = state
+        .open
+        .iter()
+        .copied()
+        .chain(state.next_input..state.ahead_end);
+    for split in order {
+        let Some(stream) = state.streams.get_mut(&split) else {
+            continue;
+        };
+        if let Some(i) = stream.queue.iter().position(|s| matches!(s, Slot::Raw(_))) {
+            let Slot::Raw(raw) = std::mem::replace(&mut stream.queue[i], Slot::Decoding) else {
+                continue;
+            };
+            return Some(Task::Decode(split, stream.taken + i as u64, raw));
+        }
+        if !stream.reading && !stream.ended && stream.queue.len() < queue_len {
+            stream.reading = true;
+            return Some(Task::Read(split, stream.reader.take(), stream.start));
+        }
+    }
+    None
 }
 
 /// Marks the pool broken if a worker unwinds.
@@ -242,52 +281,68 @@ impl<D: Decoder> Drop for PanicGuard<'_, D> {
 fn work<D: Decoder>(shared: &Shared<D>) {
     let _guard = PanicGuard(shared);
     loop {
-        let (split, reader, start) = {
+        let task = {
             let mut state = shared.lock();
             loop {
                 if state.shutdown {
                     return;
                 }
-                if let Some(split) = pick(&state)
-                    && let Some(stream) = state.streams.get_mut(&split)
-                {
-                    stream.busy = true;
-                    break (split, stream.reader.take(), stream.start);
+                if let Some(task) = pick(&mut state, shared.queue_len()) {
+                    break task;
                 }
                 state = shared.wait(state);
             }
         };
-        let (block, reader) = read(shared, split, reader, start);
-        let mut state = shared.lock();
-        let keep = in_window(&state, split);
-        if let Some(stream) = state.streams.get_mut(&split) {
-            stream.busy = false;
-            stream.ended = block.last;
-            stream.queue.push_back(block);
-            stream.reader = if stream.ended { None } else { reader };
+        match task {
+            Task::Read(split, reader, start) => {
+                let (slot, ended, reader) = read(shared, split, reader, start);
+                let mut state = shared.lock();
+                if let Some(stream) = state.streams.get_mut(&split) {
+                    stream.reading = false;
+                    stream.ended = ended;
+                    stream.queue.push_back(slot);
+                    stream.reader = if ended { None } else { reader };
+                }
+            }
+            Task::Decode(split, number, raw) => {
+                let block = raw.decode(&*shared.decoder, &shared.splits[split].path);
+                let mut state = shared.lock();
+                if let Some(stream) = state.streams.get_mut(&split)
+                    && let Some(i) = number.checked_sub(stream.taken)
+                    && let Some(slot) = stream
+                        .queue
+                        .get_mut(usize::try_from(i).unwrap_or(usize::MAX))
+                {
+                    *slot = Slot::Done(block);
+                }
+            }
         }
-        if !keep {
-            state.streams.remove(&split);
-        }
-        drop(state);
         shared.changed.notify_all();
     }
 }
 
-/// Reads one block of `split`, opening it first if needed.
+/// Reads one block of `split`, opening it first if needed: raw when decoding is deferred,
+/// decoded otherwise. Returns the slot, whether the split ended, and the reader.
 fn read<D: Decoder>(
     shared: &Shared<D>,
     split: usize,
     reader: Option<SplitReader>,
     start: Start,
-) -> (Block<D::Out>, Option<SplitReader>) {
+) -> (Slot<D::Out>, bool, Option<SplitReader>) {
     let mut reader = match reader {
         Some(r) => r,
         None => match SplitReader::open(&shared.splits[split], &shared.opts, start) {
             Ok(r) => r,
-            Err(e) => return (Block::failed(e, start), None),
+            Err(e) => return (Slot::Done(Block::failed(e, start)), true, None),
         },
     };
-    let block = reader.read_block(&*shared.decoder);
-    (block, Some(reader))
+    if D::DEFERRED {
+        let raw = reader.read_raw();
+        let ended = raw.is_last();
+        (Slot::Raw(raw), ended, Some(reader))
+    } else {
+        let block = reader.read_block(&*shared.decoder);
+        let ended = block.last;
+        (Slot::Done(block), ended, Some(reader))
+    }
 }

@@ -4,9 +4,9 @@
 //! buffer takes its place, and the next record in is appended. Only the draws come from the
 //! seeded generator, so the order is a function of the seed and the input order.
 
+use crate::block::Start;
 use crate::error::Result;
 use crate::rng::Rng;
-use crate::split::Start;
 
 /// A record with where it came from: its split in the epoch's plan and its position there.
 pub(crate) struct Held<O> {

@@ -20,12 +20,13 @@
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
-use std::marker::PhantomData;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tfrecord_core::{Compression, Container, DecodeOwned, Format, ReaderOptions, RecordReader};
+use tfrecord_core::{Compression, Format, ReaderOptions, RecordReader};
+
+use crate::block::{BLOCK_BYTES, BLOCK_RECORDS, Block, Decoder, Item, RawBlock, Start};
 
 use crate::error::{Error, Result};
 use crate::sources::SourceFile;
@@ -59,93 +60,13 @@ impl Split {
     }
 }
 
-/// Where reading a split starts or resumes: the record index and the byte offset of its frame
-/// (in the decompressed stream).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Start {
-    pub(crate) record: u64,
-    pub(crate) offset: u64,
-}
-
-/// One record read from a split: its decoded value (or the error that ends the split), its
-/// index, its frame's offset and the offset after it.
-pub(crate) struct Item<O> {
-    pub(crate) value: Result<O>,
-    pub(crate) record: u64,
-    pub(crate) offset: u64,
-    pub(crate) end: u64,
-}
-
-/// Consecutive records of one split. `last`: the split has nothing after them (its end, or an
-/// error, which is the last item).
-pub(crate) struct Block<O> {
-    pub(crate) items: Vec<Item<O>>,
-    pub(crate) last: bool,
-}
-
-impl<O> Block<O> {
-    /// A block holding only an error, ending the split.
-    pub(crate) fn failed(err: Error, at: Start) -> Self {
-        Block {
-            items: vec![Item {
-                value: Err(err),
-                record: at.record,
-                offset: at.offset,
-                end: at.offset,
-            }],
-            last: true,
-        }
-    }
-}
-
-/// At most this many records in one block.
-pub(crate) const BLOCK_RECORDS: usize = 256;
-/// A block ends after the record that brings its payload bytes to this.
-pub(crate) const BLOCK_BYTES: usize = 1 << 20;
-
-/// What the reading threads turn each record's bytes into.
-pub(crate) trait Decoder: Send + Sync + 'static {
-    /// The decoded record.
-    type Out: Send + 'static;
-    /// The container format records must have (`None`: any).
-    const FORMAT: Option<Format>;
-    /// Decodes one record.
-    fn decode(&self, bytes: &[u8]) -> tfrecord_core::Result<Self::Out>;
-}
-
-/// Records as their bytes.
-pub(crate) struct Raw;
-
-impl Decoder for Raw {
-    type Out = Vec<u8>;
-    const FORMAT: Option<Format> = None;
-    fn decode(&self, bytes: &[u8]) -> tfrecord_core::Result<Vec<u8>> {
-        Ok(bytes.to_vec())
-    }
-}
-
-/// Records as values of a derived type `T` of container `C`.
-pub(crate) struct Typed<T, C>(PhantomData<fn() -> (T, C)>);
-
-impl<T, C> Typed<T, C> {
-    pub(crate) fn new() -> Self {
-        Typed(PhantomData)
-    }
-}
-
-impl<T: DecodeOwned<C> + Send + 'static, C: Container> Decoder for Typed<T, C> {
-    type Out = T;
-    const FORMAT: Option<Format> = Some(C::FORMAT);
-    fn decode(&self, bytes: &[u8]) -> tfrecord_core::Result<T> {
-        <T as tfrecord_core::Decode<'_, C>>::decode(bytes)
-    }
-}
-
 /// A split open for reading.
 pub(crate) struct SplitReader {
     reader: RecordReader<File>,
     path: Arc<Path>,
     scratch: Vec<u8>,
+    /// Frame bytes around a payload: 16 for TFRecord, 8 for OFRecord.
+    frame_overhead: u64,
 }
 
 impl SplitReader {
@@ -181,10 +102,15 @@ impl SplitReader {
         } else {
             RecordReader::open(&path, opts)?
         };
+        let frame_overhead = match split.format {
+            Format::TfRecord => 16,
+            Format::OfRecord => 8,
+        };
         let mut split = SplitReader {
             reader,
             path,
             scratch: Vec::new(),
+            frame_overhead,
         };
         split.skip_to(start)?;
         Ok(split)
@@ -217,7 +143,7 @@ impl SplitReader {
 
     /// Reads the next block: up to [`BLOCK_RECORDS`] records or [`BLOCK_BYTES`] of payload.
     pub(crate) fn read_block<D: Decoder>(&mut self, decoder: &D) -> Block<D::Out> {
-        let mut items = Vec::with_capacity(BLOCK_RECORDS.min(64));
+        let mut items = Vec::with_capacity(BLOCK_RECORDS);
         let mut bytes = 0usize;
         loop {
             let (record, offset) = (self.reader.records_read(), self.reader.offset());
@@ -252,6 +178,34 @@ impl SplitReader {
             }
             if items.len() >= BLOCK_RECORDS || bytes >= BLOCK_BYTES {
                 return Block { items, last: false };
+            }
+        }
+    }
+
+    /// Reads the next block without decoding it, for decoding on another thread: up to
+    /// [`BLOCK_RECORDS`] records or [`BLOCK_BYTES`] of payload, checksums checked as the
+    /// reader options say.
+    pub(crate) fn read_raw(&mut self) -> RawBlock {
+        let mut block = RawBlock::new();
+        loop {
+            let (record, offset) = (self.reader.records_read(), self.reader.offset());
+            match self.reader.read_lent(&mut self.scratch) {
+                Ok(Some(payload)) => {
+                    let end = offset + (payload.len() as u64) + self.frame_overhead;
+                    block.push(payload, record, offset, end);
+                }
+                Ok(None) => {
+                    block.end(None);
+                    return block;
+                }
+                Err(e) => {
+                    block.end(Some((Error::Record(e), Start { record, offset })));
+                    return block;
+                }
+            }
+            let (records, bytes) = block.size();
+            if records >= BLOCK_RECORDS || bytes >= BLOCK_BYTES {
+                return block;
             }
         }
     }
