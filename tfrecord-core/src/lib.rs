@@ -104,7 +104,6 @@ pub mod convert;
 pub mod crc;
 mod error;
 mod feature;
-mod input;
 pub mod json;
 pub mod parse;
 pub mod proto;
@@ -119,7 +118,6 @@ pub use codec::{
 pub use compression::{Compression, Format};
 pub use error::{Error, ErrorKind, Result};
 pub use feature::{FeatureProblem, ListKind};
-pub use input::expand_path;
 pub use prost::Message;
 pub use reader::{
     Chunk, ChunkReader, ChunkRecords, ReaderOptions, RecordReader, SharedChunks, Unverified,
