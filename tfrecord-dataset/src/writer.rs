@@ -21,6 +21,15 @@ pub enum ShardSplit {
     /// A new shard once the current one holds at least `n` bytes of framed records (counted
     /// before compression); every shard holds at least one record.
     Bytes(u64),
+    /// `shards` shards (at least 1) of consecutive records, sizes differing by at most one,
+    /// for exactly `total` records: shard `i` holds records `i * total / shards` up to
+    /// `(i + 1) * total / shards`. One file is open at a time.
+    Even {
+        /// How many shards.
+        shards: u64,
+        /// How many records will be written.
+        total: u64,
+    },
 }
 
 /// How shard files are named.
@@ -123,6 +132,7 @@ impl ShardedWriterOptions {
 
 /// One shard being written or written.
 struct Shard {
+    index: usize,
     temp: PathBuf,
     writer: Option<RecordWriter<File>>,
     records: u64,
@@ -169,8 +179,10 @@ impl ShardedWriter {
     /// [`overwrite`](ShardedWriterOptions::overwrite) ([`Error::Exists`]); a directory that
     /// cannot be made or listed, or a file that cannot be created.
     pub fn create(opts: ShardedWriterOptions) -> Result<Self> {
-        let (ShardSplit::RoundRobin(n) | ShardSplit::Records(n) | ShardSplit::Bytes(n)) =
-            opts.split;
+        let (ShardSplit::RoundRobin(n)
+        | ShardSplit::Records(n)
+        | ShardSplit::Bytes(n)
+        | ShardSplit::Even { shards: n, .. }) = opts.split;
         if n == 0 {
             return Err(Error::Options(format!(
                 "{:?}: shard counts and sizes must be at least 1",
@@ -222,6 +234,7 @@ impl ShardedWriter {
             wopts = wopts.buffer_size(each.max(64 << 10));
         }
         self.shards.push(Shard {
+            index: self.shards.len(),
             writer: Some(RecordWriter::new(file, wopts).with_path(temp.clone())),
             temp,
             records: 0,
@@ -262,6 +275,17 @@ impl ShardedWriter {
             ShardSplit::RoundRobin(n) => usize::try_from(self.written % n).unwrap_or(0),
             ShardSplit::Records(max) => self.roll_if(|s| s.records >= max)?,
             ShardSplit::Bytes(max) => self.roll_if(|s| s.bytes >= max)?,
+            ShardSplit::Even { shards, total } => {
+                if self.written >= total {
+                    return Err(Error::Options(format!(
+                        "{} records written to {shards} even shards declared for {total}",
+                        self.written + 1
+                    )));
+                }
+                let written = self.written;
+                let end = |i: usize| even_bound(i as u64 + 1, shards, total);
+                self.roll_if(|s| written >= end(s.index))?
+            }
         };
         let overhead = if self.opts.format == Format::TfRecord {
             16
@@ -281,15 +305,16 @@ impl ShardedWriter {
 
     /// The shard to write to, after starting a new one when the current one is `full`.
     fn roll_if(&mut self, full: impl Fn(&Shard) -> bool) -> Result<usize> {
-        match self.shards.last_mut() {
-            Some(last) if !full(last) => {}
-            Some(last) => {
-                Self::close_shard(last, self.opts.sync)?;
-                self.open_shard()?;
+        loop {
+            match self.shards.last_mut() {
+                Some(last) if !full(last) => return Ok(self.shards.len() - 1),
+                Some(last) => {
+                    Self::close_shard(last, self.opts.sync)?;
+                    self.open_shard()?;
+                }
+                None => self.open_shard()?,
             }
-            None => self.open_shard()?,
         }
-        Ok(self.shards.len() - 1)
     }
 
     /// Encodes a value of a derived type as a record of container `C` and writes it.
@@ -320,10 +345,12 @@ impl ShardedWriter {
     }
 
     /// Completes every shard and renames them into place (one empty shard when nothing was
-    /// written with a size split); returns the final paths in shard order.
+    /// written with a size split; every declared shard with [`ShardSplit::Even`]); returns the
+    /// final paths in shard order.
     ///
     /// # Errors
-    /// An earlier failed write; I/O errors completing, syncing or renaming; an output that
+    /// An earlier failed write; another number of records than [`ShardSplit::Even`] declared;
+    /// I/O errors completing, syncing or renaming; an output that
     /// appeared meanwhile without [`overwrite`](ShardedWriterOptions::overwrite). On error no
     /// temporary file is left; shards renamed before the error stay.
     pub fn finish(mut self) -> Result<Vec<PathBuf>> {
@@ -331,6 +358,21 @@ impl ShardedWriter {
             return Err(Error::Options(
                 "an earlier write of this sharded writer failed; nothing was renamed".into(),
             ));
+        }
+        if let ShardSplit::Even { shards, total } = self.opts.split {
+            if self.written != total {
+                return Err(Error::Options(format!(
+                    "{} records written to {shards} even shards declared for {total}; nothing \
+                     was renamed",
+                    self.written
+                )));
+            }
+            while (self.shards.len() as u64) < shards {
+                if let Some(last) = self.shards.last_mut() {
+                    Self::close_shard(last, self.opts.sync)?;
+                }
+                self.open_shard()?;
+            }
         }
         if self.shards.is_empty() {
             self.open_shard()?;
@@ -378,6 +420,12 @@ impl Drop for ShardedWriter {
             }
         }
     }
+}
+
+/// Where even shard `i` of `shards` over `total` records begins: `i * total / shards`.
+fn even_bound(i: u64, shards: u64, total: u64) -> u64 {
+    let bound = u128::from(i) * u128::from(total) / u128::from(shards);
+    u64::try_from(bound).unwrap_or(u64::MAX)
 }
 
 /// Existing files of `naming`'s sets in `dir`, sorted.

@@ -192,3 +192,44 @@ fn zero_shards_or_sizes_are_usage_errors() {
         assert!(err.is_some_and(|e| e.is_usage()));
     }
 }
+
+#[test]
+fn even_shards_hold_consecutive_records_and_exactly_the_declared_total() {
+    for (total, sizes) in [(10u64, vec![2u64, 3, 2, 3]), (2, vec![0, 1, 0, 1])] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let naming = ShardNaming::TensorFlow(dir.path().join("v.tfrecord"));
+        let split = ShardSplit::Even { shards: 4, total };
+        let paths = write(ShardedWriterOptions::new(naming, split), total as usize);
+        let got: Vec<u64> = paths
+            .iter()
+            .map(|p| {
+                Dataset::open([p])
+                    .expect("a file")
+                    .records()
+                    .expect("starts")
+                    .count() as u64
+            })
+            .collect();
+        assert_eq!(got, sizes, "{total} records");
+        let ds = Dataset::open([dir.path()]).expect("lists");
+        assert_eq!(labels(&ds), expected(total as usize));
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let naming = ShardNaming::TensorFlow(dir.path().join("v.tfrecord"));
+    let split = ShardSplit::Even {
+        shards: 2,
+        total: 3,
+    };
+    let mut w =
+        ShardedWriter::create(ShardedWriterOptions::new(naming.clone(), split)).expect("creates");
+    for _ in 0..3 {
+        w.write(b"x").expect("writes");
+    }
+    assert!(w.write(b"x").expect_err("a fourth record").is_usage());
+    drop(w);
+    let mut w = ShardedWriter::create(ShardedWriterOptions::new(naming, split)).expect("creates");
+    w.write(b"x").expect("writes");
+    let err = w.finish().expect_err("two records short");
+    assert!(err.to_string().contains("declared for 3"), "{err}");
+    assert!(names(dir.path()).is_empty());
+}
