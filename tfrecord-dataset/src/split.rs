@@ -17,6 +17,17 @@
 //!
 //! Record indices inside a range split count from the range's first record; positions in
 //! checkpoints are byte offsets, which stay exact either way.
+//!
+//! # The bad-record seam
+//!
+//! The reader's settings, a bad-record policy included, travel in the data set's
+//! [`ReaderOptions`] to every split unchanged. A reader that skips damaged records moves on by
+//! itself; its reports of what it skipped would be taken here, after each block
+//! ([`SplitReader::read_block`], [`SplitReader::read_raw`]), carried with the block to the
+//! interleave, and handed out in stream order. A `max_bad_records` budget is one for the whole
+//! data set, so it would be counted there rather than per file. A checkpoint position is the
+//! frame after the last record given, which lies before a damaged range that follows it: a
+//! resumed read meets that range again.
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom};

@@ -230,3 +230,18 @@ fn the_non_deterministic_mode_reads_every_record_once() {
     assert!(counts.values().all(|&n| n == 2));
     assert_eq!(counts.len(), all_labels().len());
 }
+
+#[test]
+fn iterators_move_to_other_threads() {
+    fn sendable<T: Send>(_: &T) {}
+    let dir = data();
+    let ds = open(dir.path(), shuffled(1).threads(2));
+    let records = ds.records().expect("starts");
+    sendable(&records);
+    let values = ds.values::<Labelled>();
+    sendable(&values);
+    let n = std::thread::spawn(move || records.count())
+        .join()
+        .expect("joins");
+    assert_eq!(n, all_labels().len());
+}
