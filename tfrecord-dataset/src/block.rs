@@ -25,26 +25,128 @@ pub(crate) struct Item<O> {
     pub(crate) end: u64,
 }
 
-/// Consecutive records of one split. `last`: the split has nothing after them (its end, or an
-/// error, which is the last item).
+/// Consecutive records of one split, decoded or still raw. `last`: the split has nothing after
+/// them (its end, or an error, which is the last item).
 pub(crate) struct Block<O> {
-    pub(crate) items: Vec<Item<O>>,
+    pub(crate) contents: Contents<O>,
     pub(crate) last: bool,
+}
+
+/// What a block holds.
+pub(crate) enum Contents<O> {
+    /// Decoded records.
+    Items(Vec<Item<O>>),
+    /// Records to decode as they are handed out, on the thread that takes them: the value is
+    /// made just before it is used, and dropped soon after.
+    Raw(RawBlock),
 }
 
 impl<O> Block<O> {
     /// A block holding only an error, ending the split.
     pub(crate) fn failed(err: Error, at: Start) -> Self {
         Block {
-            items: vec![Item {
+            contents: Contents::Items(vec![Item {
                 value: Err(err),
                 record: at.record,
                 offset: at.offset,
                 end: at.offset,
-            }],
+            }]),
             last: true,
         }
     }
+
+    /// The records, one at a time.
+    pub(crate) fn into_cursor(self) -> Cursor<O> {
+        match self.contents {
+            Contents::Items(items) => Cursor::Items(items.into_iter()),
+            Contents::Raw(raw) => Cursor::Raw(RawCursor {
+                block: raw,
+                next: 0,
+                from: 0,
+            }),
+        }
+    }
+}
+
+/// The records of a block not handed out yet.
+pub(crate) enum Cursor<O> {
+    /// Decoded records.
+    Items(std::vec::IntoIter<Item<O>>),
+    /// Raw records, decoded by [`next`](Cursor::next).
+    Raw(RawCursor),
+}
+
+/// The position in a raw block.
+pub(crate) struct RawCursor {
+    block: RawBlock,
+    next: usize,
+    from: usize,
+}
+
+impl<O> Cursor<O> {
+    /// Nothing at all.
+    pub(crate) fn empty() -> Self {
+        Cursor::Items(Vec::new().into_iter())
+    }
+
+    /// True when every record has been handed out.
+    pub(crate) fn is_empty(&self) -> bool {
+        match self {
+            Cursor::Items(items) => items.len() == 0,
+            Cursor::Raw(c) => c.next >= c.block.records.len() && c.block.failure.is_none(),
+        }
+    }
+
+    /// The next record, decoding it if it is raw; a decode error ends the block.
+    pub(crate) fn next<D: Decoder<Out = O>>(
+        &mut self,
+        decoder: &D,
+        path: &Path,
+    ) -> Option<Item<O>> {
+        let c = match self {
+            Cursor::Items(items) => return items.next(),
+            Cursor::Raw(c) => c,
+        };
+        if let Some(&(to, record, offset, end)) = c.block.records.get(c.next) {
+            let value = decode(decoder, &c.block.data[c.from..to], path, record, offset);
+            c.next += 1;
+            c.from = to;
+            if value.is_err() {
+                c.next = c.block.records.len();
+                c.block.failure = None;
+            }
+            return Some(Item {
+                value,
+                record,
+                offset,
+                end,
+            });
+        }
+        let (err, at) = c.block.failure.take()?;
+        Some(Item {
+            value: Err(err),
+            record: at.record,
+            offset: at.offset,
+            end: at.offset,
+        })
+    }
+}
+
+/// Decodes one record, locating an error at the record.
+fn decode<D: Decoder>(
+    decoder: &D,
+    bytes: &[u8],
+    path: &Path,
+    record: u64,
+    offset: u64,
+) -> Result<D::Out> {
+    decoder.decode(bytes).map_err(|e| {
+        Error::Record(
+            e.with_path(path.to_path_buf())
+                .with_offset(offset)
+                .with_record(record),
+        )
+    })
 }
 
 /// At most this many records in one block.
@@ -56,8 +158,9 @@ pub(crate) const BLOCK_BYTES: usize = 1 << 20;
 pub(crate) trait Decoder: Send + Sync + 'static {
     /// The decoded record.
     type Out: Send + 'static;
-    /// Decoding costs enough to run apart from reading, on any thread ([`RawBlock`]); when
-    /// false, records are decoded as they are read.
+    /// Decoding costs enough to run apart from reading ([`RawBlock`]): on the worker threads,
+    /// or on the calling thread as each record is handed out; when false, records are decoded
+    /// as they are read.
     const DEFERRED: bool;
     /// The container format records must have (`None`: any).
     const FORMAT: Option<Format>;
@@ -96,7 +199,7 @@ impl<T: DecodeOwned<C> + Send + 'static, C: Container> Decoder for Typed<T, C> {
 }
 
 /// A block of records read but not decoded yet: their payloads back to back, so that decoding
-/// (the costly part) can run on another thread than reading.
+/// (the costly part) can run on another thread than reading, or just before each is used.
 pub(crate) struct RawBlock {
     data: Vec<u8>,
     /// Each record: where its payload ends in `data`, its index, offset and end offset.
@@ -110,7 +213,7 @@ impl RawBlock {
     /// An empty block.
     pub(crate) fn new() -> Self {
         RawBlock {
-            data: Vec::new(),
+            data: Vec::with_capacity(64 << 10),
             records: Vec::with_capacity(BLOCK_RECORDS),
             failure: None,
             last: false,
@@ -141,39 +244,26 @@ impl RawBlock {
 
     /// Decodes every record; a decode error ends the block (and the split) there.
     pub(crate) fn decode<D: Decoder>(self, decoder: &D, path: &Path) -> Block<D::Out> {
+        let last = self.last;
         let mut items = Vec::with_capacity(self.records.len() + 1);
-        let mut from = 0;
-        for (to, record, offset, end) in self.records {
-            let value = decoder.decode(&self.data[from..to]).map_err(|e| {
-                Error::Record(
-                    e.with_path(path.to_path_buf())
-                        .with_offset(offset)
-                        .with_record(record),
-                )
-            });
-            from = to;
-            let failed = value.is_err();
-            items.push(Item {
-                value,
-                record,
-                offset,
-                end,
-            });
+        let mut cursor = Block {
+            contents: Contents::Raw(self),
+            last,
+        }
+        .into_cursor();
+        while let Some(item) = cursor.next(decoder, path) {
+            let failed = item.value.is_err();
+            items.push(item);
             if failed {
-                return Block { items, last: true };
+                return Block {
+                    contents: Contents::Items(items),
+                    last: true,
+                };
             }
         }
-        if let Some((err, at)) = self.failure {
-            items.push(Item {
-                value: Err(err),
-                record: at.record,
-                offset: at.offset,
-                end: at.offset,
-            });
-        }
         Block {
-            items,
-            last: self.last,
+            contents: Contents::Items(items),
+            last,
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::block::{Raw, Typed};
 use crate::checkpoint::Checkpoint;
 use crate::error::Result;
 use crate::options::DatasetOptions;
-use crate::pipeline::{Located, Pipeline};
+use crate::pipeline::Pipeline;
 use crate::plan::epoch_splits;
 use crate::sources::{SourceFile, Sources};
 use crate::split::Split;
@@ -187,12 +187,20 @@ impl Iterator for Records {
     type Item = Result<Record>;
 
     fn next(&mut self) -> Option<Result<Record>> {
-        let next = self.inner.next()?;
-        Some(next.map(|l: Located<Vec<u8>>| Record {
-            bytes: l.value,
-            path: l.path,
-            offset: l.offset,
-            index: l.record,
+        let held = match self.inner.next()? {
+            Ok(held) => held,
+            Err(e) => return Some(Err(e)),
+        };
+        // The run that gave the record is still the current one.
+        let path = self
+            .inner
+            .path(held.split)
+            .unwrap_or_else(|| Arc::from(Path::new("")));
+        Some(Ok(Record {
+            bytes: held.value,
+            path,
+            offset: held.at.offset,
+            index: held.at.record,
         }))
     }
 }

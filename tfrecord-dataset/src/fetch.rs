@@ -3,11 +3,12 @@
 //! block after the other, so the records the interleave sees do not depend on which is used.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use tfrecord_core::ReaderOptions;
 
-use crate::block::{Block, Decoder, Start};
+use crate::block::{Block, Contents, Decoder, Start};
 use crate::pool::Pool;
 use crate::split::{Split, SplitReader};
 
@@ -74,6 +75,23 @@ impl<D: Decoder> Fetcher<D> {
         }
     }
 
+    /// What turns records into values.
+    pub(crate) fn decoder(&self) -> &D {
+        match self {
+            Fetcher::Inline(f) => &f.decoder,
+            Fetcher::Pool(p) => p.decoder(),
+        }
+    }
+
+    /// The file of a split.
+    pub(crate) fn path(&self, split: usize) -> &Path {
+        let splits = match self {
+            Fetcher::Inline(f) => &f.splits,
+            Fetcher::Pool(p) => p.splits(),
+        };
+        &splits[split].path
+    }
+
     /// Forgets a split the interleave is done with.
     pub(crate) fn close(&mut self, split: usize) {
         match self {
@@ -107,6 +125,16 @@ impl<D: Decoder> Inline<D> {
                 }
             }
         };
-        reader.read_block(&*self.decoder)
+        if D::DEFERRED {
+            // Decoded as handed out: each value is made just before it is used.
+            let raw = reader.read_raw();
+            let last = raw.is_last();
+            Block {
+                contents: Contents::Raw(raw),
+                last,
+            }
+        } else {
+            reader.read_block(&*self.decoder)
+        }
     }
 }

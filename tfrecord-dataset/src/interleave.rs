@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::block::{Decoder, Item, Start};
+use crate::block::{Cursor, Decoder, Item, Start};
 use crate::error::{Error, Result};
 use crate::fetch::{Fetcher, Window};
 
@@ -46,8 +46,8 @@ pub(crate) struct InterleaveState {
 struct Slot<O> {
     split: usize,
     next: Start,
-    /// The rest of the last block fetched (taken over whole, not copied).
-    pending: std::vec::IntoIter<Item<O>>,
+    /// The rest of the last block fetched.
+    pending: Cursor<O>,
     ended: bool,
 }
 
@@ -117,7 +117,7 @@ impl<O> Interleave<O> {
                     record: s.record,
                     offset: s.offset,
                 },
-                pending: Vec::new().into_iter(),
+                pending: Cursor::empty(),
                 ended: false,
             });
         }
@@ -178,7 +178,7 @@ impl<O> Interleave<O> {
             let ci = self.cycle_index;
             match &mut self.slots[ci] {
                 Some(slot) => {
-                    if slot.pending.len() == 0 && !slot.ended {
+                    if slot.pending.is_empty() && !slot.ended {
                         let split = slot.split;
                         let block = if self.deterministic {
                             fetcher.next_block(split)
@@ -193,12 +193,15 @@ impl<O> Interleave<O> {
                             continue;
                         };
                         slot.ended = block.last;
-                        slot.pending = block.items.into_iter();
+                        slot.pending = block.into_cursor();
                     }
                     let Some(slot) = self.slots[ci].as_mut() else {
                         continue;
                     };
-                    if let Some(item) = slot.pending.next() {
+                    if let Some(item) = slot
+                        .pending
+                        .next(fetcher.decoder(), fetcher.path(slot.split))
+                    {
                         if item.value.is_err() {
                             // The split ends here; the position stays before the failed record,
                             // so that a checkpoint taken now resumes at it.
@@ -225,7 +228,7 @@ impl<O> Interleave<O> {
                     self.slots[ci] = Some(Slot {
                         split: self.next_input,
                         next: Start::default(),
-                        pending: Vec::new().into_iter(),
+                        pending: Cursor::empty(),
                         ended: false,
                     });
                     self.next_input += 1;
@@ -248,11 +251,11 @@ impl<O> Interleave<O> {
         for step in 1..n {
             let k = (self.cycle_index + step) % n;
             let ready = match &mut self.slots[k] {
-                Some(slot) if slot.pending.len() > 0 => true,
+                Some(slot) if !slot.pending.is_empty() => true,
                 Some(slot) if !slot.ended => match fetcher.try_block(slot.split) {
                     Some(block) => {
                         slot.ended = block.last;
-                        slot.pending = block.items.into_iter();
+                        slot.pending = block.into_cursor();
                         true
                     }
                     None => false,

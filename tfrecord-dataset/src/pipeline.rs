@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::block::{Decoder, Start};
+use tfrecord_core::ReaderOptions;
+
+use crate::block::{Decoder, Raw, Start};
 use crate::checkpoint::{BufferState, Checkpoint};
 use crate::error::{Error, Result};
 use crate::fetch::Fetcher;
@@ -13,17 +15,9 @@ use crate::interleave::Interleave;
 use crate::options::DatasetOptions;
 use crate::plan::{epoch_splits, fingerprint};
 use crate::rng::{Rng, Use};
-use crate::shuffle::{Held, ShuffleBuffer};
+use crate::shuffle::{Held, ShuffleBuffer, first_byte, no_touch};
 use crate::sources::SourceFile;
 use crate::split::{Split, read_positions};
-
-/// A record out of the pipeline, with where it came from.
-pub(crate) struct Located<O> {
-    pub(crate) value: O,
-    pub(crate) path: Arc<Path>,
-    pub(crate) record: u64,
-    pub(crate) offset: u64,
-}
 
 /// What every epoch shares.
 struct Context<D: Decoder> {
@@ -33,70 +27,54 @@ struct Context<D: Decoder> {
     fingerprint: String,
 }
 
-impl<D: Decoder> Context<D> {
-    fn buffer_size(&self) -> Option<(u64, usize)> {
-        self.opts
-            .shuffle
-            .filter(|s| s.buffer_size > 1)
-            .map(|s| (s.seed, s.buffer_size))
-    }
+/// Reading, interleaving and shuffling records of one epoch, decoded by `E`.
+struct Stage<E: Decoder> {
+    fetcher: Fetcher<E>,
+    interleave: Interleave<E::Out>,
+    buffer: Option<ShuffleBuffer<E::Out>>,
 }
 
-/// One epoch being read.
-struct Run<D: Decoder> {
-    paths: Vec<Arc<Path>>,
-    fetcher: Fetcher<D>,
-    interleave: Interleave<D::Out>,
-    buffer: Option<ShuffleBuffer<D::Out>>,
-    /// Records taken from this epoch.
-    records: u64,
-}
-
-impl<D: Decoder> Run<D> {
-    /// Epoch `epoch`, from its start or from a checkpoint taken inside it.
-    fn open(ctx: &Context<D>, epoch: u64, saved: Option<&Checkpoint>) -> Result<Self> {
-        let splits: Arc<[Split]> = epoch_splits(&ctx.files, &ctx.opts, epoch).into();
-        let cycle = ctx.opts.order.cycle();
-        let det = ctx.opts.deterministic;
+impl<E: Decoder> Stage<E> {
+    /// From the start of the epoch's `splits`, or from a checkpoint taken inside the epoch.
+    fn open(
+        opts: &DatasetOptions,
+        decoder: Arc<E>,
+        splits: Arc<[Split]>,
+        epoch: u64,
+        saved: Option<&Checkpoint>,
+        touch: fn(&E::Out) -> u8,
+    ) -> Result<Self> {
+        let cycle = opts.order.cycle();
+        let det = opts.deterministic;
         let interleave = match saved.and_then(|c| c.interleave.as_ref()) {
             Some(state) => Interleave::restore(splits.len(), cycle, det, state)?,
             None => Interleave::new(splits.len(), cycle, det),
         };
-        let buffer = match ctx.buffer_size() {
+        let buffer = match buffer_size(opts) {
             Some((seed, size)) => Some(match saved.and_then(|c| c.shuffle.as_ref()) {
                 Some(state) => {
                     let rng = Rng::at(seed, epoch, Use::Buffer, state.draws);
-                    let items = reread(ctx, &splits, &state.records)?;
-                    ShuffleBuffer::restore(size, rng, items)
+                    let items = reread(&opts.reader, &*decoder, &splits, &state.records)?;
+                    ShuffleBuffer::restore(size, rng, items, touch)
                 }
-                None => ShuffleBuffer::new(size, Rng::new(seed, epoch, Use::Buffer)),
+                None => ShuffleBuffer::new(size, Rng::new(seed, epoch, Use::Buffer), touch),
             }),
             None => None,
         };
         let starts: HashMap<usize, Start> = interleave.starts().collect();
-        let paths = splits.iter().map(|s| Arc::from(s.path.as_path())).collect();
-        let fetcher = Fetcher::new(
-            splits,
-            ctx.opts.reader.clone(),
-            Arc::clone(&ctx.decoder),
-            ctx.opts.threads,
-            starts,
-        );
-        Ok(Run {
-            paths,
+        let fetcher = Fetcher::new(splits, opts.reader.clone(), decoder, opts.threads, starts);
+        Ok(Stage {
             fetcher,
             interleave,
             buffer,
-            records: saved.map_or(0, |c| c.epoch_records),
         })
     }
 
-    fn next(&mut self) -> Option<Result<Held<D::Out>>> {
-        let Run {
+    fn next(&mut self) -> Option<Result<Held<E::Out>>> {
+        let Stage {
             interleave,
             fetcher,
             buffer,
-            ..
         } = self;
         let mut pull = || {
             let (split, item) = interleave.next(fetcher)?;
@@ -106,23 +84,112 @@ impl<D: Decoder> Run<D> {
             };
             Some(item.value.map(|value| Held { value, split, at }))
         };
-        let next = match buffer {
+        match buffer {
             Some(b) => b.next(pull),
             None => pull(),
+        }
+    }
+
+    fn save(&self, ckpt: &mut Checkpoint) {
+        ckpt.interleave = Some(self.interleave.state());
+        ckpt.shuffle = self.buffer.as_ref().map(|b| BufferState {
+            draws: b.draws(),
+            records: b
+                .positions()
+                .map(|(split, at)| [split as u64, at.record, at.offset])
+                .collect(),
+        });
+    }
+}
+
+fn buffer_size(opts: &DatasetOptions) -> Option<(u64, usize)> {
+    opts.shuffle
+        .filter(|s| s.buffer_size > 1)
+        .map(|s| (s.seed, s.buffer_size))
+}
+
+/// How an epoch's records are decoded.
+enum Stages<D: Decoder> {
+    /// As they are read: on the worker threads, or as they are handed out.
+    Direct(Stage<D>),
+    /// On one thread with a shuffle buffer: the buffer holds the records' bytes, and each
+    /// is decoded as it leaves. A buffer of decoded values holds several allocations per
+    /// record, each cold by the time it leaves; bytes are one, and the decoded value is new
+    /// when the caller gets it.
+    Late(Stage<Raw>, Arc<D>),
+}
+
+/// One epoch being read.
+struct Run<D: Decoder> {
+    paths: Vec<Arc<Path>>,
+    stages: Stages<D>,
+    /// Records taken from this epoch.
+    records: u64,
+}
+
+impl<D: Decoder> Run<D> {
+    /// Epoch `epoch`, from its start or from a checkpoint taken inside it.
+    fn open(ctx: &Context<D>, epoch: u64, saved: Option<&Checkpoint>) -> Result<Self> {
+        let splits: Arc<[Split]> = epoch_splits(&ctx.files, &ctx.opts, epoch).into();
+        let paths = splits.iter().map(|s| Arc::from(s.path.as_path())).collect();
+        let opts = &ctx.opts;
+        let late = D::DEFERRED && opts.threads <= 1 && buffer_size(opts).is_some();
+        let stages = if late {
+            let stage = Stage::open(opts, Arc::new(Raw), splits, epoch, saved, first_byte)?;
+            Stages::Late(stage, Arc::clone(&ctx.decoder))
+        } else {
+            let decoder = Arc::clone(&ctx.decoder);
+            let stage = Stage::open(opts, decoder, splits, epoch, saved, no_touch)?;
+            Stages::Direct(stage)
+        };
+        Ok(Run {
+            paths,
+            stages,
+            records: saved.map_or(0, |c| c.epoch_records),
+        })
+    }
+
+    fn next(&mut self) -> Option<Result<Held<D::Out>>> {
+        let next = match &mut self.stages {
+            Stages::Direct(stage) => stage.next(),
+            Stages::Late(stage, decoder) => stage.next().map(|res| {
+                let held = res?;
+                let value = decoder.decode(&held.value).map_err(|e| {
+                    Error::Record(
+                        e.with_path(self.paths[held.split].to_path_buf())
+                            .with_offset(held.at.offset)
+                            .with_record(held.at.record),
+                    )
+                })?;
+                Ok(Held {
+                    value,
+                    split: held.split,
+                    at: held.at,
+                })
+            }),
         };
         if matches!(next, Some(Ok(_))) {
             self.records += 1;
         }
         next
     }
+
+    fn save(&self, ckpt: &mut Checkpoint) {
+        ckpt.epoch_records = self.records;
+        match &self.stages {
+            Stages::Direct(stage) => stage.save(ckpt),
+            Stages::Late(stage, _) => stage.save(ckpt),
+        }
+    }
 }
 
 /// Reads a checkpoint's shuffle buffer again, in buffer order.
-fn reread<D: Decoder>(
-    ctx: &Context<D>,
+fn reread<E: Decoder>(
+    opts: &ReaderOptions,
+    decoder: &E,
     splits: &[Split],
     records: &[[u64; 3]],
-) -> Result<Vec<Held<D::Out>>> {
+) -> Result<Vec<Held<E::Out>>> {
     let mut by_split: HashMap<usize, Vec<(Start, usize)>> = HashMap::new();
     for (i, &[split, record, offset]) in records.iter().enumerate() {
         let split = usize::try_from(split)
@@ -139,10 +206,10 @@ fn reread<D: Decoder>(
             .or_default()
             .push((Start { record, offset }, i));
     }
-    let mut items: Vec<Option<Held<D::Out>>> = (0..records.len()).map(|_| None).collect();
+    let mut items: Vec<Option<Held<E::Out>>> = (0..records.len()).map(|_| None).collect();
     for (split, wanted) in by_split {
         let starts: Vec<Start> = wanted.iter().map(|w| w.0).collect();
-        let read = read_positions(&splits[split], &ctx.opts.reader, &*ctx.decoder, wanted)?;
+        let read = read_positions(&splits[split], opts, decoder, wanted)?;
         for ((value, i), at) in read.into_iter().zip(starts) {
             items[i] = Some(Held { value, split, at });
         }
@@ -218,21 +285,20 @@ impl<D: Decoder> Pipeline<D> {
         ckpt.records = self.records;
         ckpt.finished = self.finished;
         if let Some(run) = self.run.as_ref().filter(|_| !self.finished) {
-            ckpt.epoch_records = run.records;
-            ckpt.interleave = Some(run.interleave.state());
-            ckpt.shuffle = run.buffer.as_ref().map(|b| BufferState {
-                draws: b.draws(),
-                records: b
-                    .positions()
-                    .map(|(split, at)| [split as u64, at.record, at.offset])
-                    .collect(),
-            });
+            run.save(&mut ckpt);
         }
         ckpt
     }
 
-    /// The next record.
-    pub(crate) fn next(&mut self) -> Option<Result<Located<D::Out>>> {
+    /// The file of split `split` of the epoch being read: where the record [`next`](Self::next)
+    /// just gave came from.
+    pub(crate) fn path(&self, split: usize) -> Option<Arc<Path>> {
+        let run = self.run.as_ref()?;
+        run.paths.get(split).cloned()
+    }
+
+    /// The next record, with its split in the epoch and its position there.
+    pub(crate) fn next(&mut self) -> Option<Result<Held<D::Out>>> {
         let opts = &self.ctx.opts;
         loop {
             if self.finished || self.failed {
@@ -267,12 +333,7 @@ impl<D: Decoder> Pipeline<D> {
                     if self.records <= opts.skip {
                         continue;
                     }
-                    return Some(Ok(Located {
-                        path: Arc::clone(&run.paths[held.split]),
-                        record: held.at.record,
-                        offset: held.at.offset,
-                        value: held.value,
-                    }));
+                    return Some(Ok(held));
                 }
                 Some(Err(e)) => {
                     self.failed = true;

@@ -71,11 +71,18 @@ struct State<O> {
     shutdown: bool,
     /// A worker panicked: nothing more can be read.
     broken: bool,
+    /// Workers waiting for work.
+    idle: usize,
+    /// The interleave is waiting for a block.
+    wanted: bool,
 }
 
 struct Shared<D: Decoder> {
     state: Mutex<State<D::Out>>,
-    changed: Condvar,
+    /// Workers wait here for work.
+    work: Condvar,
+    /// The interleave waits here for a block.
+    ready: Condvar,
     splits: Arc<[Split]>,
     opts: ReaderOptions,
     decoder: Arc<D>,
@@ -90,10 +97,19 @@ impl<D: Decoder> Shared<D> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn wait<'a>(&self, guard: MutexGuard<'a, State<D::Out>>) -> MutexGuard<'a, State<D::Out>> {
-        self.changed
-            .wait(guard)
-            .unwrap_or_else(PoisonError::into_inner)
+    fn wait<'a>(
+        &self,
+        on: &Condvar,
+        guard: MutexGuard<'a, State<D::Out>>,
+    ) -> MutexGuard<'a, State<D::Out>> {
+        on.wait(guard).unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wakes a waiting worker, if any: there is new work, or room for it.
+    fn wake_worker(&self, state: &State<D::Out>) {
+        if state.idle > 0 {
+            self.work.notify_one();
+        }
     }
 
     /// Blocks queued per split.
@@ -134,8 +150,11 @@ impl<D: Decoder> Pool<D> {
                 starts,
                 shutdown: false,
                 broken: false,
+                idle: 0,
+                wanted: false,
             }),
-            changed: Condvar::new(),
+            work: Condvar::new(),
+            ready: Condvar::new(),
             splits,
             opts,
             decoder,
@@ -168,8 +187,9 @@ impl<D: Decoder> Pool<D> {
                 state.streams.insert(split, Stream::new(start));
             }
         }
-        drop(state);
-        self.shared.changed.notify_all();
+        if state.idle > 0 {
+            self.shared.work.notify_all();
+        }
     }
 
     /// The next block of `split`, waiting for the workers to read and decode it.
@@ -177,8 +197,7 @@ impl<D: Decoder> Pool<D> {
         let mut state = self.shared.lock();
         loop {
             if let Some(block) = take_front(&mut state, split) {
-                drop(state);
-                self.shared.changed.notify_all();
+                self.shared.wake_worker(&state);
                 return block;
             }
             if state.broken || self.workers.is_empty() {
@@ -189,17 +208,30 @@ impl<D: Decoder> Pool<D> {
                     .unwrap_or_default();
                 return Block::failed(broken(&self.shared.splits[split]), start);
             }
-            state = self.shared.wait(state);
+            state.wanted = true;
+            state = self.shared.wait(&self.shared.ready, state);
+            state.wanted = false;
         }
     }
 
     /// The next block of `split` if one is ready now.
     pub(crate) fn try_block(&mut self, split: usize) -> Option<Block<D::Out>> {
-        let block = take_front(&mut self.shared.lock(), split);
+        let mut state = self.shared.lock();
+        let block = take_front(&mut state, split);
         if block.is_some() {
-            self.shared.changed.notify_all();
+            self.shared.wake_worker(&state);
         }
         block
+    }
+
+    /// What turns records into values.
+    pub(crate) fn decoder(&self) -> &D {
+        &self.shared.decoder
+    }
+
+    /// The splits of the epoch.
+    pub(crate) fn splits(&self) -> &Arc<[Split]> {
+        &self.shared.splits
     }
 
     /// Drops a split's stream (its reader and anything still queued); a worker still busy
@@ -212,7 +244,7 @@ impl<D: Decoder> Pool<D> {
 impl<D: Decoder> Drop for Pool<D> {
     fn drop(&mut self) {
         self.shared.lock().shutdown = true;
-        self.shared.changed.notify_all();
+        self.shared.work.notify_all();
         for worker in self.workers.drain(..) {
             // A worker's panic was already reported as a broken pool.
             let _ = worker.join();
@@ -273,7 +305,7 @@ impl<D: Decoder> Drop for PanicGuard<'_, D> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             self.0.lock().broken = true;
-            self.0.changed.notify_all();
+            self.0.ready.notify_all();
         }
     }
 }
@@ -290,12 +322,15 @@ fn work<D: Decoder>(shared: &Shared<D>) {
                 if let Some(task) = pick(&mut state, shared.queue_len()) {
                     break task;
                 }
-                state = shared.wait(state);
+                state.idle += 1;
+                state = shared.wait(&shared.work, state);
+                state.idle -= 1;
             }
         };
-        match task {
+        let mut state = match task {
             Task::Read(split, reader, start) => {
                 let (slot, ended, reader) = read(shared, split, reader, start);
+                let raw = matches!(slot, Slot::Raw(_));
                 let mut state = shared.lock();
                 if let Some(stream) = state.streams.get_mut(&split) {
                     stream.reading = false;
@@ -303,6 +338,11 @@ fn work<D: Decoder>(shared: &Shared<D>) {
                     stream.queue.push_back(slot);
                     stream.reader = if ended { None } else { reader };
                 }
+                if raw {
+                    // A block to decode: work for another worker.
+                    shared.wake_worker(&state);
+                }
+                state
             }
             Task::Decode(split, number, raw) => {
                 let block = raw.decode(&*shared.decoder, &shared.splits[split].path);
@@ -315,9 +355,13 @@ fn work<D: Decoder>(shared: &Shared<D>) {
                 {
                     *slot = Slot::Done(block);
                 }
+                state
             }
+        };
+        if state.wanted {
+            state.wanted = false;
+            shared.ready.notify_one();
         }
-        shared.changed.notify_all();
     }
 }
 

@@ -37,7 +37,7 @@ use std::sync::Arc;
 
 use tfrecord_core::{Compression, Format, ReaderOptions, RecordReader};
 
-use crate::block::{BLOCK_BYTES, BLOCK_RECORDS, Block, Decoder, Item, RawBlock, Start};
+use crate::block::{BLOCK_BYTES, BLOCK_RECORDS, Block, Contents, Decoder, Item, RawBlock, Start};
 
 use crate::error::{Error, Result};
 use crate::sources::SourceFile;
@@ -163,7 +163,7 @@ impl SplitReader {
                     bytes += payload.len();
                     Ok(decoder.decode(payload))
                 }
-                Ok(None) => return Block { items, last: true },
+                Ok(None) => return block(items, true),
                 Err(e) => Err(e),
             };
             let end = self.reader.offset();
@@ -185,10 +185,10 @@ impl SplitReader {
                 end,
             });
             if failed {
-                return Block { items, last: true };
+                return block(items, true);
             }
             if items.len() >= BLOCK_RECORDS || bytes >= BLOCK_BYTES {
-                return Block { items, last: false };
+                return block(items, false);
             }
         }
     }
@@ -271,6 +271,13 @@ pub(crate) fn read_positions<D: Decoder, K>(
         out.push((r.read_one(decoder)?, tag));
     }
     Ok(out)
+}
+
+fn block<O>(items: Vec<Item<O>>, last: bool) -> Block<O> {
+    Block {
+        contents: Contents::Items(items),
+        last,
+    }
 }
 
 /// A saved position that the file no longer has.
