@@ -180,9 +180,10 @@ impl DatasetOptions {
         })
     }
 
-    /// Threads that read and decode (default 1: on the calling thread). With more, splits are
-    /// read ahead on that many worker threads into bounded queues, and the caller's thread
-    /// only hands records out. A split is read by one thread at a time (in order), while its
+    /// Threads that read and decode, the caller's included (default 1: only the caller's).
+    /// With more, `threads - 1` worker threads read splits ahead into bounded queues, and the
+    /// caller's thread hands records out and does the same work while its next block is not
+    /// ready. A split is read by one thread at a time (in order), while its
     /// records are decoded (derived types) on every thread, so even one split gains from
     /// threads; raw records gain across splits. Memory stays bounded by
     /// `(cycle_length + threads) * (threads + 1)` blocks of at most 256 records or 1 MiB of

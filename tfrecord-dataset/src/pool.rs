@@ -1,5 +1,7 @@
-//! Reading ahead on worker threads. Each split the interleave will ask for has a bounded queue
-//! of blocks in split order. A worker either reads the next block of a split (one worker per
+//! Reading ahead on `threads - 1` worker threads, and on the caller's thread while it would
+//! otherwise wait for a block (so that `threads` threads work in all, not one more than asked
+//! for: an extra thread would only take turns on the same cores). Each split the interleave
+//! will ask for has a bounded queue of blocks in split order. A worker either reads the next block of a split (one worker per
 //! split at a time, so a split is read from its first record to its last as a single thread
 //! would) or decodes a block already read (any number at once, each into its own place in the
 //! queue). The interleave takes blocks off the front of a queue once decoded. So one split is
@@ -17,7 +19,7 @@ use std::thread::JoinHandle;
 
 use tfrecord_core::ReaderOptions;
 
-use crate::block::{Block, Decoder, RawBlock, Start};
+use crate::block::{Block, Contents, Decoder, RawBlock, Start};
 use crate::error::Error;
 use crate::fetch::Window;
 use crate::split::{Split, SplitReader};
@@ -133,7 +135,9 @@ pub(crate) struct Pool<D: Decoder> {
 }
 
 impl<D: Decoder> Pool<D> {
-    /// Starts `threads` workers; nothing is read until the first [`window`](Self::window).
+    /// Starts `threads - 1` workers (the caller's thread is the last one, in
+    /// [`next_block`](Self::next_block)); nothing is read until the first
+    /// [`window`](Self::window).
     pub(crate) fn new(
         splits: Arc<[Split]>,
         opts: ReaderOptions,
@@ -160,7 +164,7 @@ impl<D: Decoder> Pool<D> {
             decoder,
             threads,
         });
-        let workers = (0..threads)
+        let workers = (1..threads)
             .filter_map(|i| {
                 let shared = Arc::clone(&shared);
                 std::thread::Builder::new()
@@ -192,24 +196,33 @@ impl<D: Decoder> Pool<D> {
         }
     }
 
-    /// The next block of `split`, waiting for the workers to read and decode it.
+    /// The next block of `split`: decoded, or read and still raw if no worker has started on
+    /// it (the caller then decodes as it hands records out). While it is not read yet, the
+    /// caller's thread works as a worker does (the most urgent task first, which is usually
+    /// this very block), and waits only when every task is taken.
     pub(crate) fn next_block(&mut self, split: usize) -> Block<D::Out> {
-        let mut state = self.shared.lock();
+        let shared = &*self.shared;
+        let mut state = shared.lock();
         loop {
-            if let Some(block) = take_front(&mut state, split) {
-                self.shared.wake_worker(&state);
+            if let Some(block) = take_front(&mut state, split, true) {
+                shared.wake_worker(&state);
                 return block;
             }
-            if state.broken || self.workers.is_empty() {
+            if state.broken {
                 let start = state
                     .streams
                     .get(&split)
                     .map(|s| s.start)
                     .unwrap_or_default();
-                return Block::failed(broken(&self.shared.splits[split]), start);
+                return Block::failed(broken(&shared.splits[split]), start);
+            }
+            if let Some(task) = pick(&mut state, shared.queue_len()) {
+                drop(state);
+                state = run(shared, task);
+                continue;
             }
             state.wanted = true;
-            state = self.shared.wait(&self.shared.ready, state);
+            state = shared.wait(&shared.ready, state);
             state.wanted = false;
         }
     }
@@ -217,7 +230,7 @@ impl<D: Decoder> Pool<D> {
     /// The next block of `split` if one is ready now.
     pub(crate) fn try_block(&mut self, split: usize) -> Option<Block<D::Out>> {
         let mut state = self.shared.lock();
-        let block = take_front(&mut state, split);
+        let block = take_front(&mut state, split, true);
         if block.is_some() {
             self.shared.wake_worker(&state);
         }
@@ -252,14 +265,26 @@ impl<D: Decoder> Drop for Pool<D> {
     }
 }
 
-fn take_front<O>(state: &mut State<O>, split: usize) -> Option<Block<O>> {
+/// Takes the front block of `split` off its queue when it is decoded, or (with `raw`) when it
+/// is read and no worker has started decoding it: the caller then decodes each record as it
+/// hands it out, so the values it makes are fresh in its own cache and allocator.
+fn take_front<O>(state: &mut State<O>, split: usize, raw: bool) -> Option<Block<O>> {
     let stream = state.streams.get_mut(&split)?;
-    if !matches!(stream.queue.front(), Some(Slot::Done(_))) {
-        return None;
+    match stream.queue.front() {
+        Some(Slot::Done(_)) => {}
+        Some(Slot::Raw(_)) if raw => {}
+        _ => return None,
     }
     stream.taken += 1;
     match stream.queue.pop_front() {
         Some(Slot::Done(block)) => Some(block),
+        Some(Slot::Raw(raw)) => {
+            let last = raw.is_last();
+            Some(Block {
+                contents: Contents::Raw(raw),
+                last,
+            })
+        }
         _ => None,
     }
 }
@@ -327,42 +352,47 @@ fn work<D: Decoder>(shared: &Shared<D>) {
                 state.idle -= 1;
             }
         };
-        let mut state = match task {
-            Task::Read(split, reader, start) => {
-                let (slot, ended, reader) = read(shared, split, reader, start);
-                let raw = matches!(slot, Slot::Raw(_));
-                let mut state = shared.lock();
-                if let Some(stream) = state.streams.get_mut(&split) {
-                    stream.reading = false;
-                    stream.ended = ended;
-                    stream.queue.push_back(slot);
-                    stream.reader = if ended { None } else { reader };
-                }
-                if raw {
-                    // A block to decode: work for another worker.
-                    shared.wake_worker(&state);
-                }
-                state
-            }
-            Task::Decode(split, number, raw) => {
-                let block = raw.decode(&*shared.decoder, &shared.splits[split].path);
-                let mut state = shared.lock();
-                if let Some(stream) = state.streams.get_mut(&split)
-                    && let Some(i) = number.checked_sub(stream.taken)
-                    && let Some(slot) = stream
-                        .queue
-                        .get_mut(usize::try_from(i).unwrap_or(usize::MAX))
-                {
-                    *slot = Slot::Done(block);
-                }
-                state
-            }
-        };
-        if state.wanted {
-            state.wanted = false;
-            shared.ready.notify_one();
-        }
+        drop(run(shared, task));
     }
+}
+
+/// Does a task (on a worker, or on the caller's thread while it would wait) and stores what
+/// it made; returns the state, locked.
+fn run<D: Decoder>(shared: &Shared<D>, task: Task) -> MutexGuard<'_, State<D::Out>> {
+    let mut state = match task {
+        Task::Read(split, reader, start) => {
+            let (slot, ended, reader) = read(shared, split, reader, start);
+            let mut state = shared.lock();
+            if let Some(stream) = state.streams.get_mut(&split) {
+                stream.reading = false;
+                stream.ended = ended;
+                stream.queue.push_back(slot);
+                stream.reader = if ended { None } else { reader };
+            }
+            state
+        }
+        Task::Decode(split, number, raw) => {
+            let block = raw.decode(&*shared.decoder, &shared.splits[split].path);
+            let mut state = shared.lock();
+            if let Some(stream) = state.streams.get_mut(&split)
+                && let Some(i) = number.checked_sub(stream.taken)
+                && let Some(slot) = stream
+                    .queue
+                    .get_mut(usize::try_from(i).unwrap_or(usize::MAX))
+            {
+                *slot = Slot::Done(block);
+            }
+            state
+        }
+    };
+    // The task may have made work (a block to decode, a split free to read again) for a
+    // worker that waits, and a block for the interleave.
+    shared.wake_worker(&state);
+    if state.wanted {
+        state.wanted = false;
+        shared.ready.notify_one();
+    }
+    state
 }
 
 /// Reads one block of `split`, opening it first if needed: raw when decoding is deferred,
