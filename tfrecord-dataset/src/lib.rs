@@ -89,7 +89,7 @@ mod writer;
 pub use checkpoint::Checkpoint;
 pub use dataset::{Dataset, Record, Records, Values};
 pub use error::{Error, Result};
-pub use options::{DatasetOptions, Order, Shard, Shuffle};
+pub use options::{DatasetOptions, Order, Shuffle};
 pub use sources::{SourceFile, Sources, expand_path};
 pub use split::Split;
 pub use writer::{ShardNaming, ShardSplit, ShardedWriter, ShardedWriterOptions};

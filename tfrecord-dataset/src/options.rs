@@ -101,11 +101,11 @@ impl Shuffle {
 
 /// This worker's part of the data: shard `index` of `count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Shard {
+pub(crate) struct Shard {
     /// This worker, `0 <= index < count`.
-    pub index: usize,
+    pub(crate) index: usize,
     /// How many workers share the data.
-    pub count: usize,
+    pub(crate) count: usize,
 }
 
 /// How a [`Dataset`](crate::Dataset) is read. Every setting has a builder method; the defaults
