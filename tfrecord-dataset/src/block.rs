@@ -176,8 +176,40 @@ impl Decoder for Raw {
     const DEFERRED: bool = false;
     const FORMAT: Option<Format> = None;
     fn decode(&self, bytes: &[u8]) -> tfrecord_core::Result<Vec<u8>> {
-        Ok(bytes.to_vec())
+        let spare = SPARE.with(|spare| spare.borrow_mut().pop());
+        Ok(match spare {
+            Some(mut buf) => {
+                buf.extend_from_slice(bytes);
+                buf
+            }
+            None => bytes.to_vec(),
+        })
     }
+}
+
+/// Most buffers kept for reuse on one thread: a block's worth.
+const SPARE_BUFFERS: usize = BLOCK_RECORDS;
+/// Larger buffers are not kept (so that at most 4 MiB stay with a thread).
+const SPARE_CAPACITY: usize = 16 << 10;
+
+thread_local! {
+    /// Record buffers done with on this thread, for [`Raw`] to fill again: a buffer of bytes
+    /// that was just decoded is in the cache, and reusing it saves an allocation and a free.
+    static SPARE: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Keeps a record buffer this thread is done with for [`Raw`] to reuse.
+pub(crate) fn recycle(mut buf: Vec<u8>) {
+    if buf.capacity() > SPARE_CAPACITY {
+        return;
+    }
+    buf.clear();
+    SPARE.with(|spare| {
+        let mut spare = spare.borrow_mut();
+        if spare.len() < SPARE_BUFFERS {
+            spare.push(buf);
+        }
+    });
 }
 
 /// Records as values of a derived type `T` of container `C`.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tfrecord_core::ReaderOptions;
 
-use crate::block::{Decoder, Raw, Start};
+use crate::block::{Decoder, Raw, Start, recycle};
 use crate::checkpoint::{BufferState, Checkpoint};
 use crate::error::{Error, Result};
 use crate::fetch::Fetcher;
@@ -154,7 +154,9 @@ impl<D: Decoder> Run<D> {
             Stages::Direct(stage) => stage.next(),
             Stages::Late(stage, decoder) => stage.next().map(|res| {
                 let held = res?;
-                let value = decoder.decode(&held.value).map_err(|e| {
+                let decoded = decoder.decode(&held.value);
+                recycle(held.value);
+                let value = decoded.map_err(|e| {
                     Error::Record(
                         e.with_path(self.paths[held.split].to_path_buf())
                             .with_offset(held.at.offset)
