@@ -188,6 +188,13 @@ impl DatasetOptions {
     /// threads; raw records gain across splits. Memory stays bounded by
     /// `(cycle_length + threads) * (threads + 1)` blocks of at most 256 records or 1 MiB of
     /// payload each (plus the record being read when one is larger), plus the shuffle buffer.
+    ///
+    /// Values decoded on a worker are allocated there and freed wherever the caller drops them.
+    /// glibc's allocator serializes such frees against the worker's own allocations (its
+    /// arenas are per thread and locked), so for derived types with several heap fields
+    /// (`Vec`, `String`) extra threads can be slower than one under it; a thread-caching
+    /// allocator as the program's `#[global_allocator]` (mimalloc, jemalloc) removes that.
+    /// Raw records and decode-heavy types gain the most.
     #[must_use]
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads.max(1);
