@@ -158,10 +158,14 @@ pub(crate) const BLOCK_BYTES: usize = 1 << 20;
 pub(crate) trait Decoder: Send + Sync + 'static {
     /// The decoded record.
     type Out: Send + 'static;
-    /// Decoding costs enough to run apart from reading ([`RawBlock`]): on the worker threads,
-    /// or on the calling thread as each record is handed out; when false, records are decoded
-    /// as they are read.
+    /// Decoding costs enough to run apart from reading ([`RawBlock`]): on one thread, each
+    /// record is decoded as it is handed out; when false, records are decoded as they are
+    /// read.
     const DEFERRED: bool;
+    /// With several threads, the workers decode (in parallel); when false they only read, and
+    /// the caller's thread decodes each record as it hands it out (for copies of the bytes,
+    /// which cost less than handing an allocation from one thread to another).
+    const ON_WORKERS: bool;
     /// The container format records must have (`None`: any).
     const FORMAT: Option<Format>;
     /// Decodes one record.
@@ -174,6 +178,7 @@ pub(crate) struct Raw;
 impl Decoder for Raw {
     type Out = Vec<u8>;
     const DEFERRED: bool = false;
+    const ON_WORKERS: bool = false;
     const FORMAT: Option<Format> = None;
     fn decode(&self, bytes: &[u8]) -> tfrecord_core::Result<Vec<u8>> {
         let spare = SPARE.with(|spare| spare.borrow_mut().pop());
@@ -224,6 +229,7 @@ impl<T, C> Typed<T, C> {
 impl<T: DecodeOwned<C> + Send + 'static, C: Container> Decoder for Typed<T, C> {
     type Out = T;
     const DEFERRED: bool = true;
+    const ON_WORKERS: bool = true;
     const FORMAT: Option<Format> = Some(C::FORMAT);
     fn decode(&self, bytes: &[u8]) -> tfrecord_core::Result<T> {
         <T as tfrecord_core::Decode<'_, C>>::decode(bytes)

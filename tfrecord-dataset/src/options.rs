@@ -194,7 +194,9 @@ impl DatasetOptions {
     /// arenas are per thread and locked), so for derived types with several heap fields
     /// (`Vec`, `String`) extra threads can be slower than one under it; a thread-caching
     /// allocator as the program's `#[global_allocator]` (mimalloc, jemalloc) removes that.
-    /// Raw records and decode-heavy types gain the most.
+    /// Types whose fields need no allocation (numbers, arrays) gain the most. Raw records are
+    /// read and checked on the workers and copied out on the caller's thread (a copy costs
+    /// less than handing an allocation across threads), so they gain little from threads.
     #[must_use]
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads.max(1);

@@ -216,7 +216,7 @@ impl<D: Decoder> Pool<D> {
                     .unwrap_or_default();
                 return Block::failed(broken(&shared.splits[split]), start);
             }
-            if let Some(task) = pick(&mut state, shared.queue_len()) {
+            if let Some(task) = pick(&mut state, shared.queue_len(), D::ON_WORKERS) {
                 drop(state);
                 state = run(shared, task);
                 continue;
@@ -298,8 +298,8 @@ fn broken(split: &Split) -> Error {
     )
 }
 
-/// The most urgent task, taken out of the state.
-fn pick<O>(state: &mut State<O>, queue_len: usize) -> Option<Task> {
+/// The most urgent task, taken out of the state (decoding only if `decode`).
+fn pick<O>(state: &mut State<O>, queue_len: usize, decode: bool) -> Option<Task> {
     let order = state
         .open
         .iter()
@@ -309,7 +309,12 @@ fn pick<O>(state: &mut State<O>, queue_len: usize) -> Option<Task> {
         let Some(stream) = state.streams.get_mut(&split) else {
             continue;
         };
-        if let Some(i) = stream.queue.iter().position(|s| matches!(s, Slot::Raw(_))) {
+        if let Some(i) = stream
+            .queue
+            .iter()
+            .position(|s| matches!(s, Slot::Raw(_)))
+            .filter(|_| decode)
+        {
             let Slot::Raw(raw) = std::mem::replace(&mut stream.queue[i], Slot::Decoding) else {
                 continue;
             };
@@ -344,7 +349,7 @@ fn work<D: Decoder>(shared: &Shared<D>) {
                 if state.shutdown {
                     return;
                 }
-                if let Some(task) = pick(&mut state, shared.queue_len()) {
+                if let Some(task) = pick(&mut state, shared.queue_len(), D::ON_WORKERS) {
                     break task;
                 }
                 state.idle += 1;
@@ -410,7 +415,7 @@ fn read<D: Decoder>(
             Err(e) => return (Slot::Done(Block::failed(e, start)), true, None),
         },
     };
-    if D::DEFERRED {
+    if D::DEFERRED || !D::ON_WORKERS {
         let raw = reader.read_raw();
         let ended = raw.is_last();
         (Slot::Raw(raw), ended, Some(reader))
