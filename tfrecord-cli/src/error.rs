@@ -81,6 +81,16 @@ impl From<tfrecord_core::Error> for CliError {
     }
 }
 
+impl From<tfrecord_dataset::Error> for CliError {
+    fn from(e: tfrecord_dataset::Error) -> Self {
+        match e {
+            tfrecord_dataset::Error::Record(e) => CliError::Core(e),
+            e if e.is_usage() => CliError::Usage(e.to_string()),
+            e => CliError::Failed(e.to_string()),
+        }
+    }
+}
+
 impl From<io::Error> for CliError {
     fn from(e: io::Error) -> Self {
         CliError::Output(e)

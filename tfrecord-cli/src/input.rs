@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use tfrecord_core::proto::{self, bytes_keys};
 use tfrecord_core::{
-    Chunk, Compression, Error, Format, ReaderOptions, RecordReader, expand_path, for_each_chunk,
+    Chunk, Compression, Error, Format, ReaderOptions, RecordReader, for_each_chunk,
 };
+use tfrecord_dataset::expand_path;
 
 use crate::cli::ReadOpts;
 use crate::error::{CliError, CliResult};
@@ -49,11 +50,12 @@ pub(crate) fn is_dash(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
-/// Resolves one command-line argument: `-` is standard input, a directory stands for its
-/// `part-*` files, anything else is a file.
+/// Resolves one command-line argument: `-` is standard input; a directory or a glob pattern
+/// stands for its record files (`part-*` files, or TensorFlow shards and `*.tfrecord` files, as
+/// `tfrecord_dataset::Sources` lists them); anything else is a file.
 ///
 /// # Errors
-/// A path that does not exist, or a directory without `part-*` files.
+/// A path that does not exist, or a directory or pattern without record files.
 pub(crate) fn resolve(arg: &Path) -> CliResult<Vec<Source>> {
     if is_dash(arg) {
         return Ok(vec![Source::Stdin]);

@@ -121,7 +121,6 @@ pub mod crc;
 mod error;
 mod feature;
 pub mod index;
-mod input;
 pub mod json;
 pub mod parse;
 pub mod proto;
@@ -136,7 +135,6 @@ pub use codec::{
 pub use compression::{Compression, Format};
 pub use error::{Error, ErrorKind, Result};
 pub use feature::{FeatureProblem, ListKind};
-pub use input::expand_path;
 pub use prost::Message;
 pub use reader::{
     BadRecords, Chunk, ChunkReader, ChunkRecords, ReaderOptions, RecordReader, SharedChunks,

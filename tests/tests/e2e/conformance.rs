@@ -3,9 +3,8 @@
 
 use serde_json::Value;
 use tfrecord_core::proto::{oneflow, tensorflow};
-use tfrecord_core::{
-    Compression, ErrorKind, Format, Message, ReaderOptions, RecordReader, expand_path,
-};
+use tfrecord_core::{Compression, ErrorKind, Format, Message, ReaderOptions, RecordReader};
+use tfrecord_dataset::expand_path;
 
 use crate::support::{
     check_of_feature, check_tf_feature, check_tf_features, fixture, load_json, raw_records,

@@ -1,0 +1,307 @@
+//! Blocks of records as they travel from the reading threads to the interleave, and what
+//! turns a record's bytes into the value handed out ([`Decoder`]).
+
+use std::marker::PhantomData;
+use std::path::Path;
+
+use tfrecord_core::{Container, DecodeOwned, Format};
+
+use crate::error::{Error, Result};
+
+/// Where reading a split starts or resumes: the record index and the byte offset of its frame
+/// (in the decompressed stream).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Start {
+    pub(crate) record: u64,
+    pub(crate) offset: u64,
+}
+
+/// One record read from a split: its decoded value (or the error that ends the split), its
+/// index, its frame's offset and the offset after it.
+pub(crate) struct Item<O> {
+    pub(crate) value: Result<O>,
+    pub(crate) record: u64,
+    pub(crate) offset: u64,
+    pub(crate) end: u64,
+}
+
+/// Consecutive records of one split, decoded or still raw. `last`: the split has nothing after
+/// them (its end, or an error, which is the last item).
+pub(crate) struct Block<O> {
+    pub(crate) contents: Contents<O>,
+    pub(crate) last: bool,
+}
+
+/// What a block holds.
+pub(crate) enum Contents<O> {
+    /// Decoded records.
+    Items(Vec<Item<O>>),
+    /// Records to decode as they are handed out, on the thread that takes them: the value is
+    /// made just before it is used, and dropped soon after.
+    Raw(RawBlock),
+}
+
+impl<O> Block<O> {
+    /// A block holding only an error, ending the split.
+    pub(crate) fn failed(err: Error, at: Start) -> Self {
+        Block {
+            contents: Contents::Items(vec![Item {
+                value: Err(err),
+                record: at.record,
+                offset: at.offset,
+                end: at.offset,
+            }]),
+            last: true,
+        }
+    }
+
+    /// The records, one at a time.
+    pub(crate) fn into_cursor(self) -> Cursor<O> {
+        match self.contents {
+            Contents::Items(items) => Cursor::Items(items.into_iter()),
+            Contents::Raw(raw) => Cursor::Raw(RawCursor {
+                block: raw,
+                next: 0,
+                from: 0,
+            }),
+        }
+    }
+}
+
+/// The records of a block not handed out yet.
+pub(crate) enum Cursor<O> {
+    /// Decoded records.
+    Items(std::vec::IntoIter<Item<O>>),
+    /// Raw records, decoded by [`next`](Cursor::next).
+    Raw(RawCursor),
+}
+
+/// The position in a raw block.
+pub(crate) struct RawCursor {
+    block: RawBlock,
+    next: usize,
+    from: usize,
+}
+
+impl<O> Cursor<O> {
+    /// Nothing at all.
+    pub(crate) fn empty() -> Self {
+        Cursor::Items(Vec::new().into_iter())
+    }
+
+    /// True when every record has been handed out.
+    pub(crate) fn is_empty(&self) -> bool {
+        match self {
+            Cursor::Items(items) => items.len() == 0,
+            Cursor::Raw(c) => c.next >= c.block.records.len() && c.block.failure.is_none(),
+        }
+    }
+
+    /// The next record, decoding it if it is raw; a decode error ends the block.
+    pub(crate) fn next<D: Decoder<Out = O>>(
+        &mut self,
+        decoder: &D,
+        path: &Path,
+    ) -> Option<Item<O>> {
+        let c = match self {
+            Cursor::Items(items) => return items.next(),
+            Cursor::Raw(c) => c,
+        };
+        if let Some(&(to, record, offset, end)) = c.block.records.get(c.next) {
+            let value = decode(decoder, &c.block.data[c.from..to], path, record, offset);
+            c.next += 1;
+            c.from = to;
+            if value.is_err() {
+                c.next = c.block.records.len();
+                c.block.failure = None;
+            }
+            return Some(Item {
+                value,
+                record,
+                offset,
+                end,
+            });
+        }
+        let (err, at) = c.block.failure.take()?;
+        Some(Item {
+            value: Err(err),
+            record: at.record,
+            offset: at.offset,
+            end: at.offset,
+        })
+    }
+}
+
+/// Decodes one record, locating an error at the record.
+fn decode<D: Decoder>(
+    decoder: &D,
+    bytes: &[u8],
+    path: &Path,
+    record: u64,
+    offset: u64,
+) -> Result<D::Out> {
+    decoder.decode(bytes).map_err(|e| {
+        Error::Record(
+            e.with_path(path.to_path_buf())
+                .with_offset(offset)
+                .with_record(record),
+        )
+    })
+}
+
+/// At most this many records in one block.
+pub(crate) const BLOCK_RECORDS: usize = 256;
+/// A block ends after the record that brings its payload bytes to this.
+pub(crate) const BLOCK_BYTES: usize = 1 << 20;
+
+/// What the reading threads turn each record's bytes into.
+pub(crate) trait Decoder: Send + Sync + 'static {
+    /// The decoded record.
+    type Out: Send + 'static;
+    /// Decoding costs enough to run apart from reading ([`RawBlock`]): on one thread, each
+    /// record is decoded as it is handed out; when false, records are decoded as they are
+    /// read.
+    const DEFERRED: bool;
+    /// With several threads, the workers decode (in parallel); when false they only read, and
+    /// the caller's thread decodes each record as it hands it out (for copies of the bytes,
+    /// which cost less than handing an allocation from one thread to another).
+    const ON_WORKERS: bool;
+    /// The container format records must have (`None`: any).
+    const FORMAT: Option<Format>;
+    /// Decodes one record.
+    fn decode(&self, bytes: &[u8]) -> tfrecord_core::Result<Self::Out>;
+}
+
+/// Records as their bytes.
+pub(crate) struct Raw;
+
+impl Decoder for Raw {
+    type Out = Vec<u8>;
+    const DEFERRED: bool = false;
+    const ON_WORKERS: bool = false;
+    const FORMAT: Option<Format> = None;
+    fn decode(&self, bytes: &[u8]) -> tfrecord_core::Result<Vec<u8>> {
+        let spare = SPARE.with(|spare| spare.borrow_mut().pop());
+        Ok(match spare {
+            Some(mut buf) => {
+                buf.extend_from_slice(bytes);
+                buf
+            }
+            None => bytes.to_vec(),
+        })
+    }
+}
+
+/// Most buffers kept for reuse on one thread: a block's worth.
+const SPARE_BUFFERS: usize = BLOCK_RECORDS;
+/// Larger buffers are not kept (so that at most 4 MiB stay with a thread).
+const SPARE_CAPACITY: usize = 16 << 10;
+
+thread_local! {
+    /// Record buffers done with on this thread, for [`Raw`] to fill again: a buffer of bytes
+    /// that was just decoded is in the cache, and reusing it saves an allocation and a free.
+    static SPARE: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Keeps a record buffer this thread is done with for [`Raw`] to reuse.
+pub(crate) fn recycle(mut buf: Vec<u8>) {
+    if buf.capacity() > SPARE_CAPACITY {
+        return;
+    }
+    buf.clear();
+    SPARE.with(|spare| {
+        let mut spare = spare.borrow_mut();
+        if spare.len() < SPARE_BUFFERS {
+            spare.push(buf);
+        }
+    });
+}
+
+/// Records as values of a derived type `T` of container `C`.
+pub(crate) struct Typed<T, C>(PhantomData<fn() -> (T, C)>);
+
+impl<T, C> Typed<T, C> {
+    pub(crate) fn new() -> Self {
+        Typed(PhantomData)
+    }
+}
+
+impl<T: DecodeOwned<C> + Send + 'static, C: Container> Decoder for Typed<T, C> {
+    type Out = T;
+    const DEFERRED: bool = true;
+    const ON_WORKERS: bool = true;
+    const FORMAT: Option<Format> = Some(C::FORMAT);
+    fn decode(&self, bytes: &[u8]) -> tfrecord_core::Result<T> {
+        <T as tfrecord_core::Decode<'_, C>>::decode(bytes)
+    }
+}
+
+/// A block of records read but not decoded yet: their payloads back to back, so that decoding
+/// (the costly part) can run on another thread than reading, or just before each is used.
+pub(crate) struct RawBlock {
+    data: Vec<u8>,
+    /// Each record: where its payload ends in `data`, its index, offset and end offset.
+    records: Vec<(usize, u64, u64, u64)>,
+    /// The error that ended the split after these records, with where it happened.
+    failure: Option<(Error, Start)>,
+    last: bool,
+}
+
+impl RawBlock {
+    /// An empty block.
+    pub(crate) fn new() -> Self {
+        RawBlock {
+            data: Vec::with_capacity(64 << 10),
+            records: Vec::with_capacity(BLOCK_RECORDS),
+            failure: None,
+            last: false,
+        }
+    }
+
+    /// Adds a record's payload.
+    pub(crate) fn push(&mut self, payload: &[u8], record: u64, offset: u64, end: u64) {
+        self.data.extend_from_slice(payload);
+        self.records.push((self.data.len(), record, offset, end));
+    }
+
+    /// How many records and payload bytes it holds.
+    pub(crate) fn size(&self) -> (usize, usize) {
+        (self.records.len(), self.data.len())
+    }
+
+    /// True when the split ends with this block.
+    pub(crate) fn is_last(&self) -> bool {
+        self.last
+    }
+
+    /// Ends the split after these records: at its end (`None`) or with an error.
+    pub(crate) fn end(&mut self, failure: Option<(Error, Start)>) {
+        self.failure = failure;
+        self.last = true;
+    }
+
+    /// Decodes every record; a decode error ends the block (and the split) there.
+    pub(crate) fn decode<D: Decoder>(self, decoder: &D, path: &Path) -> Block<D::Out> {
+        let last = self.last;
+        let mut items = Vec::with_capacity(self.records.len() + 1);
+        let mut cursor = Block {
+            contents: Contents::Raw(self),
+            last,
+        }
+        .into_cursor();
+        while let Some(item) = cursor.next(decoder, path) {
+            let failed = item.value.is_err();
+            items.push(item);
+            if failed {
+                return Block {
+                    contents: Contents::Items(items),
+                    last: true,
+                };
+            }
+        }
+        Block {
+            contents: Contents::Items(items),
+            last,
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Checkpoints: a small, serializable reading position from which a data set resumes exactly.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::interleave::InterleaveState;
+
+/// The checkpoint format this crate writes and reads.
+const VERSION: u32 = 1;
+
+/// Where a data set's reading stands, taken by `checkpoint()` on its iterators
+/// ([`Records::checkpoint`](crate::Records::checkpoint),
+/// [`Values::checkpoint`](crate::Values::checkpoint)) and given back to
+/// [`Dataset::resume`](crate::Dataset::resume): the records after it are exactly those an
+/// uninterrupted read would have given after the same point, in the same order (in
+/// deterministic mode), with any number of threads.
+///
+/// It holds no records: the epoch; how many records have been read (skipped ones included);
+/// the interleave's turn and, for each open split, the index and byte offset of its next record;
+/// and, with a shuffle buffer, the number of draws the generator has made and the position of
+/// each buffered record (split, record index, byte offset), which are read again on resume
+/// (by seeking in uncompressed files, by reading forward in compressed ones). A fingerprint of
+/// the files and the options that decide the order makes resuming with other inputs or options
+/// an error rather than a silently different stream.
+///
+/// Serialized with serde; [`to_json`](Self::to_json) and [`from_json`](Self::from_json) give
+/// its JSON form. Its size is a few hundred bytes plus about 30 bytes per buffered record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub(crate) version: u32,
+    pub(crate) fingerprint: String,
+    pub(crate) epoch: u64,
+    /// Records taken from the stream so far, skipped ones included.
+    pub(crate) records: u64,
+    /// Records taken from the current epoch so far.
+    pub(crate) epoch_records: u64,
+    /// Every record has been read.
+    pub(crate) finished: bool,
+    /// The interleave's position; `None` at the start of an epoch.
+    pub(crate) interleave: Option<InterleaveState>,
+    /// The shuffle buffer; `None` without one, or at the start of an epoch.
+    pub(crate) shuffle: Option<BufferState>,
+}
+
+/// The shuffle buffer of a checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct BufferState {
+    /// 64-bit outputs the epoch's buffer generator has produced.
+    pub(crate) draws: u64,
+    /// Each buffered record, in buffer order: `[split, record index, byte offset]`.
+    pub(crate) records: Vec<[u64; 3]>,
+}
+
+impl Checkpoint {
+    /// The position before the first record.
+    pub(crate) fn start(fingerprint: String) -> Self {
+        Checkpoint {
+            version: VERSION,
+            fingerprint,
+            epoch: 0,
+            records: 0,
+            epoch_records: 0,
+            finished: false,
+            interleave: None,
+            shuffle: None,
+        }
+    }
+
+    /// The epoch being read (0 for the first).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// How many records have been taken from the stream, skipped ones included.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// True when every record has been read.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The JSON form.
+    pub fn to_json(&self) -> String {
+        // Plain integers, strings and arrays: serialization cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Reads the JSON form.
+    ///
+    /// # Errors
+    /// Text that is not a checkpoint, or one of another format version.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let ckpt: Checkpoint = serde_json::from_str(text)
+            .map_err(|e| Error::Checkpoint(format!("not a data set checkpoint: {e}")))?;
+        ckpt.check_version()?;
+        Ok(ckpt)
+    }
+
+    /// Checks the format version and the fingerprint against a data set's.
+    pub(crate) fn check(&self, fingerprint: &str) -> Result<()> {
+        self.check_version()?;
+        if self.fingerprint != fingerprint {
+            return Err(Error::Checkpoint(format!(
+                "it was taken with other files or options (fingerprint {}, this data set \
+                 {fingerprint}): resume with the same inputs, order, shuffle seed and buffer, \
+                 shard, epochs, skip and take",
+                self.fingerprint
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_version(&self) -> Result<()> {
+        if self.version != VERSION {
+            return Err(Error::Checkpoint(format!(
+                "format version {} (this crate reads version {VERSION})",
+                self.version
+            )));
+        }
+        Ok(())
+    }
+}

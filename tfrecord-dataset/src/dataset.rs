@@ -1,0 +1,239 @@
+//! The data set: files and options, read as raw records or as derived types.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tfrecord_core::{Container, DecodeOwned, TfExample};
+
+use crate::block::{Raw, Typed};
+use crate::checkpoint::Checkpoint;
+use crate::error::Result;
+use crate::options::DatasetOptions;
+use crate::pipeline::Pipeline;
+use crate::plan::epoch_splits;
+use crate::sources::{SourceFile, Sources};
+use crate::split::Split;
+
+/// Record files and how to read them. [`records`](Self::records) reads raw records,
+/// [`values`](Self::values) decodes them into a derived type; both iterators can be
+/// checkpointed, and [`resume`](Self::resume) continues from a checkpoint.
+#[derive(Clone, Debug)]
+pub struct Dataset {
+    files: Arc<[SourceFile]>,
+    options: DatasetOptions,
+    resume: Option<Checkpoint>,
+}
+
+impl Dataset {
+    /// The TFRecord files that `inputs` (files, directories, glob patterns) stand for, as
+    /// [`Sources`] lists them, with the default options.
+    ///
+    /// # Errors
+    /// As [`Sources::resolve`].
+    pub fn open<P: AsRef<Path>>(inputs: impl IntoIterator<Item = P>) -> Result<Self> {
+        let sources = inputs
+            .into_iter()
+            .fold(Sources::new(), |s, p| s.input(p.as_ref()));
+        Self::from_sources(&sources)
+    }
+
+    /// The files `sources` list.
+    ///
+    /// # Errors
+    /// As [`Sources::resolve`].
+    pub fn from_sources(sources: &Sources) -> Result<Self> {
+        Ok(Self::from_files(sources.resolve()?))
+    }
+
+    /// Exactly these files, in this order.
+    pub fn from_files(files: impl Into<Arc<[SourceFile]>>) -> Self {
+        Dataset {
+            files: files.into(),
+            options: DatasetOptions::new(),
+            resume: None,
+        }
+    }
+
+    /// Sets the options.
+    #[must_use]
+    pub fn with_options(mut self, options: DatasetOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Reads from a checkpoint instead of the start. The files and every option that decides
+    /// the order must be the ones the checkpoint was taken with; threads and determinism may
+    /// differ.
+    #[must_use]
+    pub fn resume(mut self, checkpoint: Checkpoint) -> Self {
+        self.resume = Some(checkpoint);
+        self
+    }
+
+    /// The files, in listing order.
+    pub fn files(&self) -> &[SourceFile] {
+        &self.files
+    }
+
+    /// The options.
+    pub fn options(&self) -> &DatasetOptions {
+        &self.options
+    }
+
+    /// The splits this worker reads in `epoch` (0 for the first), in reading order: the split
+    /// order of the epoch, then this worker's shard of it.
+    pub fn splits(&self, epoch: u64) -> Vec<Split> {
+        epoch_splits(&self.files, &self.options, epoch)
+    }
+
+    /// Raw records, with where each came from.
+    ///
+    /// # Errors
+    /// Invalid options ([`Error::Options`](crate::Error::Options)); a checkpoint of another
+    /// data set, or whose buffered records cannot be read again.
+    pub fn records(&self) -> Result<Records> {
+        Ok(Records {
+            inner: Pipeline::new(
+                Arc::clone(&self.files),
+                self.options.clone(),
+                Raw,
+                self.resume.as_ref(),
+            )?,
+        })
+    }
+
+    /// Records decoded as `T` from `tensorflow.Example`s (see [`values_in`](Self::values_in)
+    /// for other containers). Decoding happens on the reading threads.
+    ///
+    /// # Errors
+    /// As [`records`](Self::records), and a file listed with another format than TFRecord.
+    pub fn values<T>(&self) -> Result<Values<T, TfExample>>
+    where
+        T: DecodeOwned<TfExample> + Send + 'static,
+    {
+        self.values_in::<T, TfExample>()
+    }
+
+    /// Records decoded as `T` from container `C` (`TfExample`, `TfSequenceExample`,
+    /// `OfRecord`); every file must be listed with `C`'s format.
+    ///
+    /// # Errors
+    /// As [`values`](Self::values).
+    pub fn values_in<T, C>(&self) -> Result<Values<T, C>>
+    where
+        T: DecodeOwned<C> + Send + 'static,
+        C: Container,
+    {
+        Ok(Values {
+            inner: Pipeline::new(
+                Arc::clone(&self.files),
+                self.options.clone(),
+                Typed::new(),
+                self.resume.as_ref(),
+            )?,
+        })
+    }
+}
+
+/// A raw record and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    bytes: Vec<u8>,
+    path: Arc<Path>,
+    offset: u64,
+    index: u64,
+}
+
+impl Record {
+    /// The record's bytes (the serialized message).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The record's bytes, owned.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
+    /// The file it was read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The byte offset of its frame in the (decompressed) file.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Its index in the file (0 for the first record).
+    pub fn index(&self) -> u64 {
+        self.index
+    }
+}
+
+/// The raw records of a [`Dataset`]; after an error it yields nothing more.
+pub struct Records {
+    inner: Pipeline<Raw>,
+}
+
+impl Records {
+    /// The position after the last record given; [`Dataset::resume`] continues from it.
+    pub fn checkpoint(&self) -> Checkpoint {
+        self.inner.checkpoint()
+    }
+}
+
+impl Iterator for Records {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Result<Record>> {
+        let held = match self.inner.next()? {
+            Ok(held) => held,
+            Err(e) => return Some(Err(e)),
+        };
+        // The run that gave the record is still the current one.
+        let path = self
+            .inner
+            .path(held.split)
+            .unwrap_or_else(|| Arc::from(Path::new("")));
+        Some(Ok(Record {
+            bytes: held.value,
+            path,
+            offset: held.at.offset,
+            index: held.at.record,
+        }))
+    }
+}
+
+/// The records of a [`Dataset`] decoded as `T` from container `C`; after an error it yields
+/// nothing more. Decode errors name the file, byte offset, record index and feature key.
+pub struct Values<T, C = TfExample>
+where
+    T: DecodeOwned<C> + Send + 'static,
+    C: Container,
+{
+    inner: Pipeline<Typed<T, C>>,
+}
+
+impl<T, C> Values<T, C>
+where
+    T: DecodeOwned<C> + Send + 'static,
+    C: Container,
+{
+    /// The position after the last value given; [`Dataset::resume`] continues from it.
+    pub fn checkpoint(&self) -> Checkpoint {
+        self.inner.checkpoint()
+    }
+}
+
+impl<T, C> Iterator for Values<T, C>
+where
+    T: DecodeOwned<C> + Send + 'static,
+    C: Container,
+{
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Result<T>> {
+        Some(self.inner.next()?.map(|l| l.value))
+    }
+}

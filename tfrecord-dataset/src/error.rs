@@ -1,0 +1,115 @@
+//! The one error type of the crate.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Why a data set could not be listed, read, resumed or written.
+///
+/// Record-level problems (framing, checksums, decoding, I/O) are [`Error::Record`]: the
+/// wrapped [`tfrecord_core::Error`] names the file, byte offset, record index and feature key.
+/// The other variants are about the data set as a whole.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// Reading, decoding or writing a record failed; the inner error says where.
+    Record(tfrecord_core::Error),
+    /// An input (a directory or a glob pattern) that stands for no record file.
+    NoFiles {
+        /// The input as given.
+        input: PathBuf,
+        /// What was looked for, and what was found instead.
+        detail: String,
+    },
+    /// A directory holds part of a numbered shard set (`name-SSSSS-of-NNNNN`) only.
+    MissingShards {
+        /// The first missing shard's path.
+        missing: PathBuf,
+        /// How many shards the names announce.
+        expected: u64,
+        /// How many of them are present.
+        found: u64,
+    },
+    /// A glob pattern that does not parse.
+    Pattern {
+        /// The pattern as given.
+        pattern: String,
+        /// What the pattern parser said.
+        detail: String,
+    },
+    /// Options that cannot be used together, or out of range (`shard 4/4`, ...).
+    Options(String),
+    /// A checkpoint that does not belong to this data set and these options, or that no
+    /// longer matches the files.
+    Checkpoint(String),
+    /// An output file exists and overwriting was not asked for.
+    Exists(PathBuf),
+    /// A byte-range split, which the record reader cannot read yet (see [`Split`](crate::Split)).
+    ByteRange(PathBuf),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An I/O error about `path`, as a record-level error naming the file.
+    pub(crate) fn io(e: std::io::Error, path: impl Into<PathBuf>) -> Self {
+        Error::Record(tfrecord_core::Error::from(e).with_path(path))
+    }
+
+    /// True for errors that a command line reports as a misuse (exit status 2 in the `tfrecord`
+    /// command): options out of range or that cannot be combined.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Error::Options(_))
+    }
+}
+
+impl From<tfrecord_core::Error> for Error {
+    fn from(e: tfrecord_core::Error) -> Self {
+        Error::Record(e)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Record(e) => write!(f, "{e}"),
+            Error::NoFiles { input, detail } => {
+                write!(f, "{}: no record files: {detail}", input.display())
+            }
+            Error::MissingShards {
+                missing,
+                expected,
+                found,
+            } => write!(
+                f,
+                "{}: missing shard: expected {expected} shards, found {found}",
+                missing.display()
+            ),
+            Error::Pattern { pattern, detail } => {
+                write!(f, "{pattern}: invalid glob pattern: {detail}")
+            }
+            Error::Options(msg) => f.write_str(msg),
+            Error::Checkpoint(msg) => write!(f, "cannot resume from this checkpoint: {msg}"),
+            Error::Exists(path) => write!(
+                f,
+                "{}: output exists (writing over existing outputs was not asked for)",
+                path.display()
+            ),
+            Error::ByteRange(path) => write!(
+                f,
+                "{}: byte-range splits are not readable yet: the record reader has no \
+                 [start, end) mode; read whole files",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Record(e) => Some(e),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! tf.data's deterministic `interleave(cycle_length, block_length)` over the splits of one
+//! epoch, step for step as TensorFlow's `InterleaveDatasetOp` does it:
+//!
+//! - the cycle has `cycle_length` slots, empty at first; the turn is at slot `cycle_index`;
+//! - a slot with a split gives its next record; after `block_length` records from one slot the
+//!   turn passes to the next slot (`cycle_index + 1` modulo the cycle);
+//! - a slot whose split has ended is emptied and the turn passes on, without a record;
+//! - an empty slot whose turn it is opens the next split not yet opened, if any, and gives from
+//!   it at once; if every split has been opened, the turn passes on;
+//! - the interleave ends when every split has been opened and every slot is empty.
+//!
+//! Sequential order is the cycle of one slot. In non-deterministic mode the turn also passes
+//! when the current split has no block ready yet and another slot has one (or can open a
+//! split), as tf.data's `deterministic=False` lets it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::block::{Cursor, Decoder, Item, Start};
+use crate::error::{Error, Result};
+use crate::fetch::{Fetcher, Window};
+
+/// Where one open split of the cycle is: the next record to give, and its frame offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SlotPosition {
+    /// The split's index in the epoch's plan.
+    pub(crate) split: usize,
+    /// The index of the next record to give (records before it have been given).
+    pub(crate) record: u64,
+    /// The byte offset of that record's frame.
+    pub(crate) offset: u64,
+}
+
+/// The interleave's position, as saved in checkpoints.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct InterleaveState {
+    /// The first split not opened yet.
+    pub(crate) next_split: usize,
+    /// Whose turn it is.
+    pub(crate) cycle_index: usize,
+    /// Records given in this turn.
+    pub(crate) block_index: usize,
+    /// Each slot's split and position; `None` for an empty slot.
+    pub(crate) slots: Vec<Option<SlotPosition>>,
+}
+
+struct Slot<O> {
+    split: usize,
+    next: Start,
+    /// The rest of the last block fetched.
+    pending: Cursor<O>,
+    ended: bool,
+}
+
+/// The interleave of one epoch's splits.
+pub(crate) struct Interleave<O> {
+    splits: usize,
+    block_length: usize,
+    deterministic: bool,
+    slots: Vec<Option<Slot<O>>>,
+    next_input: usize,
+    cycle_index: usize,
+    block_index: usize,
+    started: bool,
+}
+
+impl<O> Interleave<O> {
+    /// At the start of `splits` splits.
+    pub(crate) fn new(splits: usize, cycle: (usize, usize), deterministic: bool) -> Self {
+        let (cycle_length, block_length) = cycle;
+        Interleave {
+            splits,
+            block_length,
+            deterministic,
+            slots: (0..cycle_length).map(|_| None).collect(),
+            next_input: 0,
+            cycle_index: 0,
+            block_index: 0,
+            started: false,
+        }
+    }
+
+    /// At a saved position.
+    ///
+    /// # Errors
+    /// A state that does not fit this cycle or these splits ([`Error::Checkpoint`]).
+    pub(crate) fn restore(
+        splits: usize,
+        cycle: (usize, usize),
+        deterministic: bool,
+        state: &InterleaveState,
+    ) -> Result<Self> {
+        let mut this = Self::new(splits, cycle, deterministic);
+        let fits = state.slots.len() == this.slots.len()
+            && state.cycle_index < this.slots.len()
+            && state.block_index < this.block_length
+            && state.next_split <= splits
+            && state
+                .slots
+                .iter()
+                .flatten()
+                .all(|s| s.split < state.next_split);
+        if !fits {
+            return Err(Error::Checkpoint(format!(
+                "the interleave position (cycle of {}, turn {}, {} of {} splits opened) does \
+                 not fit a cycle of {} over {splits} splits",
+                state.slots.len(),
+                state.cycle_index,
+                state.next_split,
+                splits,
+                this.slots.len()
+            )));
+        }
+        for (slot, saved) in this.slots.iter_mut().zip(&state.slots) {
+            *slot = saved.map(|s| Slot {
+                split: s.split,
+                next: Start {
+                    record: s.record,
+                    offset: s.offset,
+                },
+                pending: Cursor::empty(),
+                ended: false,
+            });
+        }
+        this.next_input = state.next_split;
+        this.cycle_index = state.cycle_index;
+        this.block_index = state.block_index;
+        Ok(this)
+    }
+
+    /// The position after the last record given.
+    pub(crate) fn state(&self) -> InterleaveState {
+        InterleaveState {
+            next_split: self.next_input,
+            cycle_index: self.cycle_index,
+            block_index: self.block_index,
+            slots: self
+                .slots
+                .iter()
+                .map(|s| {
+                    s.as_ref().map(|s| SlotPosition {
+                        split: s.split,
+                        record: s.next.record,
+                        offset: s.next.offset,
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// The positions open splits resume at.
+    pub(crate) fn starts(&self) -> impl Iterator<Item = (usize, Start)> + '_ {
+        self.slots.iter().flatten().map(|s| (s.split, s.next))
+    }
+
+    fn advance(&mut self) {
+        self.block_index = 0;
+        self.cycle_index = (self.cycle_index + 1) % self.slots.len();
+    }
+
+    fn tell<D: Decoder<Out = O>>(&self, fetcher: &mut Fetcher<D>) {
+        let open: Vec<usize> = self.slots.iter().flatten().map(|s| s.split).collect();
+        fetcher.window(&Window {
+            open: &open,
+            next_input: self.next_input,
+        });
+    }
+
+    /// The next record and the index of its split; `None` at the end of the epoch.
+    pub(crate) fn next<D: Decoder<Out = O>>(
+        &mut self,
+        fetcher: &mut Fetcher<D>,
+    ) -> Option<(usize, Item<O>)> {
+        if !self.started {
+            self.started = true;
+            self.tell(fetcher);
+        }
+        loop {
+            let ci = self.cycle_index;
+            match &mut self.slots[ci] {
+                Some(slot) => {
+                    if slot.pending.is_empty() && !slot.ended {
+                        let split = slot.split;
+                        let block = if self.deterministic {
+                            fetcher.next_block(split)
+                        } else {
+                            match fetcher.try_block(split) {
+                                Some(block) => block,
+                                None if self.pass_turn(fetcher) => continue,
+                                None => fetcher.next_block(split),
+                            }
+                        };
+                        let Some(slot) = self.slots[ci].as_mut() else {
+                            continue;
+                        };
+                        slot.ended = block.last;
+                        slot.pending = block.into_cursor();
+                    }
+                    let Some(slot) = self.slots[ci].as_mut() else {
+                        continue;
+                    };
+                    if let Some(item) = slot
+                        .pending
+                        .next(fetcher.decoder(), fetcher.path(slot.split))
+                    {
+                        if item.value.is_err() {
+                            // The split ends here; the position stays before the failed record,
+                            // so that a checkpoint taken now resumes at it.
+                            return Some((slot.split, item));
+                        }
+                        slot.next = Start {
+                            record: item.record + 1,
+                            offset: item.end,
+                        };
+                        let split = slot.split;
+                        self.block_index += 1;
+                        if self.block_index == self.block_length {
+                            self.advance();
+                        }
+                        return Some((split, item));
+                    }
+                    let split = slot.split;
+                    self.slots[ci] = None;
+                    fetcher.close(split);
+                    self.tell(fetcher);
+                    self.advance();
+                }
+                None if self.next_input < self.splits => {
+                    self.slots[ci] = Some(Slot {
+                        split: self.next_input,
+                        next: Start::default(),
+                        pending: Cursor::empty(),
+                        ended: false,
+                    });
+                    self.next_input += 1;
+                    self.tell(fetcher);
+                }
+                None => {
+                    if self.slots.iter().all(Option::is_none) {
+                        return None;
+                    }
+                    self.advance();
+                }
+            }
+        }
+    }
+
+    /// Non-deterministic mode: passes the turn to the next slot (in cycle order) that has
+    /// records ready, or is empty while splits remain. False when there is none.
+    fn pass_turn<D: Decoder<Out = O>>(&mut self, fetcher: &mut Fetcher<D>) -> bool {
+        let n = self.slots.len();
+        for step in 1..n {
+            let k = (self.cycle_index + step) % n;
+            let ready = match &mut self.slots[k] {
+                Some(slot) if !slot.pending.is_empty() => true,
+                Some(slot) if !slot.ended => match fetcher.try_block(slot.split) {
+                    Some(block) => {
+                        slot.ended = block.last;
+                        slot.pending = block.into_cursor();
+                        true
+                    }
+                    None => false,
+                },
+                Some(_) => true,
+                None => self.next_input < self.splits,
+            };
+            if ready {
+                self.cycle_index = k;
+                self.block_index = 0;
+                return true;
+            }
+        }
+        false
+    }
+}

@@ -1,0 +1,361 @@
+//! The reading pipeline: epochs of (split order, shard, interleave, shuffle buffer), then skip
+//! and take; with the checkpoint it saves and restores.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use tfrecord_core::ReaderOptions;
+
+use crate::block::{Decoder, Raw, Start, recycle};
+use crate::checkpoint::{BufferState, Checkpoint};
+use crate::error::{Error, Result};
+use crate::fetch::Fetcher;
+use crate::interleave::Interleave;
+use crate::options::DatasetOptions;
+use crate::plan::{epoch_splits, fingerprint};
+use crate::rng::{Rng, Use};
+use crate::shuffle::{Held, ShuffleBuffer, first_byte, no_touch};
+use crate::sources::SourceFile;
+use crate::split::{Split, read_positions};
+
+/// What every epoch shares.
+struct Context<D: Decoder> {
+    files: Arc<[SourceFile]>,
+    opts: DatasetOptions,
+    decoder: Arc<D>,
+    fingerprint: String,
+}
+
+/// Reading, interleaving and shuffling records of one epoch, decoded by `E`.
+struct Stage<E: Decoder> {
+    fetcher: Fetcher<E>,
+    interleave: Interleave<E::Out>,
+    buffer: Option<ShuffleBuffer<E::Out>>,
+}
+
+impl<E: Decoder> Stage<E> {
+    /// From the start of the epoch's `splits`, or from a checkpoint taken inside the epoch.
+    fn open(
+        opts: &DatasetOptions,
+        decoder: Arc<E>,
+        splits: Arc<[Split]>,
+        epoch: u64,
+        saved: Option<&Checkpoint>,
+        touch: fn(&E::Out) -> u8,
+    ) -> Result<Self> {
+        let cycle = opts.order.cycle();
+        let det = opts.deterministic;
+        let interleave = match saved.and_then(|c| c.interleave.as_ref()) {
+            Some(state) => Interleave::restore(splits.len(), cycle, det, state)?,
+            None => Interleave::new(splits.len(), cycle, det),
+        };
+        let buffer = match buffer_size(opts) {
+            Some((seed, size)) => Some(match saved.and_then(|c| c.shuffle.as_ref()) {
+                Some(state) => {
+                    let rng = Rng::at(seed, epoch, Use::Buffer, state.draws);
+                    let items = reread(&opts.reader, &*decoder, &splits, &state.records)?;
+                    ShuffleBuffer::restore(size, rng, items, touch)
+                }
+                None => ShuffleBuffer::new(size, Rng::new(seed, epoch, Use::Buffer), touch),
+            }),
+            None => None,
+        };
+        let starts: HashMap<usize, Start> = interleave.starts().collect();
+        let fetcher = Fetcher::new(splits, opts.reader.clone(), decoder, opts.threads, starts);
+        Ok(Stage {
+            fetcher,
+            interleave,
+            buffer,
+        })
+    }
+
+    fn next(&mut self) -> Option<Result<Held<E::Out>>> {
+        let Stage {
+            interleave,
+            fetcher,
+            buffer,
+        } = self;
+        let mut pull = || {
+            let (split, item) = interleave.next(fetcher)?;
+            let at = Start {
+                record: item.record,
+                offset: item.offset,
+            };
+            Some(item.value.map(|value| Held { value, split, at }))
+        };
+        match buffer {
+            Some(b) => b.next(pull),
+            None => pull(),
+        }
+    }
+
+    fn save(&self, ckpt: &mut Checkpoint) {
+        ckpt.interleave = Some(self.interleave.state());
+        ckpt.shuffle = self.buffer.as_ref().map(|b| BufferState {
+            draws: b.draws(),
+            records: b
+                .positions()
+                .map(|(split, at)| [split as u64, at.record, at.offset])
+                .collect(),
+        });
+    }
+}
+
+fn buffer_size(opts: &DatasetOptions) -> Option<(u64, usize)> {
+    opts.shuffle
+        .filter(|s| s.buffer_size > 1)
+        .map(|s| (s.seed, s.buffer_size))
+}
+
+/// How an epoch's records are decoded.
+enum Stages<D: Decoder> {
+    /// As they are read: on the worker threads, or as they are handed out.
+    Direct(Stage<D>),
+    /// On one thread with a shuffle buffer: the buffer holds the records' bytes, and each
+    /// is decoded as it leaves. A buffer of decoded values holds several allocations per
+    /// record, each cold by the time it leaves; bytes are one, and the decoded value is new
+    /// when the caller gets it.
+    Late(Stage<Raw>, Arc<D>),
+}
+
+/// One epoch being read.
+struct Run<D: Decoder> {
+    paths: Vec<Arc<Path>>,
+    stages: Stages<D>,
+    /// Records taken from this epoch.
+    records: u64,
+}
+
+impl<D: Decoder> Run<D> {
+    /// Epoch `epoch`, from its start or from a checkpoint taken inside it.
+    fn open(ctx: &Context<D>, epoch: u64, saved: Option<&Checkpoint>) -> Result<Self> {
+        let splits: Arc<[Split]> = epoch_splits(&ctx.files, &ctx.opts, epoch).into();
+        let paths = splits.iter().map(|s| Arc::from(s.path.as_path())).collect();
+        let opts = &ctx.opts;
+        let late = D::DEFERRED && opts.threads <= 1 && buffer_size(opts).is_some();
+        let stages = if late {
+            let stage = Stage::open(opts, Arc::new(Raw), splits, epoch, saved, first_byte)?;
+            Stages::Late(stage, Arc::clone(&ctx.decoder))
+        } else {
+            let decoder = Arc::clone(&ctx.decoder);
+            let stage = Stage::open(opts, decoder, splits, epoch, saved, no_touch)?;
+            Stages::Direct(stage)
+        };
+        Ok(Run {
+            paths,
+            stages,
+            records: saved.map_or(0, |c| c.epoch_records),
+        })
+    }
+
+    fn next(&mut self) -> Option<Result<Held<D::Out>>> {
+        let next = match &mut self.stages {
+            Stages::Direct(stage) => stage.next(),
+            Stages::Late(stage, decoder) => stage.next().map(|res| {
+                let held = res?;
+                let decoded = decoder.decode(&held.value);
+                recycle(held.value);
+                let value = decoded.map_err(|e| {
+                    Error::Record(
+                        e.with_path(self.paths[held.split].to_path_buf())
+                            .with_offset(held.at.offset)
+                            .with_record(held.at.record),
+                    )
+                })?;
+                Ok(Held {
+                    value,
+                    split: held.split,
+                    at: held.at,
+                })
+            }),
+        };
+        if matches!(next, Some(Ok(_))) {
+            self.records += 1;
+        }
+        next
+    }
+
+    fn save(&self, ckpt: &mut Checkpoint) {
+        ckpt.epoch_records = self.records;
+        match &self.stages {
+            Stages::Direct(stage) => stage.save(ckpt),
+            Stages::Late(stage, _) => stage.save(ckpt),
+        }
+    }
+}
+
+/// Reads a checkpoint's shuffle buffer again, in buffer order.
+fn reread<E: Decoder>(
+    opts: &ReaderOptions,
+    decoder: &E,
+    splits: &[Split],
+    records: &[[u64; 3]],
+) -> Result<Vec<Held<E::Out>>> {
+    let mut by_split: HashMap<usize, Vec<(Start, usize)>> = HashMap::new();
+    for (i, &[split, record, offset]) in records.iter().enumerate() {
+        let split = usize::try_from(split)
+            .ok()
+            .filter(|&s| s < splits.len())
+            .ok_or_else(|| {
+                Error::Checkpoint(format!(
+                    "a buffered record of split {split}, of {} splits",
+                    splits.len()
+                ))
+            })?;
+        by_split
+            .entry(split)
+            .or_default()
+            .push((Start { record, offset }, i));
+    }
+    let mut items: Vec<Option<Held<E::Out>>> = (0..records.len()).map(|_| None).collect();
+    for (split, wanted) in by_split {
+        let starts: Vec<Start> = wanted.iter().map(|w| w.0).collect();
+        let read = read_positions(&splits[split], opts, decoder, wanted)?;
+        for ((value, i), at) in read.into_iter().zip(starts) {
+            items[i] = Some(Held { value, split, at });
+        }
+    }
+    Ok(items.into_iter().flatten().collect())
+}
+
+/// The whole stream: epochs, then skip and take.
+pub(crate) struct Pipeline<D: Decoder> {
+    ctx: Context<D>,
+    epoch: u64,
+    /// Records taken from the stream, skipped ones included.
+    records: u64,
+    run: Option<Run<D>>,
+    finished: bool,
+    failed: bool,
+}
+
+impl<D: Decoder> Pipeline<D> {
+    /// A pipeline over `files`, from the start or from `resume`.
+    ///
+    /// # Errors
+    /// Invalid options, a file of another format than the decoder reads, a checkpoint of
+    /// another data set, or a buffered record of the checkpoint that cannot be read again.
+    pub(crate) fn new(
+        files: Arc<[SourceFile]>,
+        opts: DatasetOptions,
+        decoder: D,
+        resume: Option<&Checkpoint>,
+    ) -> Result<Self> {
+        opts.validate()?;
+        if let Some(format) = D::FORMAT
+            && let Some(file) = files.iter().find(|f| f.format != format)
+        {
+            return Err(Error::Options(format!(
+                "{}: the file is listed as {} but the records are read as {} records",
+                file.path.display(),
+                file.format.name(),
+                format.name()
+            )));
+        }
+        let fingerprint = fingerprint(&files, &opts);
+        let ctx = Context {
+            files,
+            opts,
+            decoder: Arc::new(decoder),
+            fingerprint,
+        };
+        let mut this = Pipeline {
+            epoch: 0,
+            records: 0,
+            run: None,
+            finished: false,
+            failed: false,
+            ctx,
+        };
+        if let Some(saved) = resume {
+            saved.check(&this.ctx.fingerprint)?;
+            this.epoch = saved.epoch;
+            this.records = saved.records;
+            this.finished = saved.finished;
+            if !saved.finished && saved.interleave.is_some() {
+                this.run = Some(Run::open(&this.ctx, saved.epoch, Some(saved))?);
+            }
+        }
+        Ok(this)
+    }
+
+    /// The position after the last record given.
+    pub(crate) fn checkpoint(&self) -> Checkpoint {
+        let mut ckpt = Checkpoint::start(self.ctx.fingerprint.clone());
+        ckpt.epoch = self.epoch;
+        ckpt.records = self.records;
+        ckpt.finished = self.finished;
+        if let Some(run) = self.run.as_ref().filter(|_| !self.finished) {
+            run.save(&mut ckpt);
+        }
+        ckpt
+    }
+
+    /// The file of split `split` of the epoch being read: where the record [`next`](Self::next)
+    /// just gave came from.
+    pub(crate) fn path(&self, split: usize) -> Option<Arc<Path>> {
+        let run = self.run.as_ref()?;
+        run.paths.get(split).cloned()
+    }
+
+    /// The next record, with its split in the epoch and its position there.
+    pub(crate) fn next(&mut self) -> Option<Result<Held<D::Out>>> {
+        let opts = &self.ctx.opts;
+        loop {
+            if self.finished || self.failed {
+                return None;
+            }
+            if opts
+                .take
+                .is_some_and(|t| self.records >= opts.skip.saturating_add(t))
+            {
+                self.finish();
+                return None;
+            }
+            let run = match self.run.as_mut() {
+                Some(run) => run,
+                None => {
+                    if opts.epochs.is_some_and(|e| self.epoch >= e) {
+                        self.finish();
+                        return None;
+                    }
+                    match Run::open(&self.ctx, self.epoch, None) {
+                        Ok(run) => self.run.insert(run),
+                        Err(e) => {
+                            self.failed = true;
+                            return Some(Err(e));
+                        }
+                    }
+                }
+            };
+            match run.next() {
+                Some(Ok(held)) => {
+                    self.records += 1;
+                    if self.records <= opts.skip {
+                        continue;
+                    }
+                    return Some(Ok(held));
+                }
+                Some(Err(e)) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+                None => {
+                    let empty = run.records == 0;
+                    self.run = None;
+                    self.epoch += 1;
+                    if empty && opts.epochs.is_none() {
+                        self.finish();
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        self.finished = true;
+        self.run = None;
+    }
+}

@@ -1,0 +1,165 @@
+//! The splits one worker reads in one epoch: split order (shuffled per epoch from the seed),
+//! then this worker's shard of it.
+//!
+//! Today every file is one split ([`Split::whole`]). When the record reader can read a byte
+//! range, [`splits_of`] is where an uncompressed file is cut into ranges (say `n` ranges for `n`
+//! workers, or ranges of a target size) before the order is drawn and the shards are dealt, so
+//! that workers are never left empty for want of files; compressed files stay whole, as they
+//! cannot be entered in the middle. Nothing else changes: sharding deals splits, whatever
+//! they are.
+
+use crate::options::{DatasetOptions, Shard};
+use crate::rng::{Rng, Use};
+use crate::sources::SourceFile;
+use crate::split::Split;
+
+/// The splits a file is read as (today: the whole file).
+fn splits_of(file: &SourceFile) -> Vec<Split> {
+    vec![Split::whole(file)]
+}
+
+/// The splits of `files` that this worker reads in `epoch`, in reading order.
+pub(crate) fn epoch_splits(files: &[SourceFile], opts: &DatasetOptions, epoch: u64) -> Vec<Split> {
+    let mut splits: Vec<Split> = files.iter().flat_map(splits_of).collect();
+    if let Some(shuffle) = opts.shuffle
+        && shuffle.files
+    {
+        Rng::new(shuffle.seed, epoch, Use::SplitOrder).shuffle(&mut splits);
+    }
+    match opts.shard {
+        Some(Shard { index, count }) => splits
+            .into_iter()
+            .enumerate()
+            .filter(|(k, _)| k % count == index)
+            .map(|(_, s)| s)
+            .collect(),
+        None => splits,
+    }
+}
+
+/// A short text that changes whenever the files or any option that decides which records
+/// come in which order changes: FNV-1a (64-bit) over a canonical description, in hex.
+/// Threads and determinism are left out: a checkpoint resumes with any thread count.
+pub(crate) fn fingerprint(files: &[SourceFile], opts: &DatasetOptions) -> String {
+    let mut h = Fnv::new();
+    h.text("tfrecord-dataset 1");
+    h.u64(files.len() as u64);
+    for f in files {
+        h.text(&f.path.to_string_lossy());
+        h.text(f.format.name());
+        h.text(f.compression.name());
+    }
+    let (cycle, block) = opts.order.cycle();
+    h.u64(cycle as u64);
+    h.u64(block as u64);
+    match opts.shuffle {
+        Some(s) => {
+            h.u64(1);
+            h.u64(s.seed);
+            h.u64(s.buffer_size as u64);
+            h.u64(u64::from(s.files));
+        }
+        None => h.u64(0),
+    }
+    h.u64(opts.epochs.map_or(0, |e| e + 1));
+    let (index, count) = opts.shard.map_or((0, 1), |s| (s.index, s.count));
+    h.u64(index as u64);
+    h.u64(count as u64);
+    h.u64(opts.skip);
+    h.u64(opts.take.map_or(0, |t| t + 1));
+    format!("{:016x}", h.0)
+}
+
+/// FNV-1a, 64-bit.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn u64(&mut self, v: u64) {
+        self.bytes(&v.to_le_bytes());
+    }
+
+    fn text(&mut self, s: &str) {
+        self.u64(s.len() as u64);
+        self.bytes(s.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::Shuffle;
+
+    fn files(n: usize) -> Vec<SourceFile> {
+        (0..n)
+            .map(|i| SourceFile::new(format!("f{i}.tfrecord")))
+            .collect()
+    }
+
+    #[test]
+    fn shards_partition_each_epochs_split_order() {
+        let files = files(11);
+        for epoch in 0..3 {
+            let opts = |o: DatasetOptions| o.shuffle(Shuffle::new(5));
+            let all = epoch_splits(&files, &opts(DatasetOptions::new()), epoch);
+            let mut dealt: Vec<Split> = Vec::new();
+            for i in 0..4 {
+                let mine = epoch_splits(&files, &opts(DatasetOptions::new().shard(i, 4)), epoch);
+                assert_eq!(mine.len(), (11 - i).div_ceil(4));
+                dealt.extend(mine);
+            }
+            dealt.sort_by(|a, b| a.path.cmp(&b.path));
+            let mut sorted = all.clone();
+            sorted.sort_by(|a, b| a.path.cmp(&b.path));
+            assert_eq!(dealt, sorted);
+        }
+    }
+
+    #[test]
+    fn split_order_changes_per_epoch_only_with_shuffle() {
+        let files = files(20);
+        let plain = DatasetOptions::new();
+        assert_eq!(
+            epoch_splits(&files, &plain, 0),
+            epoch_splits(&files, &plain, 1)
+        );
+        let shuffled = DatasetOptions::new().shuffle(Shuffle::new(1));
+        let e0 = epoch_splits(&files, &shuffled, 0);
+        assert_ne!(e0, epoch_splits(&files, &shuffled, 1));
+        assert_eq!(e0, epoch_splits(&files, &shuffled, 0));
+        let fixed = DatasetOptions::new().shuffle(Shuffle::new(1).files(false));
+        assert_eq!(
+            epoch_splits(&files, &fixed, 3),
+            epoch_splits(&files, &plain, 0)
+        );
+    }
+
+    #[test]
+    fn fingerprint_ignores_threads_only() {
+        let files = files(3);
+        let base = fingerprint(&files, &DatasetOptions::new());
+        let same = DatasetOptions::new().threads(4).deterministic(false);
+        assert_eq!(base, fingerprint(&files, &same));
+        for other in [
+            DatasetOptions::new().take(3),
+            DatasetOptions::new().skip(1),
+            DatasetOptions::new().shard(0, 2),
+            DatasetOptions::new().interleave(2, 1),
+            DatasetOptions::new().shuffle(Shuffle::new(0)),
+            DatasetOptions::new().epochs(None),
+        ] {
+            assert_ne!(base, fingerprint(&files, &other), "{other:?}");
+        }
+        assert_ne!(base, fingerprint(&files[..2], &DatasetOptions::new()));
+    }
+}

@@ -1,0 +1,427 @@
+//! Reading ahead on `threads - 1` worker threads, and on the caller's thread while it would
+//! otherwise wait for a block (so that `threads` threads work in all, not one more than asked
+//! for: an extra thread would only take turns on the same cores). Each split the interleave
+//! will ask for has a bounded queue of blocks in split order. A worker either reads the next block of a split (one worker per
+//! split at a time, so a split is read from its first record to its last as a single thread
+//! would) or decodes a block already read (any number at once, each into its own place in the
+//! queue). The interleave takes blocks off the front of a queue once decoded. So one split is
+//! decoded on every thread, and several splits are read at once.
+//!
+//! Work is taken from the split the interleave needs soonest: the open splits in split order,
+//! then the next unopened ones; within a split, decoding before reading.
+//!
+//! Memory: at most `threads + 1` blocks per split, for the splits open in the cycle and
+//! `threads` splits ahead of it.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+
+use tfrecord_core::ReaderOptions;
+
+use crate::block::{Block, Contents, Decoder, RawBlock, Start};
+use crate::error::Error;
+use crate::fetch::Window;
+use crate::split::{Split, SplitReader};
+
+/// A place in a split's queue.
+enum Slot<O> {
+    /// Read, waiting to be decoded.
+    Raw(RawBlock),
+    /// Being decoded by a worker.
+    Decoding,
+    /// Ready for the interleave.
+    Done(Block<O>),
+}
+
+/// One split's reading state.
+struct Stream<O> {
+    /// The open reader, when no worker holds it.
+    reader: Option<SplitReader>,
+    /// Where reading starts, until the split is opened.
+    start: Start,
+    /// A worker is reading a block of it.
+    reading: bool,
+    /// Its last block has been read.
+    ended: bool,
+    queue: VecDeque<Slot<O>>,
+    /// Blocks taken off the front so far: the queue's first slot is block number `taken`.
+    taken: u64,
+}
+
+impl<O> Stream<O> {
+    fn new(start: Start) -> Self {
+        Stream {
+            reader: None,
+            start,
+            reading: false,
+            ended: false,
+            queue: VecDeque::new(),
+            taken: 0,
+        }
+    }
+}
+
+struct State<O> {
+    streams: HashMap<usize, Stream<O>>,
+    /// The window: open splits (sorted), then `next_input..ahead_end`.
+    open: Vec<usize>,
+    next_input: usize,
+    ahead_end: usize,
+    /// Positions for splits that resume, taken when their stream is made.
+    starts: HashMap<usize, Start>,
+    shutdown: bool,
+    /// A worker panicked: nothing more can be read.
+    broken: bool,
+    /// Workers waiting for work.
+    idle: usize,
+    /// The interleave is waiting for a block.
+    wanted: bool,
+}
+
+struct Shared<D: Decoder> {
+    state: Mutex<State<D::Out>>,
+    /// Workers wait here for work.
+    work: Condvar,
+    /// The interleave waits here for a block.
+    ready: Condvar,
+    splits: Arc<[Split]>,
+    opts: ReaderOptions,
+    decoder: Arc<D>,
+    threads: usize,
+}
+
+impl<D: Decoder> Shared<D> {
+    fn lock(&self) -> MutexGuard<'_, State<D::Out>> {
+        // A worker that panicked sets `broken` while unwinding; the state stays consistent
+        // (slots it held stay `Decoding` and are never waited for), so a poisoned lock is
+        // used as it is.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn wait<'a>(
+        &self,
+        on: &Condvar,
+        guard: MutexGuard<'a, State<D::Out>>,
+    ) -> MutexGuard<'a, State<D::Out>> {
+        on.wait(guard).unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wakes a waiting worker, if any: there is new work, or room for it.
+    fn wake_worker(&self, state: &State<D::Out>) {
+        if state.idle > 0 {
+            self.work.notify_one();
+        }
+    }
+
+    /// Blocks queued per split.
+    fn queue_len(&self) -> usize {
+        self.threads + 1
+    }
+}
+
+/// What a worker does next.
+enum Task {
+    /// Read the next block of a split.
+    Read(usize, Option<SplitReader>, Start),
+    /// Decode block number `.1` of a split.
+    Decode(usize, u64, RawBlock),
+}
+
+/// Worker threads reading and decoding the splits of one epoch ahead of the interleave.
+pub(crate) struct Pool<D: Decoder> {
+    shared: Arc<Shared<D>>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+impl<D: Decoder> Pool<D> {
+    /// Starts `threads - 1` workers (the caller's thread is the last one, in
+    /// [`next_block`](Self::next_block)); nothing is read until the first
+    /// [`window`](Self::window).
+    pub(crate) fn new(
+        splits: Arc<[Split]>,
+        opts: ReaderOptions,
+        decoder: Arc<D>,
+        threads: usize,
+        starts: HashMap<usize, Start>,
+    ) -> Self {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                streams: HashMap::new(),
+                open: Vec::new(),
+                next_input: 0,
+                ahead_end: 0,
+                starts,
+                shutdown: false,
+                broken: false,
+                idle: 0,
+                wanted: false,
+            }),
+            work: Condvar::new(),
+            ready: Condvar::new(),
+            splits,
+            opts,
+            decoder,
+            threads,
+        });
+        let workers = (1..threads)
+            .filter_map(|i| {
+                let shared = Arc::clone(&shared);
+                std::thread::Builder::new()
+                    .name(format!("tfrecord-dataset-{i}"))
+                    .spawn(move || work(&shared))
+                    .ok()
+            })
+            .collect();
+        Pool { shared, workers }
+    }
+
+    /// Sets the splits workers may read: the open ones and `threads` from `next_input` on.
+    pub(crate) fn window(&mut self, window: &Window<'_>) {
+        let mut state = self.shared.lock();
+        let end = (window.next_input + self.shared.threads).min(self.shared.splits.len());
+        state.open.clear();
+        state.open.extend_from_slice(window.open);
+        state.open.sort_unstable();
+        state.next_input = window.next_input;
+        state.ahead_end = end;
+        for split in window.open.iter().copied().chain(window.next_input..end) {
+            if !state.streams.contains_key(&split) {
+                let start = state.starts.remove(&split).unwrap_or_default();
+                state.streams.insert(split, Stream::new(start));
+            }
+        }
+        if state.idle > 0 {
+            self.shared.work.notify_all();
+        }
+    }
+
+    /// The next block of `split`: decoded, or read and still raw if no worker has started on
+    /// it (the caller then decodes as it hands records out). While it is not read yet, the
+    /// caller's thread works as a worker does (the most urgent task first, which is usually
+    /// this very block), and waits only when every task is taken.
+    pub(crate) fn next_block(&mut self, split: usize) -> Block<D::Out> {
+        let shared = &*self.shared;
+        let mut state = shared.lock();
+        loop {
+            if let Some(block) = take_front(&mut state, split, true) {
+                shared.wake_worker(&state);
+                return block;
+            }
+            if state.broken {
+                let start = state
+                    .streams
+                    .get(&split)
+                    .map(|s| s.start)
+                    .unwrap_or_default();
+                return Block::failed(broken(&shared.splits[split]), start);
+            }
+            if let Some(task) = pick(&mut state, shared.queue_len(), D::ON_WORKERS) {
+                drop(state);
+                state = run(shared, task);
+                continue;
+            }
+            state.wanted = true;
+            state = shared.wait(&shared.ready, state);
+            state.wanted = false;
+        }
+    }
+
+    /// The next block of `split` if one is ready now.
+    pub(crate) fn try_block(&mut self, split: usize) -> Option<Block<D::Out>> {
+        let mut state = self.shared.lock();
+        let block = take_front(&mut state, split, true);
+        if block.is_some() {
+            self.shared.wake_worker(&state);
+        }
+        block
+    }
+
+    /// What turns records into values.
+    pub(crate) fn decoder(&self) -> &D {
+        &self.shared.decoder
+    }
+
+    /// The splits of the epoch.
+    pub(crate) fn splits(&self) -> &Arc<[Split]> {
+        &self.shared.splits
+    }
+
+    /// Drops a split's stream (its reader and anything still queued); a worker still busy
+    /// with it finds it gone and drops its work.
+    pub(crate) fn close(&mut self, split: usize) {
+        self.shared.lock().streams.remove(&split);
+    }
+}
+
+impl<D: Decoder> Drop for Pool<D> {
+    fn drop(&mut self) {
+        self.shared.lock().shutdown = true;
+        self.shared.work.notify_all();
+        for worker in self.workers.drain(..) {
+            // A worker's panic was already reported as a broken pool.
+            let _ = worker.join();
+        }
+    }
+}
+
+/// Takes the front block of `split` off its queue when it is decoded, or (with `raw`) when it
+/// is read and no worker has started decoding it: the caller then decodes each record as it
+/// hands it out, so the values it makes are fresh in its own cache and allocator.
+fn take_front<O>(state: &mut State<O>, split: usize, raw: bool) -> Option<Block<O>> {
+    let stream = state.streams.get_mut(&split)?;
+    match stream.queue.front() {
+        Some(Slot::Done(_)) => {}
+        Some(Slot::Raw(_)) if raw => {}
+        _ => return None,
+    }
+    stream.taken += 1;
+    match stream.queue.pop_front() {
+        Some(Slot::Done(block)) => Some(block),
+        Some(Slot::Raw(raw)) => {
+            let last = raw.is_last();
+            Some(Block {
+                contents: Contents::Raw(raw),
+                last,
+            })
+        }
+        _ => None,
+    }
+}
+
+fn broken(split: &Split) -> Error {
+    Error::Record(
+        tfrecord_core::Error::from(std::io::Error::other(
+            "a reading thread of the data set stopped unexpectedly",
+        ))
+        .with_path(split.path.clone()),
+    )
+}
+
+/// The most urgent task, taken out of the state (decoding only if `decode`).
+fn pick<O>(state: &mut State<O>, queue_len: usize, decode: bool) -> Option<Task> {
+    let order = state
+        .open
+        .iter()
+        .copied()
+        .chain(state.next_input..state.ahead_end);
+    for split in order {
+        let Some(stream) = state.streams.get_mut(&split) else {
+            continue;
+        };
+        if let Some(i) = stream
+            .queue
+            .iter()
+            .position(|s| matches!(s, Slot::Raw(_)))
+            .filter(|_| decode)
+        {
+            let Slot::Raw(raw) = std::mem::replace(&mut stream.queue[i], Slot::Decoding) else {
+                continue;
+            };
+            return Some(Task::Decode(split, stream.taken + i as u64, raw));
+        }
+        if !stream.reading && !stream.ended && stream.queue.len() < queue_len {
+            stream.reading = true;
+            return Some(Task::Read(split, stream.reader.take(), stream.start));
+        }
+    }
+    None
+}
+
+/// Marks the pool broken if a worker unwinds.
+struct PanicGuard<'a, D: Decoder>(&'a Shared<D>);
+
+impl<D: Decoder> Drop for PanicGuard<'_, D> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.lock().broken = true;
+            self.0.ready.notify_all();
+        }
+    }
+}
+
+fn work<D: Decoder>(shared: &Shared<D>) {
+    let _guard = PanicGuard(shared);
+    loop {
+        let task = {
+            let mut state = shared.lock();
+            loop {
+                if state.shutdown {
+                    return;
+                }
+                if let Some(task) = pick(&mut state, shared.queue_len(), D::ON_WORKERS) {
+                    break task;
+                }
+                state.idle += 1;
+                state = shared.wait(&shared.work, state);
+                state.idle -= 1;
+            }
+        };
+        drop(run(shared, task));
+    }
+}
+
+/// Does a task (on a worker, or on the caller's thread while it would wait) and stores what
+/// it made; returns the state, locked.
+fn run<D: Decoder>(shared: &Shared<D>, task: Task) -> MutexGuard<'_, State<D::Out>> {
+    let mut state = match task {
+        Task::Read(split, reader, start) => {
+            let (slot, ended, reader) = read(shared, split, reader, start);
+            let mut state = shared.lock();
+            if let Some(stream) = state.streams.get_mut(&split) {
+                stream.reading = false;
+                stream.ended = ended;
+                stream.queue.push_back(slot);
+                stream.reader = if ended { None } else { reader };
+            }
+            state
+        }
+        Task::Decode(split, number, raw) => {
+            let block = raw.decode(&*shared.decoder, &shared.splits[split].path);
+            let mut state = shared.lock();
+            if let Some(stream) = state.streams.get_mut(&split)
+                && let Some(i) = number.checked_sub(stream.taken)
+                && let Some(slot) = stream
+                    .queue
+                    .get_mut(usize::try_from(i).unwrap_or(usize::MAX))
+            {
+                *slot = Slot::Done(block);
+            }
+            state
+        }
+    };
+    // The task may have made work (a block to decode, a split free to read again) for a
+    // worker that waits, and a block for the interleave.
+    shared.wake_worker(&state);
+    if state.wanted {
+        state.wanted = false;
+        shared.ready.notify_one();
+    }
+    state
+}
+
+/// Reads one block of `split`, opening it first if needed: raw when decoding is deferred,
+/// decoded otherwise. Returns the slot, whether the split ended, and the reader.
+fn read<D: Decoder>(
+    shared: &Shared<D>,
+    split: usize,
+    reader: Option<SplitReader>,
+    start: Start,
+) -> (Slot<D::Out>, bool, Option<SplitReader>) {
+    let mut reader = match reader {
+        Some(r) => r,
+        None => match SplitReader::open(&shared.splits[split], &shared.opts, start) {
+            Ok(r) => r,
+            Err(e) => return (Slot::Done(Block::failed(e, start)), true, None),
+        },
+    };
+    if D::DEFERRED || !D::ON_WORKERS {
+        let raw = reader.read_raw();
+        let ended = raw.is_last();
+        (Slot::Raw(raw), ended, Some(reader))
+    } else {
+        let block = reader.read_block(&*shared.decoder);
+        let ended = block.last;
+        (Slot::Done(block), ended, Some(reader))
+    }
+}

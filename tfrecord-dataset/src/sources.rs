@@ -1,0 +1,318 @@
+//! Sources: the record files that paths, directories and glob patterns stand for, each with its
+//! format and compression, in a deterministic order.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use tfrecord_core::{Compression, Format};
+
+use crate::error::{Error, Result};
+use crate::names::{ShardName, is_ignored, is_part, is_record_name};
+
+/// One record file of a data set, with how to read it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SourceFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Its container format.
+    pub format: Format,
+    /// Its stream compression.
+    pub compression: Compression,
+}
+
+impl SourceFile {
+    /// A TFRecord file, with the compression guessed from its name
+    /// ([`Compression::from_path`]).
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        SourceFile {
+            compression: Compression::from_path(&path),
+            format: Format::TfRecord,
+            path,
+        }
+    }
+}
+
+/// One input as given, with its reading settings.
+#[derive(Clone, Debug)]
+struct Input {
+    path: PathBuf,
+    format: Format,
+    compression: Option<Compression>,
+}
+
+/// The inputs of a data set: files, directories and glob patterns, resolved by
+/// [`resolve`](Sources::resolve) into [`SourceFile`]s.
+///
+/// - A **file** is itself, whatever its name.
+/// - A **directory** stands for its OneFlow / Spark `part-*` files when it has any (as OneFlow
+///   reads an OFRecord directory); otherwise for its record files: numbered shards
+///   (`train-00042-of-01024.tfrecord`, `mnist-train.tfrecord-00000-of-00001`) and files named
+///   `*.tfrecord`, `*.tfrecords`, `*.tfrec` or `*.ofrecord` (each possibly `.gz`, `.zlib`,
+///   `.zz`). Hidden files (`.name`, which includes writers' temporary files), `_SUCCESS` and
+///   other `_name` files, `*.crc` and `*.idx` are never data. Subdirectories are not entered.
+///   A directory whose numbered shards do not form complete sets (`0..N` of `-of-N`) is an
+///   error naming the first missing shard, unless [`allow_missing_shards`](Self::allow_missing_shards).
+/// - A path that does not exist and holds `*`, `?` or `[` is a **glob pattern** (the `glob`
+///   crate's syntax; `*` does not cross `/`, and does not match a leading `.`): the files it
+///   matches, ignored names left out, and the directories it matches as above.
+///
+/// Each input's files are sorted by path (byte order); inputs keep the order they were given
+/// in. A directory or pattern that stands for no record file is an error naming it.
+///
+/// ```
+/// use tfrecord_dataset::Sources;
+/// # let dir = tempfile::tempdir()?;
+/// # for name in ["train-00001-of-00002.tfrecord", "train-00000-of-00002.tfrecord", "_SUCCESS"] {
+/// #     std::fs::write(dir.path().join(name), b"")?;
+/// # }
+/// let files = Sources::new().input(dir.path()).resolve()?;
+/// let names: Vec<_> = files.iter().map(|f| f.path.file_name().unwrap().to_owned()).collect();
+/// assert_eq!(names, ["train-00000-of-00002.tfrecord", "train-00001-of-00002.tfrecord"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Sources {
+    inputs: Vec<Input>,
+    format: Format,
+    compression: Option<Compression>,
+    allow_missing_shards: bool,
+}
+
+impl Default for Sources {
+    fn default() -> Self {
+        Sources {
+            inputs: Vec::new(),
+            format: Format::TfRecord,
+            compression: None,
+            allow_missing_shards: false,
+        }
+    }
+}
+
+impl Sources {
+    /// No inputs yet; TFRecord, compression from each file's name.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The format of the inputs added after this call (TFRecord until set).
+    #[must_use]
+    pub fn format(mut self, format: Format) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// The compression of the inputs added after this call; `None` (the default) guesses it
+    /// from each file's name ([`Compression::from_path`]).
+    #[must_use]
+    pub fn compression(mut self, compression: Option<Compression>) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// Adds a file, a directory or a glob pattern.
+    #[must_use]
+    pub fn input(mut self, input: impl Into<PathBuf>) -> Self {
+        self.inputs.push(Input {
+            path: input.into(),
+            format: self.format,
+            compression: self.compression,
+        });
+        self
+    }
+
+    /// Adds several inputs, in order.
+    #[must_use]
+    pub fn inputs<P: Into<PathBuf>>(self, inputs: impl IntoIterator<Item = P>) -> Self {
+        inputs.into_iter().fold(self, Sources::input)
+    }
+
+    /// Accepts directories whose numbered shards are an incomplete set (by default an error:
+    /// a missing shard is data silently left out).
+    #[must_use]
+    pub fn allow_missing_shards(mut self, allow: bool) -> Self {
+        self.allow_missing_shards = allow;
+        self
+    }
+
+    /// Lists the files, in order.
+    ///
+    /// # Errors
+    /// An input that does not exist (and is no pattern), a directory or pattern that stands for
+    /// no record file, an invalid pattern, an incomplete shard set, or a directory that cannot
+    /// be listed; each names the input.
+    pub fn resolve(&self) -> Result<Vec<SourceFile>> {
+        let mut out = Vec::new();
+        for input in &self.inputs {
+            for path in self.expand(&input.path)? {
+                out.push(SourceFile {
+                    compression: input
+                        .compression
+                        .unwrap_or_else(|| Compression::from_path(&path)),
+                    format: input.format,
+                    path,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn expand(&self, input: &Path) -> Result<Vec<PathBuf>> {
+        match fs::metadata(input) {
+            Ok(meta) if meta.is_dir() => list_dir(input, self.allow_missing_shards),
+            Ok(_) => Ok(vec![input.to_path_buf()]),
+            Err(e) if is_pattern(input) && e.kind() == std::io::ErrorKind::NotFound => {
+                expand_glob(input, self.allow_missing_shards)
+            }
+            Err(e) => Err(Error::io(e, input)),
+        }
+    }
+}
+
+/// Lists the record files one path stands for: the path itself when it is a file; a
+/// directory's record files, or a glob pattern's matches, as [`Sources`] describes them.
+///
+/// # Errors
+/// As [`Sources::resolve`].
+pub fn expand_path(path: impl AsRef<Path>) -> Result<Vec<PathBuf>> {
+    Sources::new()
+        .input(path.as_ref())
+        .resolve()
+        .map(|files| files.into_iter().map(|f| f.path).collect())
+}
+
+fn is_pattern(path: &Path) -> bool {
+    path.to_string_lossy().contains(['*', '?', '['])
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+}
+
+/// A directory's record files, sorted.
+fn list_dir(dir: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf>> {
+    let mut parts = Vec::new();
+    let mut records = Vec::new();
+    let mut others = 0usize;
+    for entry in fs::read_dir(dir).map_err(|e| Error::io(e, dir))? {
+        let entry = entry.map_err(|e| Error::io(e, dir))?;
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // Symbolic links count as what they point at.
+        if is_ignored(&name) || !path.is_file() {
+            continue;
+        }
+        if is_part(&name) {
+            parts.push(path);
+        } else if is_record_name(&name) {
+            records.push(path);
+        } else {
+            others += 1;
+        }
+    }
+    let mut files = if parts.is_empty() { records } else { parts };
+    if files.is_empty() {
+        let detail = format!(
+            "the directory holds no part-* files, no numbered shards (name-00000-of-00010) and \
+             no *.tfrecord, *.tfrecords, *.tfrec or *.ofrecord files ({others} other file{} \
+             skipped)",
+            if others == 1 { "" } else { "s" }
+        );
+        return Err(Error::NoFiles {
+            input: dir.to_path_buf(),
+            detail,
+        });
+    }
+    files.sort();
+    if !allow_missing_shards {
+        check_shard_sets(&files)?;
+    }
+    Ok(files)
+}
+
+/// The files and directories a glob pattern matches, sorted.
+fn expand_glob(pattern: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf>> {
+    let text = pattern.to_string_lossy();
+    let options = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: true,
+    };
+    let paths = glob::glob_with(&text, options).map_err(|e| Error::Pattern {
+        pattern: text.clone().into_owned(),
+        detail: e.to_string(),
+    })?;
+    let mut matched = Vec::new();
+    for path in paths {
+        let path = path.map_err(|e| {
+            let at = e.path().to_path_buf();
+            Error::io(std::io::Error::from(e), at)
+        })?;
+        matched.push(path);
+    }
+    matched.sort();
+    let mut files = Vec::new();
+    for path in matched {
+        if path.is_dir() {
+            files.extend(list_dir(&path, allow_missing_shards)?);
+        } else if path.is_file() && !is_ignored(&file_name(&path)) {
+            files.push(path);
+        }
+    }
+    if files.is_empty() {
+        return Err(Error::NoFiles {
+            input: pattern.to_path_buf(),
+            detail: "the pattern matches no record file (hidden files, _* files, *.crc and \
+                     *.idx are never data)"
+                .into(),
+        });
+    }
+    Ok(files)
+}
+
+/// Checks that each set of numbered shards in one directory is complete: `0..N` of `-of-N`.
+fn check_shard_sets(files: &[PathBuf]) -> Result<()> {
+    // (stem, count as written, rest) -> (index width, count, present indices)
+    type Set = (usize, u64, Vec<u64>);
+    let mut sets: BTreeMap<(String, String, String), Set> = BTreeMap::new();
+    for path in files {
+        let name = file_name(path);
+        if let Some(s) = ShardName::parse(&name) {
+            let key = (
+                s.stem.to_owned(),
+                s.count_digits.to_owned(),
+                s.rest.to_owned(),
+            );
+            let set = sets
+                .entry(key)
+                .or_insert((s.index_width, s.count, Vec::new()));
+            set.2.push(s.index);
+        }
+    }
+    let Some(dir) = files.first().and_then(|f| f.parent()) else {
+        return Ok(());
+    };
+    for ((stem, count_digits, rest), (width, count, mut present)) in sets {
+        present.sort_unstable();
+        present.dedup();
+        let found = present.iter().filter(|&&i| i < count).count() as u64;
+        if found == count {
+            continue;
+        }
+        // The first index in 0..count that is absent.
+        let missing = (0..count)
+            .zip(present.iter().copied().chain(std::iter::repeat(u64::MAX)))
+            .find(|(want, have)| want != have)
+            .map_or(0, |(want, _)| want);
+        let name = format!("{stem}-{missing:0width$}-of-{count_digits}{rest}");
+        return Err(Error::MissingShards {
+            missing: dir.join(name),
+            expected: count,
+            found,
+        });
+    }
+    Ok(())
+}

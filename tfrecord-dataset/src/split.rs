@@ -1,0 +1,292 @@
+//! The unit of work: a [`Split`] (a whole file today; a byte range of an uncompressed file once
+//! the record reader can start and stop inside one), and reading one in blocks of records.
+//!
+//! # The byte-range seam
+//!
+//! Everything above this module plans and orders [`Split`]s, and everything that reads one goes
+//! through [`SplitReader::open`]. Byte-range reading plugs in at exactly two places:
+//!
+//! 1. [`SplitReader::open`]: for `range: Some(start..end)`, open tfrecord-core's range reader
+//!    (it finds the first record boundary at or after `start` by checksums and stops at the
+//!    first record starting at or after `end`) instead of refusing with
+//!    [`Error::ByteRange`]. Resuming inside a range is the same as today: the position saved is
+//!    a record boundary, so the reader starts there and keeps `end`.
+//! 2. [`crate::plan`]: cut each uncompressed file into byte ranges before the splits are
+//!    dealt to workers (compressed files stay whole), so that `shard(i, n)` spreads one large
+//!    file over all workers.
+//!
+//! Record indices inside a range split count from the range's first record; positions in
+//! checkpoints are byte offsets, which stay exact either way.
+//!
+//! # The bad-record seam
+//!
+//! The reader's settings, a bad-record policy included, travel in the data set's
+//! [`ReaderOptions`] to every split unchanged. A reader that skips damaged records moves on by
+//! itself; its reports of what it skipped would be taken here, after each block
+//! ([`SplitReader::read_block`], [`SplitReader::read_raw`]), carried with the block to the
+//! interleave, and handed out in stream order. A `max_bad_records` budget is one for the whole
+//! data set, so it would be counted there rather than per file. A checkpoint position is the
+//! frame after the last record given, which lies before a damaged range that follows it: a
+//! resumed read meets that range again.
+
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tfrecord_core::{Compression, Format, ReaderOptions, RecordReader};
+
+use crate::block::{BLOCK_BYTES, BLOCK_RECORDS, Block, Contents, Decoder, Item, RawBlock, Start};
+
+use crate::error::{Error, Result};
+use crate::sources::SourceFile;
+
+/// A unit of reading work: a file, or (once the record reader supports it) the records of a
+/// file that start inside a byte range.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Split {
+    /// The file.
+    pub path: PathBuf,
+    /// `None`: the whole file. `Some(start..end)`: the records that start at or after the first
+    /// record boundary at or after `start`, and before `end`. The planner makes only whole-file
+    /// splits; a split with a range is refused when opened ([`Error::ByteRange`]) until
+    /// tfrecord-core's reader can read ranges (see the module docs for where that plugs in).
+    pub range: Option<Range<u64>>,
+    /// The container format.
+    pub format: Format,
+    /// The stream compression.
+    pub compression: Compression,
+}
+
+impl Split {
+    /// The whole of a file.
+    pub fn whole(file: &SourceFile) -> Self {
+        Split {
+            path: file.path.clone(),
+            range: None,
+            format: file.format,
+            compression: file.compression,
+        }
+    }
+}
+
+/// A split open for reading.
+pub(crate) struct SplitReader {
+    reader: RecordReader<File>,
+    path: Arc<Path>,
+    scratch: Vec<u8>,
+    /// Frame bytes around a payload: 16 for TFRecord, 8 for OFRecord.
+    frame_overhead: u64,
+}
+
+impl SplitReader {
+    /// Opens a split at `start` (a record boundary: the beginning, or a position saved in a
+    /// checkpoint). An uncompressed file is entered by seeking; a compressed one is read from
+    /// its beginning and the records before `start` are skipped.
+    ///
+    /// # Errors
+    /// A byte-range split ([`Error::ByteRange`]); a file that cannot be opened; a `start` that
+    /// is not where the file has record `start.record` (the file changed since the position
+    /// was saved).
+    pub(crate) fn open(split: &Split, opts: &ReaderOptions, start: Start) -> Result<Self> {
+        if split.range.is_some() {
+            return Err(Error::ByteRange(split.path.clone()));
+        }
+        let path: Arc<Path> = Arc::from(split.path.as_path());
+        let opts = opts
+            .clone()
+            .format(split.format)
+            .compression(split.compression);
+        let seek = start.offset > 0 && split.compression == Compression::None;
+        let reader = if seek {
+            let mut file = File::open(&path).map_err(|e| Error::io(e, &*path))?;
+            let len = file.metadata().map_err(|e| Error::io(e, &*path))?.len();
+            if start.offset > len {
+                return Err(moved(&path, start, len));
+            }
+            file.seek(SeekFrom::Start(start.offset))
+                .map_err(|e| Error::io(e, &*path))?;
+            RecordReader::new(file, opts)
+                .with_path(path.to_path_buf())
+                .starting_at(start.offset, start.record)
+        } else {
+            RecordReader::open(&path, opts)?
+        };
+        let frame_overhead = match split.format {
+            Format::TfRecord => 16,
+            Format::OfRecord => 8,
+        };
+        let mut split = SplitReader {
+            reader,
+            path,
+            scratch: Vec::new(),
+            frame_overhead,
+        };
+        split.skip_to(start)?;
+        Ok(split)
+    }
+
+    /// Reads and drops records up to `start`, then checks that the position is `start`.
+    fn skip_to(&mut self, start: Start) -> Result<()> {
+        while self.reader.records_read() < start.record {
+            if self.reader.read_lent(&mut self.scratch)?.is_none() {
+                break;
+            }
+        }
+        let here = Start {
+            record: self.reader.records_read(),
+            offset: self.reader.offset(),
+        };
+        if here != start {
+            return Err(moved(&self.path, start, here.offset));
+        }
+        Ok(())
+    }
+
+    /// Where the next record is.
+    pub(crate) fn position(&self) -> Start {
+        Start {
+            record: self.reader.records_read(),
+            offset: self.reader.offset(),
+        }
+    }
+
+    /// Reads the next block: up to [`BLOCK_RECORDS`] records or [`BLOCK_BYTES`] of payload.
+    pub(crate) fn read_block<D: Decoder>(&mut self, decoder: &D) -> Block<D::Out> {
+        let mut items = Vec::with_capacity(BLOCK_RECORDS);
+        let mut bytes = 0usize;
+        loop {
+            let (record, offset) = (self.reader.records_read(), self.reader.offset());
+            let read = match self.reader.read_lent(&mut self.scratch) {
+                Ok(Some(payload)) => {
+                    bytes += payload.len();
+                    Ok(decoder.decode(payload))
+                }
+                Ok(None) => return block(items, true),
+                Err(e) => Err(e),
+            };
+            let end = self.reader.offset();
+            let (value, failed) = match read {
+                Ok(Ok(value)) => (Ok(value), false),
+                Ok(Err(e)) => {
+                    let e = e
+                        .with_path(self.path.to_path_buf())
+                        .with_offset(offset)
+                        .with_record(record);
+                    (Err(Error::Record(e)), true)
+                }
+                Err(e) => (Err(Error::Record(e)), true),
+            };
+            items.push(Item {
+                value,
+                record,
+                offset,
+                end,
+            });
+            if failed {
+                return block(items, true);
+            }
+            if items.len() >= BLOCK_RECORDS || bytes >= BLOCK_BYTES {
+                return block(items, false);
+            }
+        }
+    }
+
+    /// Reads the next block without decoding it, for decoding on another thread: up to
+    /// [`BLOCK_RECORDS`] records or [`BLOCK_BYTES`] of payload, checksums checked as the
+    /// reader options say.
+    pub(crate) fn read_raw(&mut self) -> RawBlock {
+        let mut block = RawBlock::new();
+        loop {
+            let (record, offset) = (self.reader.records_read(), self.reader.offset());
+            match self.reader.read_lent(&mut self.scratch) {
+                Ok(Some(payload)) => {
+                    let end = offset + (payload.len() as u64) + self.frame_overhead;
+                    block.push(payload, record, offset, end);
+                }
+                Ok(None) => {
+                    block.end(None);
+                    return block;
+                }
+                Err(e) => {
+                    block.end(Some((Error::Record(e), Start { record, offset })));
+                    return block;
+                }
+            }
+            let (records, bytes) = block.size();
+            if records >= BLOCK_RECORDS || bytes >= BLOCK_BYTES {
+                return block;
+            }
+        }
+    }
+
+    /// Reads the next record only (re-reading a checkpoint's shuffle buffer).
+    fn read_one<D: Decoder>(&mut self, decoder: &D) -> Result<D::Out> {
+        let at = self.position();
+        match self.reader.read_lent(&mut self.scratch)? {
+            Some(payload) => decoder.decode(payload).map_err(|e| {
+                let e = e
+                    .with_path(self.path.to_path_buf())
+                    .with_offset(at.offset)
+                    .with_record(at.record);
+                Error::Record(e)
+            }),
+            None => Err(moved(&self.path, at, at.offset)),
+        }
+    }
+}
+
+/// Re-reads the records of one split at the given positions (any order), returning each with
+/// its tag. Forward gaps are read through; an uncompressed file is re-entered by seeking when a
+/// gap is large or the position is behind.
+///
+/// # Errors
+/// As [`SplitReader::open`], and reading or decoding errors of the records asked for.
+pub(crate) fn read_positions<D: Decoder, K>(
+    split: &Split,
+    opts: &ReaderOptions,
+    decoder: &D,
+    mut wanted: Vec<(Start, K)>,
+) -> Result<Vec<(D::Out, K)>> {
+    /// An uncompressed file is re-entered by seeking past a gap larger than this.
+    const READ_THROUGH: u64 = 4 << 20;
+    wanted.sort_by_key(|(start, _)| start.record);
+    let seekable = split.compression == Compression::None;
+    let mut out = Vec::with_capacity(wanted.len());
+    let mut reader: Option<SplitReader> = None;
+    for (start, tag) in wanted {
+        let usable = reader.as_ref().is_some_and(|r| {
+            let here = r.position();
+            here.record <= start.record
+                && (!seekable || start.offset.saturating_sub(here.offset) <= READ_THROUGH)
+        });
+        let r = match reader.as_mut() {
+            Some(r) if usable => {
+                r.skip_to(start)?;
+                r
+            }
+            _ => reader.insert(SplitReader::open(split, opts, start)?),
+        };
+        out.push((r.read_one(decoder)?, tag));
+    }
+    Ok(out)
+}
+
+fn block<O>(items: Vec<Item<O>>, last: bool) -> Block<O> {
+    Block {
+        contents: Contents::Items(items),
+        last,
+    }
+}
+
+/// A saved position that the file no longer has.
+fn moved(path: &Path, want: Start, found: u64) -> Error {
+    Error::Checkpoint(format!(
+        "{}: expected record {} at byte {}, found byte {found} (the file changed since the \
+         position was saved)",
+        path.display(),
+        want.record,
+        want.offset
+    ))
+}

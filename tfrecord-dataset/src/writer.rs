@@ -1,0 +1,465 @@
+//! Sharded writers: records split over numbered files, each written under a temporary name and
+//! renamed into place only when the whole set is complete.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use tfrecord_core::{Container, Encode, Format, RecordWriter, WriterOptions};
+
+use crate::error::{Error, Result};
+use crate::names::{ShardName, is_part, part_path, shard_path, split_suffix};
+
+/// How records are dealt to shards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShardSplit {
+    /// `n` shards (at least 1), all open at once; record `k` goes to shard `k % n`. Reading
+    /// the shards with `interleave(n, 1)` gives the records back in the order written.
+    RoundRobin(u64),
+    /// A new shard after every `n` records (at least 1); the last shard may hold fewer.
+    Records(u64),
+    /// A new shard once the current one holds at least `n` bytes of framed records (counted
+    /// before compression); every shard holds at least one record.
+    Bytes(u64),
+    /// `shards` shards (at least 1) of consecutive records, sizes differing by at most one,
+    /// for exactly `total` records: shard `i` holds records `i * total / shards` up to
+    /// `(i + 1) * total / shards`. One file is open at a time.
+    Even {
+        /// How many shards.
+        shards: u64,
+        /// How many records will be written.
+        total: u64,
+    },
+}
+
+/// How shard files are named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShardNaming {
+    /// TensorFlow / Beam names beside a base path, the base's record extensions kept after
+    /// the number: `train.tfrecord` gives `train-00000-of-00004.tfrecord`, ...
+    TensorFlow(PathBuf),
+    /// OneFlow names in a directory (made if missing): `part-00000`, `part-00001`, ...
+    OneFlow(PathBuf),
+}
+
+impl ShardNaming {
+    fn dir(&self) -> PathBuf {
+        match self {
+            ShardNaming::TensorFlow(base) => match base.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            },
+            ShardNaming::OneFlow(dir) => dir.clone(),
+        }
+    }
+
+    fn path(&self, index: u64, count: u64) -> PathBuf {
+        match self {
+            ShardNaming::TensorFlow(base) => shard_path(base, index, count),
+            ShardNaming::OneFlow(dir) => part_path(dir, index),
+        }
+    }
+
+    /// True for an existing file name that belongs to a shard set of this naming (of any
+    /// count): what a new set would replace or be mixed up with.
+    fn is_member(&self, name: &str) -> bool {
+        match self {
+            ShardNaming::TensorFlow(base) => {
+                let base = base.file_name().map(|n| n.to_string_lossy().into_owned());
+                let (stem, suffix) = split_suffix(base.as_deref().unwrap_or(""));
+                ShardName::parse(name).is_some_and(|s| s.stem == stem && s.rest == suffix)
+            }
+            ShardNaming::OneFlow(_) => is_part(name),
+        }
+    }
+}
+
+/// How a [`ShardedWriter`] writes.
+#[derive(Clone, Debug)]
+pub struct ShardedWriterOptions {
+    naming: ShardNaming,
+    split: ShardSplit,
+    format: Format,
+    writer: WriterOptions,
+    sync: bool,
+    overwrite: bool,
+}
+
+impl ShardedWriterOptions {
+    /// TFRecord, uncompressed, no `fsync`, never over existing outputs.
+    pub fn new(naming: ShardNaming, split: ShardSplit) -> Self {
+        ShardedWriterOptions {
+            naming,
+            split,
+            format: Format::TfRecord,
+            writer: WriterOptions::new(),
+            sync: false,
+            overwrite: false,
+        }
+    }
+
+    /// The container format of every shard.
+    #[must_use]
+    pub fn format(mut self, format: Format) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// Compression, level and buffer of every shard (the format is [`format`](Self::format)'s).
+    #[must_use]
+    pub fn writer(mut self, writer: WriterOptions) -> Self {
+        self.writer = writer;
+        self
+    }
+
+    /// Whether each shard and the directory are `fsync`ed before and after the renames, so
+    /// that the complete set survives a power loss (default `false`).
+    #[must_use]
+    pub fn sync(mut self, sync: bool) -> Self {
+        self.sync = sync;
+        self
+    }
+
+    /// Whether existing files of the same naming (any shard count) may be replaced; the new
+    /// set's names replace them and the rest are removed after the renames (default `false`:
+    /// such files are an error, [`Error::Exists`], before anything is written).
+    #[must_use]
+    pub fn overwrite(mut self, overwrite: bool) -> Self {
+        self.overwrite = overwrite;
+        self
+    }
+}
+
+/// One shard being written or written.
+struct Shard {
+    index: usize,
+    temp: PathBuf,
+    writer: Option<RecordWriter<File>>,
+    records: u64,
+    bytes: u64,
+}
+
+/// Writes records over several shard files.
+///
+/// Every shard is written under a hidden temporary name (`.name.tmp-PID-K`) in the output
+/// directory, which no data set listing reads; [`finish`](Self::finish) renames them to their
+/// final names once every shard is complete and the shard count is known. A process that dies
+/// before that leaves only temporary files; dropping an unfinished writer removes them. During
+/// the renames themselves a crash can leave a set with shards missing, which a directory
+/// listing reports as an incomplete set ([`Error::MissingShards`]) for TensorFlow names.
+///
+/// ```
+/// use tfrecord_dataset::{Dataset, ShardNaming, ShardSplit, ShardedWriter, ShardedWriterOptions};
+/// # let dir = tempfile::tempdir()?;
+/// let base = dir.path().join("train.tfrecord");
+/// let opts = ShardedWriterOptions::new(ShardNaming::TensorFlow(base), ShardSplit::RoundRobin(3));
+/// let mut writer = ShardedWriter::create(opts)?;
+/// for i in 0..10u32 {
+///     writer.write(&i.to_le_bytes())?;
+/// }
+/// let paths = writer.finish()?;
+/// assert!(paths[2].ends_with("train-00002-of-00003.tfrecord"));
+/// assert_eq!(Dataset::open([dir.path()])?.records()?.count(), 10);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ShardedWriter {
+    opts: ShardedWriterOptions,
+    dir: PathBuf,
+    shards: Vec<Shard>,
+    written: u64,
+    buf: Vec<u8>,
+    failed: bool,
+}
+
+impl ShardedWriter {
+    /// Creates the writer (and for [`ShardSplit::RoundRobin`] every shard's temporary file).
+    ///
+    /// # Errors
+    /// A shard count or size of 0 ([`Error::Options`]); existing outputs without
+    /// [`overwrite`](ShardedWriterOptions::overwrite) ([`Error::Exists`]); a directory that
+    /// cannot be made or listed, or a file that cannot be created.
+    pub fn create(opts: ShardedWriterOptions) -> Result<Self> {
+        let (ShardSplit::RoundRobin(n)
+        | ShardSplit::Records(n)
+        | ShardSplit::Bytes(n)
+        | ShardSplit::Even { shards: n, .. }) = opts.split;
+        if n == 0 {
+            return Err(Error::Options(format!(
+                "{:?}: shard counts and sizes must be at least 1",
+                opts.split
+            )));
+        }
+        let dir = opts.naming.dir();
+        if let ShardNaming::OneFlow(d) = &opts.naming {
+            fs::create_dir_all(d).map_err(|e| Error::io(e, d))?;
+        }
+        if !opts.overwrite
+            && let Some(existing) = existing_members(&opts.naming, &dir)?.into_iter().next()
+        {
+            return Err(Error::Exists(existing));
+        }
+        let mut this = ShardedWriter {
+            opts,
+            dir,
+            shards: Vec::new(),
+            written: 0,
+            buf: Vec::new(),
+            failed: false,
+        };
+        if let ShardSplit::RoundRobin(n) = this.opts.split {
+            for _ in 0..n {
+                this.open_shard()?;
+            }
+        }
+        Ok(this)
+    }
+
+    fn open_shard(&mut self) -> Result<()> {
+        let index = self.shards.len() as u64;
+        let label = match &self.opts.naming {
+            ShardNaming::TensorFlow(base) => {
+                let name = base.file_name().map(|n| n.to_string_lossy().into_owned());
+                let (stem, suffix) = split_suffix(name.as_deref().unwrap_or("out"));
+                format!("{stem}-{index:05}{suffix}")
+            }
+            ShardNaming::OneFlow(_) => format!("part-{index:05}"),
+        };
+        let (file, temp) = create_temp(&self.dir, &label).map_err(|e| Error::io(e, &self.dir))?;
+        let mut wopts = self.opts.writer.clone().format(self.opts.format);
+        if let ShardSplit::RoundRobin(n) = self.opts.split
+            && n > 64
+        {
+            // Many files open at once: smaller buffers keep the total near 64 MiB.
+            let each = usize::try_from((64 << 20) / n).unwrap_or(usize::MAX);
+            wopts = wopts.buffer_size(each.max(64 << 10));
+        }
+        self.shards.push(Shard {
+            index: self.shards.len(),
+            writer: Some(RecordWriter::new(file, wopts).with_path(temp.clone())),
+            temp,
+            records: 0,
+            bytes: 0,
+        });
+        Ok(())
+    }
+
+    /// Ends a shard's stream and (with `sync`) flushes it to disk.
+    fn close_shard(shard: &mut Shard, sync: bool) -> Result<()> {
+        if let Some(writer) = shard.writer.take() {
+            let file = writer.finish()?;
+            if sync {
+                file.sync_all().map_err(|e| Error::io(e, &shard.temp))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes one record (its serialized bytes).
+    ///
+    /// # Errors
+    /// I/O errors, naming the temporary file, offset and record index; after an error the
+    /// writer only fails (dropping it removes its files).
+    pub fn write(&mut self, record: &[u8]) -> Result<()> {
+        if self.failed {
+            return Err(Error::Options(
+                "an earlier write of this sharded writer failed".into(),
+            ));
+        }
+        let res = self.write_inner(record);
+        self.failed = res.is_err();
+        res
+    }
+
+    fn write_inner(&mut self, record: &[u8]) -> Result<()> {
+        let index = match self.opts.split {
+            ShardSplit::RoundRobin(n) => usize::try_from(self.written % n).unwrap_or(0),
+            ShardSplit::Records(max) => self.roll_if(|s| s.records >= max)?,
+            ShardSplit::Bytes(max) => self.roll_if(|s| s.bytes >= max)?,
+            ShardSplit::Even { shards, total } => {
+                if self.written >= total {
+                    return Err(Error::Options(format!(
+                        "{} records written to {shards} even shards declared for {total}",
+                        self.written + 1
+                    )));
+                }
+                let written = self.written;
+                let end = |i: usize| even_bound(i as u64 + 1, shards, total);
+                self.roll_if(|s| written >= end(s.index))?
+            }
+        };
+        let overhead = if self.opts.format == Format::TfRecord {
+            16
+        } else {
+            8
+        };
+        let shard = &mut self.shards[index];
+        let writer = shard.writer.as_mut().ok_or_else(|| {
+            Error::Options(format!("{}: shard already closed", shard.temp.display()))
+        })?;
+        writer.write(record)?;
+        shard.records += 1;
+        shard.bytes += record.len() as u64 + overhead;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// The shard to write to, after starting a new one when the current one is `full`.
+    fn roll_if(&mut self, full: impl Fn(&Shard) -> bool) -> Result<usize> {
+        loop {
+            match self.shards.last_mut() {
+                Some(last) if !full(last) => return Ok(self.shards.len() - 1),
+                Some(last) => {
+                    Self::close_shard(last, self.opts.sync)?;
+                    self.open_shard()?;
+                }
+                None => self.open_shard()?,
+            }
+        }
+    }
+
+    /// Encodes a value of a derived type as a record of container `C` and writes it.
+    ///
+    /// # Errors
+    /// A container whose format is not the writer's ([`Error::Options`]); as
+    /// [`write`](Self::write).
+    pub fn write_value<C: Container, T: Encode<C>>(&mut self, value: &T) -> Result<()> {
+        if C::FORMAT != self.opts.format {
+            return Err(Error::Options(format!(
+                "{} records are {}, but this writer writes {}",
+                C::MESSAGE,
+                C::FORMAT.name(),
+                self.opts.format.name()
+            )));
+        }
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        value.encode_raw(&mut buf);
+        let res = self.write(&buf);
+        self.buf = buf;
+        res
+    }
+
+    /// How many records have been written.
+    pub fn records_written(&self) -> u64 {
+        self.written
+    }
+
+    /// Completes every shard and renames them into place (one empty shard when nothing was
+    /// written with a size split; every declared shard with [`ShardSplit::Even`]); returns the
+    /// final paths in shard order.
+    ///
+    /// # Errors
+    /// An earlier failed write; another number of records than [`ShardSplit::Even`] declared;
+    /// I/O errors completing, syncing or renaming; an output that
+    /// appeared meanwhile without [`overwrite`](ShardedWriterOptions::overwrite). On error no
+    /// temporary file is left; shards renamed before the error stay.
+    pub fn finish(mut self) -> Result<Vec<PathBuf>> {
+        if self.failed {
+            return Err(Error::Options(
+                "an earlier write of this sharded writer failed; nothing was renamed".into(),
+            ));
+        }
+        if let ShardSplit::Even { shards, total } = self.opts.split {
+            if self.written != total {
+                return Err(Error::Options(format!(
+                    "{} records written to {shards} even shards declared for {total}; nothing \
+                     was renamed",
+                    self.written
+                )));
+            }
+            while (self.shards.len() as u64) < shards {
+                if let Some(last) = self.shards.last_mut() {
+                    Self::close_shard(last, self.opts.sync)?;
+                }
+                self.open_shard()?;
+            }
+        }
+        if self.shards.is_empty() {
+            self.open_shard()?;
+        }
+        for shard in &mut self.shards {
+            Self::close_shard(shard, self.opts.sync)?;
+        }
+        let count = self.shards.len() as u64;
+        let finals: Vec<PathBuf> = (0..count)
+            .map(|i| self.opts.naming.path(i, count))
+            .collect();
+        let stale = existing_members(&self.opts.naming, &self.dir)?;
+        if !self.opts.overwrite
+            && let Some(existing) = stale.into_iter().next()
+        {
+            return Err(Error::Exists(existing));
+        }
+        for (shard, dest) in self.shards.iter_mut().zip(&finals) {
+            fs::rename(&shard.temp, dest).map_err(|e| Error::io(e, dest))?;
+            shard.temp = PathBuf::new();
+        }
+        if self.opts.overwrite {
+            for old in existing_members(&self.opts.naming, &self.dir)? {
+                if !finals.contains(&old) {
+                    fs::remove_file(&old).map_err(|e| Error::io(e, &old))?;
+                }
+            }
+        }
+        if self.opts.sync {
+            File::open(&self.dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| Error::io(e, &self.dir))?;
+        }
+        Ok(finals)
+    }
+}
+
+impl Drop for ShardedWriter {
+    fn drop(&mut self) {
+        for shard in &mut self.shards {
+            drop(shard.writer.take());
+            if !shard.temp.as_os_str().is_empty() {
+                // Best effort: a file that cannot be removed is hidden and never read as data.
+                let _ = fs::remove_file(&shard.temp);
+            }
+        }
+    }
+}
+
+/// Where even shard `i` of `shards` over `total` records begins: `i * total / shards`.
+fn even_bound(i: u64, shards: u64, total: u64) -> u64 {
+    let bound = u128::from(i) * u128::from(total) / u128::from(shards);
+    u64::try_from(bound).unwrap_or(u64::MAX)
+}
+
+/// Existing files of `naming`'s sets in `dir`, sorted.
+fn existing_members(naming: &ShardNaming, dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(e, dir)),
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(e, dir))?;
+        if naming.is_member(&entry.file_name().to_string_lossy()) {
+            found.push(entry.path());
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Creates a new, empty hidden file in `dir` with a name no other file has.
+fn create_temp(dir: &Path, label: &str) -> io::Result<(File, PathBuf)> {
+    let pid = std::process::id();
+    let mut attempt = 0u32;
+    loop {
+        let candidate = dir.join(format!(".{label}.tmp-{pid}-{attempt}"));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&candidate)
+        {
+            Ok(f) => return Ok((f, candidate)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 1000 => attempt += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! Checkpoints: resuming at any position gives exactly the rest of an uninterrupted read.
+
+use std::collections::BTreeMap;
+
+use tfrecord_dataset::{Checkpoint, Dataset, DatasetOptions, Error, Shuffle};
+
+use super::support::{
+    Labelled, Picker, labels, open, text, write_labels, write_set, write_typed_set,
+};
+
+const COUNTS: [usize; 7] = [30, 0, 17, 45, 3, 26, 12];
+
+fn data() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_set(dir.path(), &COUNTS, |k| {
+        let ext = if k % 2 == 1 {
+            ".tfrecord.gz"
+        } else {
+            ".tfrecord"
+        };
+        format!("c{k:02}{ext}")
+    });
+    dir
+}
+
+/// Reads `at` records, checkpoints through JSON, resumes with `threads` threads and reads the
+/// rest.
+fn read_resumed(ds: &Dataset, at: usize, threads: usize) -> (Vec<String>, Checkpoint) {
+    let mut records = ds.records().expect("starts");
+    let mut got: Vec<String> = records
+        .by_ref()
+        .take(at)
+        .map(|r| text(&r.expect("reads")))
+        .collect();
+    let saved = records.checkpoint();
+    drop(records);
+    let json = saved.to_json();
+    let restored = Checkpoint::from_json(&json).expect("parses");
+    assert_eq!(restored, saved);
+    let opts = ds.options().clone().threads(threads);
+    let resumed = ds.clone().with_options(opts).resume(restored);
+    got.extend(labels(&resumed));
+    (got, saved)
+}
+
+fn configurations() -> Vec<(&'static str, DatasetOptions)> {
+    let shuffle = Shuffle::new(21).buffer_size(25);
+    vec![
+        ("sequential", DatasetOptions::new()),
+        (
+            "interleave",
+            DatasetOptions::new().interleave(3, 2).threads(2),
+        ),
+        (
+            "interleave, shuffle, 2 epochs",
+            DatasetOptions::new()
+                .interleave(3, 2)
+                .shuffle(shuffle)
+                .epochs(Some(2)),
+        ),
+        (
+            "sequential, record shuffle only",
+            DatasetOptions::new().shuffle(Shuffle::new(4).buffer_size(60).files(false)),
+        ),
+        (
+            "shard, skip, take, shuffle, 3 epochs",
+            DatasetOptions::new()
+                .interleave(2, 3)
+                .shuffle(shuffle)
+                .shard(1, 2)
+                .skip(10)
+                .take(100)
+                .epochs(Some(3)),
+        ),
+    ]
+}
+
+#[test]
+fn resuming_at_sampled_positions_gives_the_uninterrupted_stream() {
+    let dir = data();
+    let mut pick = Picker::new(0x5eed);
+    for (name, opts) in configurations() {
+        let ds = open(dir.path(), opts);
+        let full = labels(&ds);
+        assert!(full.len() > 50, "{name}: {} records", full.len());
+        let mut positions = vec![0, 1, full.len() - 1, full.len()];
+        positions.extend((0..12).map(|_| pick.below(full.len() + 1)));
+        for at in positions {
+            let threads = 1 + at % 3;
+            let (got, saved) = read_resumed(&ds, at, threads);
+            assert_eq!(got, full, "{name}: resumed at {at} on {threads} threads");
+            assert!(saved.to_json().len() < 4096, "{name}: {}", saved.to_json());
+        }
+    }
+}
+
+#[test]
+fn typed_values_resume_exactly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_typed_set(dir.path(), &COUNTS);
+    let opts = DatasetOptions::new()
+        .interleave(4, 1)
+        .shuffle(Shuffle::new(9).buffer_size(40))
+        .threads(2);
+    let ds = open(dir.path(), opts);
+    let full: Vec<Labelled> = ds
+        .values::<Labelled>()
+        .expect("starts")
+        .collect::<Result<_, _>>()
+        .expect("reads");
+    for at in [0, 7, 64, 100, full.len()] {
+        let mut values = ds.values::<Labelled>().expect("starts");
+        let mut got: Vec<Labelled> = values
+            .by_ref()
+            .take(at)
+            .collect::<Result<_, _>>()
+            .expect("reads");
+        let resumed = ds.clone().resume(values.checkpoint());
+        drop(values);
+        got.extend(
+            resumed
+                .values::<Labelled>()
+                .expect("resumes")
+                .map(|v| v.expect("reads")),
+        );
+        assert_eq!(got, full, "resumed at {at}");
+    }
+}
+
+#[test]
+fn a_non_deterministic_read_resumes_with_every_record_once() {
+    let dir = data();
+    let opts = DatasetOptions::new()
+        .interleave(3, 1)
+        .shuffle(Shuffle::new(2).buffer_size(10))
+        .threads(3)
+        .deterministic(false);
+    let ds = open(dir.path(), opts);
+    let total: usize = COUNTS.iter().sum();
+    for at in [5, 50, 100] {
+        let (got, _) = read_resumed(&ds, at, 2);
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for l in got {
+            *counts.entry(l).or_default() += 1;
+        }
+        assert_eq!(counts.len(), total, "resumed at {at}");
+        assert!(counts.values().all(|&n| n == 1), "resumed at {at}");
+    }
+}
+
+#[test]
+fn a_finished_read_resumes_to_nothing() {
+    let dir = data();
+    let ds = open(dir.path(), DatasetOptions::new().interleave(2, 2));
+    let mut records = ds.records().expect("starts");
+    assert_eq!(records.by_ref().count(), COUNTS.iter().sum::<usize>());
+    let saved = records.checkpoint();
+    assert!(saved.is_finished());
+    assert!(labels(&ds.resume(saved)).is_empty());
+}
+
+#[test]
+fn a_checkpoint_of_other_options_or_files_is_refused() {
+    let dir = data();
+    let ds = open(dir.path(), DatasetOptions::new().shuffle(Shuffle::new(1)));
+    let mut records = ds.records().expect("starts");
+    records.next();
+    let saved = records.checkpoint();
+    for other in [
+        DatasetOptions::new().shuffle(Shuffle::new(2)),
+        DatasetOptions::new(),
+        DatasetOptions::new().shuffle(Shuffle::new(1)).take(5),
+    ] {
+        let err = open(dir.path(), other)
+            .resume(saved.clone())
+            .records()
+            .err();
+        assert!(matches!(err, Some(Error::Checkpoint(_))), "{err:?}");
+    }
+    let fewer = tempfile::tempdir().expect("tempdir");
+    write_set(fewer.path(), &COUNTS[..3], |k| format!("c{k:02}.tfrecord"));
+    let ds = open(fewer.path(), DatasetOptions::new().shuffle(Shuffle::new(1)));
+    assert!(ds.resume(saved).records().is_err());
+    let err = Checkpoint::from_json("{\"version\": 1}").expect_err("not a checkpoint");
+    assert!(
+        err.to_string().contains("not a data set checkpoint"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_file_changed_since_the_checkpoint_is_an_error_naming_it() {
+    for name in ["one.tfrecord", "one.tfrecord.gz"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(name);
+        write_labels(&path, 0, 20);
+        let ds = open(dir.path(), DatasetOptions::new());
+        let mut records = ds.records().expect("starts");
+        assert_eq!(records.by_ref().take(12).count(), 12);
+        let saved = records.checkpoint();
+        drop(records);
+        // Longer labels: record 12 is no longer where it was.
+        write_labels(&path, 1000, 20);
+        let err = ds
+            .resume(saved)
+            .records()
+            .expect("starts")
+            .find_map(Result::err)
+            .expect("an error");
+        let msg = err.to_string();
+        assert!(msg.contains(name), "{msg}");
+        assert!(msg.contains("byte"), "{msg}");
+    }
+}

@@ -1,0 +1,247 @@
+//! Shuffling, epochs, shards and skip/take: the same seed gives the same order across runs and
+//! thread counts; every record is read exactly once per epoch and per set of shards.
+
+use std::collections::BTreeMap;
+use std::fs;
+
+use tfrecord_core::{Format, ReaderOptions};
+use tfrecord_dataset::{Dataset, DatasetOptions, Error, Shuffle, SourceFile};
+
+use super::support::{Labelled, label, labels, open, write_set, write_typed_set};
+
+const COUNTS: [usize; 9] = [40, 0, 13, 70, 5, 22, 31, 1, 18];
+
+fn data() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_set(dir.path(), &COUNTS, |k| {
+        let ext = if k % 3 == 1 {
+            ".tfrecord.gz"
+        } else {
+            ".tfrecord"
+        };
+        format!("d{k:02}{ext}")
+    });
+    dir
+}
+
+fn all_labels() -> Vec<String> {
+    let mut v: Vec<String> = COUNTS
+        .iter()
+        .enumerate()
+        .flat_map(|(k, &n)| (0..n).map(move |i| label(k, i)))
+        .collect();
+    v.sort();
+    v
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+fn shuffled(seed: u64) -> DatasetOptions {
+    DatasetOptions::new()
+        .interleave(3, 2)
+        .shuffle(Shuffle::new(seed).buffer_size(25))
+}
+
+#[test]
+fn the_same_seed_gives_the_same_order_across_runs_and_thread_counts() {
+    let dir = data();
+    let reference = labels(&open(dir.path(), shuffled(7)));
+    assert_eq!(sorted(reference.clone()), all_labels());
+    for threads in [1, 2, 4] {
+        for _run in 0..2 {
+            let got = labels(&open(dir.path(), shuffled(7).threads(threads)));
+            assert_eq!(got, reference, "{threads} threads");
+        }
+    }
+    let other = labels(&open(dir.path(), shuffled(8)));
+    assert_ne!(other, reference);
+    assert_eq!(sorted(other), all_labels());
+    // Neither the plain order nor the plain interleave.
+    assert_ne!(reference, labels(&open(dir.path(), DatasetOptions::new())));
+    assert_ne!(
+        reference,
+        labels(&open(dir.path(), DatasetOptions::new().interleave(3, 2)))
+    );
+}
+
+#[test]
+fn typed_values_decoded_on_threads_come_in_the_same_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_typed_set(dir.path(), &COUNTS);
+    let read = |threads| -> Vec<Labelled> {
+        open(dir.path(), shuffled(3).threads(threads))
+            .values::<Labelled>()
+            .expect("starts")
+            .collect::<Result<_, _>>()
+            .expect("reads")
+    };
+    let one = read(1);
+    assert_eq!(one.len(), COUNTS.iter().sum::<usize>());
+    assert_eq!(read(3), one);
+    let mut seen: Vec<(i64, i64)> = one.iter().map(|v| (v.file, v.index)).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), one.len());
+}
+
+#[test]
+fn epochs_are_each_a_new_permutation_of_every_record() {
+    let dir = data();
+    let total = all_labels().len();
+    let opts = shuffled(11).epochs(Some(3)).threads(2);
+    let got = labels(&open(dir.path(), opts));
+    assert_eq!(got.len(), 3 * total);
+    let epochs: Vec<&[String]> = got.chunks(total).collect();
+    for epoch in &epochs {
+        assert_eq!(sorted(epoch.to_vec()), all_labels());
+    }
+    assert_ne!(epochs[0], epochs[1]);
+    assert_ne!(epochs[1], epochs[2]);
+    // Unshuffled epochs repeat the order.
+    let plain = labels(&open(dir.path(), DatasetOptions::new().epochs(Some(2))));
+    assert_eq!(plain[..total], plain[total..]);
+}
+
+#[test]
+fn endless_epochs_end_on_an_empty_epoch_and_take_bounds_them() {
+    let dir = data();
+    let forever = shuffled(1).epochs(None).take(1000);
+    assert_eq!(labels(&open(dir.path(), forever)).len(), 1000);
+    let empty = tempfile::tempdir().expect("tempdir");
+    write_set(empty.path(), &[0, 0], |k| format!("e{k}.tfrecord"));
+    let got = labels(&open(empty.path(), DatasetOptions::new().epochs(None)));
+    assert!(got.is_empty());
+}
+
+#[test]
+fn shards_together_hold_every_record_exactly_once() {
+    let dir = data();
+    let bases = [
+        (DatasetOptions::new(), 1),
+        (shuffled(5), 1),
+        (shuffled(5).epochs(Some(2)), 2),
+    ];
+    for count in [1, 2, 4, 9, 12] {
+        for (base, epochs) in &bases {
+            let mut all = Vec::new();
+            let mut empty_shards = 0;
+            for index in 0..count {
+                let got = labels(&open(
+                    dir.path(),
+                    base.clone().shard(index, count).threads(2),
+                ));
+                empty_shards += usize::from(got.is_empty());
+                all.extend(got);
+            }
+            let mut expected: Vec<String> = Vec::new();
+            for _ in 0..*epochs {
+                expected.extend(all_labels());
+            }
+            assert_eq!(sorted(all), sorted(expected), "{count} shards");
+            // With more workers than files, file-level shards leave some workers empty.
+            assert!(empty_shards >= count.saturating_sub(COUNTS.len()));
+        }
+    }
+}
+
+#[test]
+fn skip_and_take_cut_the_shuffled_stream() {
+    let dir = data();
+    let full = labels(&open(dir.path(), shuffled(2).epochs(Some(2))));
+    for (skip, take) in [(0, 5), (17, 40), (150, 1000), (1000, 3), (0, 0)] {
+        let opts = shuffled(2).epochs(Some(2)).skip(skip).take(take).threads(2);
+        let got = labels(&open(dir.path(), opts));
+        let lo = usize::try_from(skip).expect("small").min(full.len());
+        let hi = (lo + usize::try_from(take).expect("small")).min(full.len());
+        assert_eq!(got, full[lo..hi], "skip {skip} take {take}");
+    }
+}
+
+#[test]
+fn a_damaged_record_stops_the_stream_with_an_error_naming_it_on_any_thread_count() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let paths = write_set(dir.path(), &[5, 5, 5], |k| format!("x{k}.tfrecord"));
+    let mut bytes = fs::read(&paths[1]).expect("reads");
+    // The payload of record 2 ("1:2") starts at 2 * 19 + 12.
+    bytes[2 * 19 + 12] ^= 0x40;
+    fs::write(&paths[1], bytes).expect("writes");
+    for threads in [1, 2] {
+        let opts = DatasetOptions::new().interleave(3, 1).threads(threads);
+        let mut records = open(dir.path(), opts).records().expect("starts");
+        let mut before = Vec::new();
+        let err = loop {
+            match records.next().expect("an error before the end") {
+                Ok(r) => before.push(super::support::text(&r)),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(before, ["0:0", "1:0", "2:0", "0:1", "1:1", "2:1", "0:2"]);
+        let Error::Record(inner) = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(inner.path(), Some(paths[1].as_path()));
+        assert_eq!((inner.offset(), inner.record()), (Some(38), Some(2)));
+        assert!(records.next().is_none(), "nothing after an error");
+    }
+}
+
+#[test]
+fn options_out_of_range_and_formats_that_do_not_fit_are_errors() {
+    let dir = data();
+    let ds = open(dir.path(), DatasetOptions::new().shard(3, 3));
+    let err = ds.records().err().expect("shard 3/3");
+    assert!(err.is_usage(), "{err:?}");
+    assert!(err.to_string().contains("3/3"), "{err}");
+    let ds = open(dir.path(), DatasetOptions::new().interleave(0, 1));
+    assert!(ds.records().err().expect("cycle 0").is_usage());
+    let mut file = SourceFile::new(dir.path().join("d00.tfrecord"));
+    file.format = Format::OfRecord;
+    let err = Dataset::from_files(vec![file])
+        .values::<Labelled>()
+        .err()
+        .expect("format");
+    assert!(err.to_string().contains("ofrecord"), "{err}");
+}
+
+#[test]
+fn reader_options_reach_every_split() {
+    let dir = data();
+    let strict = DatasetOptions::new().reader(ReaderOptions::new().max_record_len(3));
+    let err = open(dir.path(), strict)
+        .records()
+        .expect("starts")
+        .find_map(Result::err)
+        .expect("a record over 3 bytes");
+    assert!(err.to_string().contains("larger than the limit"), "{err}");
+}
+
+#[test]
+fn the_non_deterministic_mode_reads_every_record_once() {
+    let dir = data();
+    let opts = shuffled(4).threads(3).deterministic(false).epochs(Some(2));
+    let got = labels(&open(dir.path(), opts));
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for l in got {
+        *counts.entry(l).or_default() += 1;
+    }
+    assert!(counts.values().all(|&n| n == 2));
+    assert_eq!(counts.len(), all_labels().len());
+}
+
+#[test]
+fn iterators_move_to_other_threads() {
+    fn sendable<T: Send>(_: &T) {}
+    let dir = data();
+    let ds = open(dir.path(), shuffled(1).threads(2));
+    let records = ds.records().expect("starts");
+    sendable(&records);
+    let values = ds.values::<Labelled>();
+    sendable(&values);
+    let n = std::thread::spawn(move || records.count())
+        .join()
+        .expect("joins");
+    assert_eq!(n, all_labels().len());
+}

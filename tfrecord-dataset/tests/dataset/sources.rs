@@ -1,0 +1,198 @@
+//! Which files paths, directories and patterns stand for.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use tfrecord_core::{Compression, Format, RecordWriter, WriterOptions};
+use tfrecord_dataset::{Dataset, Error, Sources, expand_path};
+
+use super::support::{labels, write_labels};
+
+fn names(files: &[PathBuf]) -> Vec<String> {
+    files
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
+}
+
+fn touch(dir: &Path, names: &[&str]) {
+    for name in names {
+        fs::write(dir.join(name), b"").expect("writes");
+    }
+}
+
+#[test]
+fn a_directory_of_shards_lists_them_sorted_and_skips_what_is_not_data() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    touch(
+        dir.path(),
+        &[
+            "train-00002-of-00003.tfrecord",
+            "train-00000-of-00003.tfrecord",
+            "train-00001-of-00003.tfrecord",
+            "extra.tfrecord.gz",
+            "_SUCCESS",
+            ".train-00003-of-00003.tfrecord.tmp-1-0",
+            "train-00000-of-00003.tfrecord.crc",
+            "train-00000-of-00003.tfrecord.idx",
+            "dataset_info.json",
+            "README",
+        ],
+    );
+    fs::create_dir(dir.path().join("nested.tfrecord")).expect("mkdir");
+    let files = expand_path(dir.path()).expect("lists");
+    assert_eq!(
+        names(&files),
+        [
+            "extra.tfrecord.gz",
+            "train-00000-of-00003.tfrecord",
+            "train-00001-of-00003.tfrecord",
+            "train-00002-of-00003.tfrecord",
+        ]
+    );
+    let resolved = Sources::new().input(dir.path()).resolve().expect("lists");
+    assert_eq!(resolved[0].compression, Compression::Gzip);
+    assert_eq!(resolved[1].compression, Compression::None);
+    assert!(resolved.iter().all(|f| f.format == Format::TfRecord));
+}
+
+#[test]
+fn a_directory_with_part_files_stands_for_them_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    touch(
+        dir.path(),
+        &[
+            "part-00001",
+            "part-00000",
+            "_SUCCESS",
+            "part-00000.crc",
+            "x.tfrecord",
+        ],
+    );
+    let files = expand_path(dir.path()).expect("lists");
+    assert_eq!(names(&files), ["part-00000", "part-00001"]);
+}
+
+#[test]
+fn a_directory_without_record_files_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    touch(dir.path(), &["_SUCCESS", "notes.txt", ".hidden.tfrecord"]);
+    let err = expand_path(dir.path()).expect_err("no record files");
+    assert!(matches!(err, Error::NoFiles { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains(&*dir.path().to_string_lossy()), "{msg}");
+    assert!(msg.contains("1 other file skipped"), "{msg}");
+}
+
+#[test]
+fn an_incomplete_shard_set_names_the_missing_shard() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    touch(
+        dir.path(),
+        &[
+            "t-00000-of-00004.gz",
+            "t-00001-of-00004.gz",
+            "t-00003-of-00004.gz",
+        ],
+    );
+    let err = expand_path(dir.path()).expect_err("incomplete");
+    match &err {
+        Error::MissingShards {
+            missing,
+            expected,
+            found,
+        } => {
+            assert_eq!(*missing, dir.path().join("t-00002-of-00004.gz"));
+            assert_eq!((*expected, *found), (4, 3));
+        }
+        other => panic!("{other:?}"),
+    }
+    let files = Sources::new()
+        .allow_missing_shards(true)
+        .input(dir.path())
+        .resolve()
+        .expect("allowed");
+    assert_eq!(files.len(), 3);
+}
+
+#[test]
+fn a_glob_lists_its_matches_sorted_and_skips_what_is_not_data() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    touch(
+        dir.path(),
+        &[
+            "b.tfrecord",
+            "a.tfrecord",
+            ".c.tfrecord",
+            "a.tfrecord.crc",
+            "d.json",
+        ],
+    );
+    let sub = dir.path().join("sub");
+    fs::create_dir(&sub).expect("mkdir");
+    touch(&sub, &["s-0-of-1.tfrecord"]);
+    let files = expand_path(dir.path().join("*.tfrecord*")).expect("matches");
+    assert_eq!(names(&files), ["a.tfrecord", "b.tfrecord"]);
+    // A matched directory stands for its record files.
+    let files = expand_path(dir.path().join("s*")).expect("matches");
+    assert_eq!(names(&files), ["s-0-of-1.tfrecord"]);
+}
+
+#[test]
+fn a_glob_that_matches_nothing_or_does_not_parse_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    touch(dir.path(), &["_SUCCESS"]);
+    let pattern = dir.path().join("*.tfrecord");
+    let err = expand_path(&pattern).expect_err("no match");
+    assert!(matches!(err, Error::NoFiles { .. }), "{err:?}");
+    assert!(err.to_string().contains(&*pattern.to_string_lossy()));
+    let err = expand_path(dir.path().join("[z-a*")).expect_err("bad pattern");
+    assert!(matches!(err, Error::Pattern { .. }), "{err:?}");
+}
+
+#[test]
+fn a_missing_file_is_an_error_naming_it_and_a_file_is_itself() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("absent.tfrecord");
+    let err = expand_path(&missing).expect_err("missing");
+    assert!(err.to_string().contains("absent.tfrecord"), "{err}");
+    touch(dir.path(), &["_odd_name"]);
+    let odd = dir.path().join("_odd_name");
+    assert_eq!(expand_path(&odd).expect("a file"), [odd]);
+}
+
+#[test]
+fn inputs_keep_their_order_and_each_has_its_format_and_compression() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_labels(&dir.path().join("b.tfrecord.gz"), 1, 2);
+    write_labels(&dir.path().join("a.tfrecord"), 0, 3);
+    let of = dir.path().join("of");
+    fs::create_dir(&of).expect("mkdir");
+    let opts = WriterOptions::new().format(Format::OfRecord);
+    let mut w = RecordWriter::create(of.join("part-00000"), opts).expect("creates");
+    w.write(b"2:0").expect("writes");
+    w.finish().expect("finishes");
+
+    let sources = Sources::new()
+        .input(dir.path().join("*.gz"))
+        .input(dir.path().join("a.tfrecord"))
+        .format(Format::OfRecord)
+        .input(&of);
+    let files = sources.resolve().expect("lists");
+    let formats: Vec<_> = files.iter().map(|f| (f.format, f.compression)).collect();
+    assert_eq!(
+        formats,
+        [
+            (Format::TfRecord, Compression::Gzip),
+            (Format::TfRecord, Compression::None),
+            (Format::OfRecord, Compression::None),
+        ]
+    );
+    let ds = Dataset::from_sources(&sources).expect("lists");
+    assert_eq!(labels(&ds), ["1:0", "1:1", "0:0", "0:1", "0:2", "2:0"]);
+}

@@ -1,0 +1,235 @@
+//! Sharded writers: names, splits, refusing to overwrite, and reading the shards back.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use tfrecord_core::{Compression, Format, OfRecord, TfExample, WriterOptions};
+use tfrecord_dataset::{
+    Dataset, DatasetOptions, Error, ShardNaming, ShardSplit, ShardedWriter, ShardedWriterOptions,
+    Sources,
+};
+
+use super::support::{Labelled, labels};
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .expect("lists")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn write(opts: ShardedWriterOptions, n: usize) -> Vec<PathBuf> {
+    let mut w = ShardedWriter::create(opts).expect("creates");
+    for i in 0..n {
+        w.write(format!("0:{i}").as_bytes()).expect("writes");
+    }
+    assert_eq!(w.records_written(), n as u64);
+    w.finish().expect("finishes")
+}
+
+fn expected(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("0:{i}")).collect()
+}
+
+#[test]
+fn round_robin_shards_read_back_in_order_with_an_interleave_of_their_count() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path().join("train.tfrecord");
+    let opts = ShardedWriterOptions::new(ShardNaming::TensorFlow(base), ShardSplit::RoundRobin(4));
+    let paths = write(opts, 30);
+    assert_eq!(
+        names(dir.path()),
+        [
+            "train-00000-of-00004.tfrecord",
+            "train-00001-of-00004.tfrecord",
+            "train-00002-of-00004.tfrecord",
+            "train-00003-of-00004.tfrecord",
+        ]
+    );
+    assert_eq!(paths.len(), 4);
+    let ds = Dataset::open([dir.path()]).expect("lists");
+    let ds = ds.with_options(DatasetOptions::new().interleave(4, 1));
+    assert_eq!(labels(&ds), expected(30));
+}
+
+#[test]
+fn record_and_byte_splits_name_the_count_once_known() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path().join("r.tfrecord.gz");
+    let opts = ShardedWriterOptions::new(ShardNaming::TensorFlow(base), ShardSplit::Records(7))
+        .writer(WriterOptions::new().compression(Compression::Gzip));
+    write(opts, 30);
+    let got = names(dir.path());
+    assert_eq!(got.len(), 5);
+    assert_eq!(got[4], "r-00004-of-00005.tfrecord.gz");
+    let files = Sources::new().input(dir.path()).resolve().expect("lists");
+    assert!(files.iter().all(|f| f.compression == Compression::Gzip));
+    assert_eq!(labels(&Dataset::from_files(files)), expected(30));
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path().join("b.tfrecord");
+    // "0:i" is 3 or 4 bytes, 19 or 20 framed: a new shard after every 6th record.
+    let opts = ShardedWriterOptions::new(ShardNaming::TensorFlow(base), ShardSplit::Bytes(100));
+    write(opts, 25);
+    assert_eq!(names(dir.path()).len(), 5);
+    for name in names(dir.path()) {
+        assert!(name.ends_with("-of-00005.tfrecord"), "{name}");
+    }
+    let ds = Dataset::open([dir.path()]).expect("lists");
+    assert_eq!(labels(&ds), expected(25));
+}
+
+#[test]
+fn nothing_written_is_one_empty_shard() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path().join("e.tfrecord");
+    let opts = ShardedWriterOptions::new(ShardNaming::TensorFlow(base), ShardSplit::Bytes(10));
+    write(opts, 0);
+    assert_eq!(names(dir.path()), ["e-00000-of-00001.tfrecord"]);
+}
+
+#[test]
+fn oneflow_parts_hold_ofrecords_of_derived_types() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("of");
+    let opts = ShardedWriterOptions::new(ShardNaming::OneFlow(out.clone()), ShardSplit::Records(4))
+        .format(Format::OfRecord)
+        .sync(true);
+    let mut w = ShardedWriter::create(opts).expect("creates");
+    let values: Vec<Labelled> = (0..10)
+        .map(|i| Labelled {
+            file: 0,
+            index: i,
+            pad: vec![1; usize::try_from(i).expect("small")],
+        })
+        .collect();
+    for v in &values {
+        w.write_value::<OfRecord, _>(v).expect("writes");
+    }
+    let err = w
+        .write_value::<TfExample, _>(&values[0])
+        .expect_err("a TFRecord container");
+    assert!(
+        err.is_usage() && err.to_string().contains("ofrecord"),
+        "{err}"
+    );
+    w.finish().expect("finishes");
+    assert_eq!(names(&out), ["part-00000", "part-00001", "part-00002"]);
+    let sources = Sources::new().format(Format::OfRecord).input(&out);
+    let ds = Dataset::from_sources(&sources).expect("lists");
+    let back: Vec<Labelled> = ds
+        .values_in::<Labelled, OfRecord>()
+        .expect("starts")
+        .collect::<Result<_, _>>()
+        .expect("reads");
+    assert_eq!(back, values);
+}
+
+#[test]
+fn existing_outputs_are_refused_unless_overwrite_which_replaces_the_whole_set() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path().join("o.tfrecord");
+    let naming = ShardNaming::TensorFlow(base);
+    write(
+        ShardedWriterOptions::new(naming.clone(), ShardSplit::RoundRobin(3)),
+        9,
+    );
+    fs::write(dir.path().join("other.tfrecord"), b"").expect("writes");
+    let before = names(dir.path());
+    let err = ShardedWriter::create(ShardedWriterOptions::new(
+        naming.clone(),
+        ShardSplit::RoundRobin(2),
+    ))
+    .err()
+    .expect("exists");
+    assert!(
+        matches!(err, Error::Exists(ref p) if p.ends_with("o-00000-of-00003.tfrecord")),
+        "{err}"
+    );
+    assert_eq!(names(dir.path()), before);
+
+    let opts = ShardedWriterOptions::new(naming, ShardSplit::RoundRobin(2)).overwrite(true);
+    write(opts, 4);
+    assert_eq!(
+        names(dir.path()),
+        [
+            "o-00000-of-00002.tfrecord",
+            "o-00001-of-00002.tfrecord",
+            "other.tfrecord"
+        ]
+    );
+}
+
+#[test]
+fn an_unfinished_writer_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path().join("u.tfrecord");
+    let opts = ShardedWriterOptions::new(ShardNaming::TensorFlow(base), ShardSplit::Records(2));
+    let mut w = ShardedWriter::create(opts).expect("creates");
+    for i in 0..7u8 {
+        w.write(&[i]).expect("writes");
+    }
+    assert_eq!(names(dir.path()).len(), 4, "temporary files while writing");
+    assert!(names(dir.path()).iter().all(|n| n.starts_with('.')));
+    let err = Dataset::open([dir.path()]).expect_err("no finished shard");
+    assert!(matches!(err, Error::NoFiles { .. }), "{err:?}");
+    drop(w);
+    assert!(names(dir.path()).is_empty());
+}
+
+#[test]
+fn zero_shards_or_sizes_are_usage_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for split in [
+        ShardSplit::RoundRobin(0),
+        ShardSplit::Records(0),
+        ShardSplit::Bytes(0),
+    ] {
+        let naming = ShardNaming::TensorFlow(dir.path().join("z.tfrecord"));
+        let err = ShardedWriter::create(ShardedWriterOptions::new(naming, split)).err();
+        assert!(err.is_some_and(|e| e.is_usage()));
+    }
+}
+
+#[test]
+fn even_shards_hold_consecutive_records_and_exactly_the_declared_total() {
+    for (total, sizes) in [(10u64, vec![2u64, 3, 2, 3]), (2, vec![0, 1, 0, 1])] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let naming = ShardNaming::TensorFlow(dir.path().join("v.tfrecord"));
+        let split = ShardSplit::Even { shards: 4, total };
+        let paths = write(ShardedWriterOptions::new(naming, split), total as usize);
+        let got: Vec<u64> = paths
+            .iter()
+            .map(|p| {
+                Dataset::open([p])
+                    .expect("a file")
+                    .records()
+                    .expect("starts")
+                    .count() as u64
+            })
+            .collect();
+        assert_eq!(got, sizes, "{total} records");
+        let ds = Dataset::open([dir.path()]).expect("lists");
+        assert_eq!(labels(&ds), expected(total as usize));
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let naming = ShardNaming::TensorFlow(dir.path().join("v.tfrecord"));
+    let split = ShardSplit::Even {
+        shards: 2,
+        total: 3,
+    };
+    let mut w =
+        ShardedWriter::create(ShardedWriterOptions::new(naming.clone(), split)).expect("creates");
+    for _ in 0..3 {
+        w.write(b"x").expect("writes");
+    }
+    assert!(w.write(b"x").expect_err("a fourth record").is_usage());
+    drop(w);
+    let mut w = ShardedWriter::create(ShardedWriterOptions::new(naming, split)).expect("creates");
+    w.write(b"x").expect("writes");
+    let err = w.finish().expect_err("two records short");
+    assert!(err.to_string().contains("declared for 3"), "{err}");
+    assert!(names(dir.path()).is_empty());
+}
