@@ -43,8 +43,6 @@ pub enum Error {
     Checkpoint(String),
     /// An output file exists and overwriting was not asked for.
     Exists(PathBuf),
-    /// A byte-range split, which the record reader cannot read yet (see [`Split`](crate::Split)).
-    ByteRange(PathBuf),
 }
 
 /// `Result` with this crate's [`Error`].
@@ -93,12 +91,6 @@ impl fmt::Display for Error {
             Error::Exists(path) => write!(
                 f,
                 "{}: output exists (writing over existing outputs was not asked for)",
-                path.display()
-            ),
-            Error::ByteRange(path) => write!(
-                f,
-                "{}: byte-range splits are not readable yet: the record reader has no \
-                 [start, end) mode; read whole files",
                 path.display()
             ),
         }

@@ -13,9 +13,10 @@
 //!   tf.data's `shuffle(buffer_size)` semantics, from a seed; the same seed gives the same
 //!   order on every platform and in every version (the generator and every draw are fixed and
 //!   documented, see [`Shuffle`]). Epochs repeat with a new order each.
-//! - **Sharding** ([`DatasetOptions::shard`]) for workers, by split (today a whole file; see
-//!   [`Split`] for byte ranges), and **skip / take** after it, as
-//!   tf.data's `shard().skip().take()`.
+//! - **Sharding** ([`DatasetOptions::shard`]) for workers, by split: whole files while there
+//!   are enough of them, else byte ranges of uncompressed TFRecord files, so that every worker
+//!   gets records (see [`Split`]); and **skip / take** after it, as tf.data's
+//!   `shard().skip().take()`.
 //! - **Checkpoints** ([`Checkpoint`]): a small serde / JSON position from which reading
 //!   resumes exactly, shuffle buffer included.
 //! - **Sharded writers** ([`ShardedWriter`]): output split by count, records or bytes, named

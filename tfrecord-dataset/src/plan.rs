@@ -1,26 +1,53 @@
 //! The splits one worker reads in one epoch: split order (shuffled per epoch from the seed),
 //! then this worker's shard of it.
 //!
-//! Today every file is one split ([`Split::whole`]). When the record reader can read a byte
-//! range, [`splits_of`] is where an uncompressed file is cut into ranges (say `n` ranges for `n`
-//! workers, or ranges of a target size) before the order is drawn and the shards are dealt, so
-//! that workers are never left empty for want of files; compressed files stay whole, as they
-//! cannot be entered in the middle. Nothing else changes: sharding deals splits, whatever
-//! they are.
+//! Every file is one split ([`Split::whole`]) while there are at least as many files as
+//! workers, and shards deal them as tf.data's `list_files().shard()` does. Sharded over more
+//! workers than files, each uncompressed TFRecord file is cut into `n` byte ranges
+//! ([`splits_of`]) before the order is drawn and the shards are dealt, so that workers are
+//! never left empty for want of files (a
+//! range's reader finds its first record boundary by the checksums: see tfrecord-core's
+//! `RecordReader::open_range`); compressed and OFRecord files stay whole, as they cannot be
+//! entered in the middle. Sharding deals splits, whatever they are.
+
+use tfrecord_core::{Compression, Format};
 
 use crate::options::{DatasetOptions, Shard};
 use crate::rng::{Rng, Use};
 use crate::sources::SourceFile;
 use crate::split::Split;
 
-/// The splits a file is read as (today: the whole file).
-fn splits_of(file: &SourceFile) -> Vec<Split> {
-    vec![Split::whole(file)]
+/// The splits a file is read as: the whole file, or `workers` byte ranges of an uncompressed
+/// TFRecord file (whose record boundaries its checksums show), so that a file is spread over
+/// every worker. Compressed and OFRecord files are read whole.
+fn splits_of(file: &SourceFile, workers: usize) -> Vec<Split> {
+    let cut =
+        workers > 1 && file.format == Format::TfRecord && file.compression == Compression::None;
+    let len = if cut {
+        std::fs::metadata(&file.path).map(|m| m.len()).ok()
+    } else {
+        None
+    };
+    match len {
+        Some(len) => (0..workers as u64)
+            .filter_map(|i| tfrecord_core::split_range(len, i, workers as u64))
+            .map(|range| Split {
+                range: Some(range),
+                ..Split::whole(file)
+            })
+            .collect(),
+        None => vec![Split::whole(file)],
+    }
 }
 
 /// The splits of `files` that this worker reads in `epoch`, in reading order.
 pub(crate) fn epoch_splits(files: &[SourceFile], opts: &DatasetOptions, epoch: u64) -> Vec<Split> {
-    let mut splits: Vec<Split> = files.iter().flat_map(splits_of).collect();
+    // Files are dealt whole, as tf.data's `list_files().shard()` deals them, while there are
+    // enough for every worker; with fewer files than workers they are cut into byte ranges, so
+    // that no worker is left without records.
+    let workers = opts.shard.map_or(1, |s| s.count);
+    let ranges = if workers > files.len() { workers } else { 1 };
+    let mut splits: Vec<Split> = files.iter().flat_map(|f| splits_of(f, ranges)).collect();
     if let Some(shuffle) = opts.shuffle
         && shuffle.files
     {

@@ -1,22 +1,15 @@
-//! The unit of work: a [`Split`] (a whole file today; a byte range of an uncompressed file once
-//! the record reader can start and stop inside one), and reading one in blocks of records.
+//! The unit of work: a [`Split`] (a whole file, or the records of an uncompressed TFRecord file
+//! that start inside a byte range), and reading one in blocks of records.
 //!
-//! # The byte-range seam
+//! # Byte ranges
 //!
-//! Everything above this module plans and orders [`Split`]s, and everything that reads one goes
-//! through [`SplitReader::open`]. Byte-range reading plugs in at exactly two places:
-//!
-//! 1. [`SplitReader::open`]: for `range: Some(start..end)`, open tfrecord-core's range reader
-//!    (it finds the first record boundary at or after `start` by checksums and stops at the
-//!    first record starting at or after `end`) instead of refusing with
-//!    [`Error::ByteRange`]. Resuming inside a range is the same as today: the position saved is
-//!    a record boundary, so the reader starts there and keeps `end`.
-//! 2. [`crate::plan`]: cut each uncompressed file into byte ranges before the splits are
-//!    dealt to workers (compressed files stay whole), so that `shard(i, n)` spreads one large
-//!    file over all workers.
-//!
-//! Record indices inside a range split count from the range's first record; positions in
-//! checkpoints are byte offsets, which stay exact either way.
+//! A range split is read by tfrecord-core's range reader (`RecordReader::open_range`): it finds
+//! the first record boundary at or after the range's start by the checksums and stops at the
+//! first record starting at or after its end, so the ranges of a file hold each of its records
+//! exactly once. [`crate::plan`] cuts files into ranges when a data set is sharded. Resuming
+//! inside a range starts at the saved position, itself a record boundary, and keeps the end.
+//! Record indices inside a range count from the range's first record; positions in checkpoints
+//! are byte offsets, which stay exact either way.
 //!
 //! # The bad-record seam
 //!
@@ -42,16 +35,14 @@ use crate::block::{BLOCK_BYTES, BLOCK_RECORDS, Block, Contents, Decoder, Item, R
 use crate::error::{Error, Result};
 use crate::sources::SourceFile;
 
-/// A unit of reading work: a file, or (once the record reader supports it) the records of a
-/// file that start inside a byte range.
+/// A unit of reading work: a file, or the records of an uncompressed TFRecord file that start
+/// inside a byte range.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Split {
     /// The file.
     pub path: PathBuf,
     /// `None`: the whole file. `Some(start..end)`: the records that start at or after the first
-    /// record boundary at or after `start`, and before `end`. The planner makes only whole-file
-    /// splits; a split with a range is refused when opened ([`Error::ByteRange`]) until
-    /// tfrecord-core's reader can read ranges (see the module docs for where that plugs in).
+    /// record boundary at or after `start`, and before `end` (uncompressed TFRecord only).
     pub range: Option<Range<u64>>,
     /// The container format.
     pub format: Format,
@@ -86,18 +77,41 @@ impl SplitReader {
     /// its beginning and the records before `start` are skipped.
     ///
     /// # Errors
-    /// A byte-range split ([`Error::ByteRange`]); a file that cannot be opened; a `start` that
+    /// A byte-range split of a compressed or OFRecord file; a file that cannot be opened; a `start` that
     /// is not where the file has record `start.record` (the file changed since the position
     /// was saved).
     pub(crate) fn open(split: &Split, opts: &ReaderOptions, start: Start) -> Result<Self> {
-        if split.range.is_some() {
-            return Err(Error::ByteRange(split.path.clone()));
-        }
         let path: Arc<Path> = Arc::from(split.path.as_path());
         let opts = opts
             .clone()
             .format(split.format)
             .compression(split.compression);
+        let frame_overhead = match split.format {
+            Format::TfRecord => 16,
+            Format::OfRecord => 8,
+        };
+        if let Some(range) = &split.range {
+            // tfrecord-core's range reader: from the first record boundary at or after the
+            // start (or the saved position, itself a boundary), to the first record starting
+            // at or after the end. Records count from the split's first one.
+            let resume = start != Start::default();
+            let from = if resume { start.offset } else { range.start };
+            let mut reader = RecordReader::open_range(&*path, from..range.end.max(from), opts)?;
+            if resume {
+                let at = reader.offset();
+                reader = reader.starting_at(at, start.record);
+            }
+            let mut split = SplitReader {
+                reader,
+                path,
+                scratch: Vec::new(),
+                frame_overhead,
+            };
+            if resume {
+                split.skip_to(start)?;
+            }
+            return Ok(split);
+        }
         let seek = start.offset > 0 && split.compression == Compression::None;
         let reader = if seek {
             let mut file = File::open(&path).map_err(|e| Error::io(e, &*path))?;
@@ -112,10 +126,6 @@ impl SplitReader {
                 .starting_at(start.offset, start.record)
         } else {
             RecordReader::open(&path, opts)?
-        };
-        let frame_overhead = match split.format {
-            Format::TfRecord => 16,
-            Format::OfRecord => 8,
         };
         let mut split = SplitReader {
             reader,

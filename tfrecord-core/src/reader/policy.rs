@@ -3,8 +3,8 @@
 
 use std::fmt;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::error::Error;
 
@@ -69,6 +69,8 @@ pub struct BadRecords {
     max: u64,
     /// Skips charged so far, shared by every clone; `None` when failing.
     spent: Option<Arc<AtomicU64>>,
+    /// What every reader sharing the policy skipped, when asked for ([`BadRecords::shared_log`]).
+    log: Option<Arc<Mutex<Vec<Skipped>>>>,
 }
 
 /// The three policies.
@@ -101,6 +103,34 @@ impl BadRecords {
             mode,
             max,
             spent: Some(Arc::new(AtomicU64::new(0))),
+            log: None,
+        }
+    }
+
+    /// The same policy, with every reader sharing it (its clones: a data set's readers on
+    /// several threads) also reporting what it skips to one log, read with
+    /// [`take_logged`](Self::take_logged): for a caller that does not hold the readers.
+    #[must_use]
+    pub fn shared_log(mut self) -> Self {
+        self.log = Some(Arc::new(Mutex::new(Vec::new())));
+        self
+    }
+
+    /// Takes what the readers sharing this policy skipped since the last call (in the order
+    /// they reported it), when the policy has a [`shared_log`](Self::shared_log).
+    pub fn take_logged(&self) -> Vec<Skipped> {
+        self.log
+            .as_ref()
+            .map(|l| std::mem::take(&mut *l.lock().unwrap_or_else(PoisonError::into_inner)))
+            .unwrap_or_default()
+    }
+
+    /// Adds a report to the shared log, if there is one.
+    pub(super) fn log(&self, skipped: &Skipped) {
+        if let Some(l) = &self.log {
+            l.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(skipped.clone());
         }
     }
 

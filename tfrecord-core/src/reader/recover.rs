@@ -216,6 +216,7 @@ impl<R: Read> RecordReader<R> {
     fn report(&mut self, skipped: Skipped, record: u64) -> Result<()> {
         if self.opts.bad_records.charge() {
             self.damage.summary.add(&skipped);
+            self.opts.bad_records.log(&skipped);
             self.damage.pending.push(skipped);
             return Ok(());
         }

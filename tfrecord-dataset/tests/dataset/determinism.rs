@@ -141,8 +141,14 @@ fn shards_together_hold_every_record_exactly_once() {
                 expected.extend(all_labels());
             }
             assert_eq!(sorted(all), sorted(expected), "{count} shards");
-            // With more workers than files, file-level shards leave some workers empty.
-            assert!(empty_shards >= count.saturating_sub(COUNTS.len()));
+            // With more workers than files, the uncompressed files are cut into byte ranges:
+            // fewer workers are empty than file-level shards would leave.
+            if count > COUNTS.len() {
+                assert!(
+                    empty_shards < count - COUNTS.len(),
+                    "{count} shards: {empty_shards} empty"
+                );
+            }
         }
     }
 }
@@ -244,4 +250,39 @@ fn iterators_move_to_other_threads() {
         .join()
         .expect("joins");
     assert_eq!(n, all_labels().len());
+}
+
+/// One uncompressed file over more workers than files: it is cut into byte ranges, every
+/// worker gets records, together they hold each record once, and a read checkpointed inside a
+/// range resumes where it stopped.
+#[test]
+fn one_file_is_shared_by_every_worker_through_byte_ranges() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_set(dir.path(), &[500], |_| "big.tfrecord".to_string());
+    let expected: Vec<String> = (0..500).map(|i| label(0, i)).collect();
+    for count in [2, 3, 7] {
+        for base in [DatasetOptions::new(), shuffled(3)] {
+            let mut all = Vec::new();
+            for index in 0..count {
+                let ds = open(dir.path(), base.clone().shard(index, count).threads(2));
+                let got = labels(&ds);
+                assert!(!got.is_empty(), "worker {index} of {count} has no records");
+                // A checkpoint in the middle of this worker's range resumes exactly.
+                let at = got.len() / 2;
+                let mut records = ds.records().expect("starts");
+                let head: Vec<String> = records
+                    .by_ref()
+                    .take(at)
+                    .map(|r| super::support::text(&r.expect("reads")))
+                    .collect();
+                let saved = records.checkpoint();
+                drop(records);
+                let mut resumed = head;
+                resumed.extend(labels(&ds.clone().resume(saved)));
+                assert_eq!(resumed, got, "worker {index} of {count}, resumed at {at}");
+                all.extend(got);
+            }
+            assert_eq!(sorted(all), sorted(expected.clone()), "{count} workers");
+        }
+    }
 }
