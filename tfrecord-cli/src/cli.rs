@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use tfrecord_core::{Compression, Format};
 
+use crate::dataset::DatasetArgs;
+
 /// Read, check and write TensorFlow TFRecord and OneFlow OFRecord files.
 ///
 /// File arguments are paths; `-` means standard input (or standard output for `-o`). A
@@ -223,15 +225,15 @@ pub(crate) struct CatArgs {
     /// Decode records as `tensorflow.SequenceExample` instead of `tensorflow.Example`.
     #[arg(long)]
     pub(crate) sequence: bool,
-    /// Stop after this many records (over all inputs).
-    #[arg(short = 'n', long, value_name = "N")]
-    pub(crate) limit: Option<u64>,
     /// Skip checking each record's data checksum (the length checksum is always checked).
     #[arg(long)]
     pub(crate) no_verify_data_crc: bool,
     /// Input format and compression.
     #[command(flatten)]
     pub(crate) read: ReadOpts,
+    /// Limit, skip, shard, shuffle, damaged records.
+    #[command(flatten)]
+    pub(crate) dataset: DatasetArgs,
 }
 
 /// Flags of `count`.
@@ -249,6 +251,9 @@ pub(crate) struct CountArgs {
     /// Input format and compression.
     #[command(flatten)]
     pub(crate) read: ReadOpts,
+    /// Limit, skip, shard, shuffle, damaged records (then read in order on one thread).
+    #[command(flatten)]
+    pub(crate) dataset: DatasetArgs,
 }
 
 /// How many threads read each file of `count` and `verify`.
@@ -297,6 +302,9 @@ pub(crate) struct VerifyArgs {
     /// Input format and compression.
     #[command(flatten)]
     pub(crate) read: ReadOpts,
+    /// Limit, skip, shard, shuffle, damaged records (then read in order on one thread).
+    #[command(flatten)]
+    pub(crate) dataset: DatasetArgs,
 }
 
 /// How the output of a writing command is written.
@@ -362,9 +370,25 @@ pub(crate) struct ConvertArgs {
     /// Skip checking each input record's data checksum (the length checksum is always checked).
     #[arg(long)]
     pub(crate) no_verify_data_crc: bool,
+    /// Write N shards instead of one file, records dealt to them in turn, named as TensorFlow
+    /// names shards: `train.tfrecord` becomes `train-00000-of-00004.tfrecord` and so on (the
+    /// suffix of OUT kept after the shard number). Every shard is written under a temporary
+    /// name and renamed into place only when all are complete.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) shards: Option<u64>,
+    /// Write shards of at most N records each, named as with --shards once their number is
+    /// known.
+    #[arg(long, value_name = "N", conflicts_with = "shards", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_records_per_shard: Option<u64>,
+    /// Write over an existing output (without it, an existing output is an error).
+    #[arg(long)]
+    pub(crate) force: bool,
     /// Output file, format and compression.
     #[command(flatten)]
     pub(crate) write: WriteOpts,
+    /// Limit, skip, shard, shuffle, damaged records of the inputs.
+    #[command(flatten)]
+    pub(crate) dataset: DatasetArgs,
 }
 
 /// Flags of `gen`.
@@ -413,6 +437,9 @@ pub(crate) struct ParseArgs {
     /// lists widen to int64; a double list is an error).
     #[command(flatten)]
     pub(crate) read: ReadOpts,
+    /// Limit, skip, shard, shuffle, damaged records.
+    #[command(flatten)]
+    pub(crate) dataset: DatasetArgs,
 }
 
 /// Flags of `infer`.
@@ -427,15 +454,15 @@ pub(crate) struct InferArgs {
     /// The record name (a Rust type name) [default: from the first file name, else `Record`].
     #[arg(long, value_name = "NAME")]
     pub(crate) record: Option<String>,
-    /// Scan at most this many records (over all inputs).
-    #[arg(short = 'n', long, value_name = "N")]
-    pub(crate) limit: Option<u64>,
     /// Skip checking each record's data checksum (the length checksum is always checked).
     #[arg(long)]
     pub(crate) no_verify_data_crc: bool,
     /// Input format and compression.
     #[command(flatten)]
     pub(crate) read: ReadOpts,
+    /// Limit (records scanned), skip, shard, shuffle, damaged records.
+    #[command(flatten)]
+    pub(crate) dataset: DatasetArgs,
 }
 
 /// Flags of `from-avro`.

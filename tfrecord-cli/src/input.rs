@@ -129,6 +129,27 @@ impl AnyReader {
         }
     }
 
+    /// Where the record the last read returned starts (its frame's byte offset), or where
+    /// the next one does when the last read returned none.
+    pub(crate) fn last_offset(&self) -> u64 {
+        match self {
+            AnyReader::File(r) => r.last_offset().unwrap_or_else(|| r.offset()),
+            AnyReader::Stdin(r) => r.last_offset().unwrap_or_else(|| r.offset()),
+        }
+    }
+
+    /// Reports the record the last read returned as skipped under the bad-record policy (one
+    /// the command could not use); see [`RecordReader::skip_last`].
+    ///
+    /// # Errors
+    /// `err` when the policy does not skip; the budget's error when it is spent.
+    pub(crate) fn skip_last(&mut self, err: Error) -> tfrecord_core::Result<()> {
+        match self {
+            AnyReader::File(r) => r.skip_last(err),
+            AnyReader::Stdin(r) => r.skip_last(err),
+        }
+    }
+
     /// How many records have been read so far.
     pub(crate) fn records_read(&self) -> u64 {
         match self {
@@ -238,19 +259,6 @@ pub(crate) enum Flow {
     Continue,
     /// Stop reading this source.
     Stop,
-}
-
-impl Flow {
-    /// Counts one record off `left`, the records a `--limit` still allows: [`Flow::Stop`] when
-    /// that was the last one.
-    pub(crate) fn count_down(left: &mut u64) -> Flow {
-        *left -= 1;
-        if *left == 0 {
-            Flow::Stop
-        } else {
-            Flow::Continue
-        }
-    }
 }
 
 /// Which protobuf message a record holds.

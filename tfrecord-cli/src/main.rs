@@ -28,6 +28,7 @@
 
 mod cli;
 mod commands;
+mod dataset;
 mod error;
 mod input;
 mod interrupt;

@@ -1074,11 +1074,23 @@ fn convert_in_place_keeps_the_input_readable() {
     let path = dir.path().join("inplace.tfrecord");
     write_examples(&path, &samples(3));
     let before = read_payloads(&path, ReaderOptions::new());
+    // Without --force an existing output is refused, and left as it was.
+    let err = fails(&run(&[
+        "convert",
+        s(&path),
+        "--compression",
+        "gzip",
+        "-o",
+        s(&path),
+    ]));
+    assert!(err.contains("pass --force"), "{err}");
+    assert_eq!(read_payloads(&path, ReaderOptions::new()), before);
     ok(&run(&[
         "convert",
         s(&path),
         "--compression",
         "gzip",
+        "--force",
         "-o",
         s(&path),
     ]));

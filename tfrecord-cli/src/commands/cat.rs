@@ -6,10 +6,9 @@ use std::process::ExitCode;
 use tfrecord_core::text::c_escape;
 
 use crate::cli::CatArgs;
+use crate::dataset;
 use crate::error::CliResult;
-use crate::input::{
-    Decoded, Flow, Location, RecordType, for_each_record, reader_options, resolve_all,
-};
+use crate::input::{Decoded, Flow, Location, RecordType, resolve_all};
 use crate::stdout::with_stdout;
 
 /// Says on standard error, the first time a JSON record holds a feature key that is not UTF-8,
@@ -39,16 +38,15 @@ fn warn_key_once(warned: &mut bool, record: &Decoded, loc: &Location<'_>) {
 pub(crate) fn run(args: &CatArgs) -> CliResult<ExitCode> {
     let ty = RecordType::for_format(args.read.input_format.into(), args.sequence)?;
     let sources = resolve_all(&args.files)?;
-    let mut left = args.limit.unwrap_or(u64::MAX);
     let mut warned = false;
     let mut line = Vec::new();
     with_stdout(|out| {
-        for source in &sources {
-            if left == 0 {
-                break;
-            }
-            let opts = reader_options(&args.read, source, !args.no_verify_data_crc);
-            for_each_record(source, opts, |bytes, loc| {
+        dataset::for_each(
+            &sources,
+            &args.read,
+            !args.no_verify_data_crc,
+            &args.dataset,
+            |bytes, loc| {
                 let record = ty.decode(bytes, loc)?;
                 if args.json {
                     line.clear();
@@ -59,9 +57,9 @@ pub(crate) fn run(args: &CatArgs) -> CliResult<ExitCode> {
                 } else {
                     writeln!(out, "{}", record.to_text())?;
                 }
-                Ok(Flow::count_down(&mut left))
-            })?;
-        }
+                Ok(Flow::Continue)
+            },
+        )?;
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -2,12 +2,78 @@
 
 use std::process::ExitCode;
 
-use tfrecord_core::{Format, ReaderOptions, convert};
+use std::fs;
 
-use crate::cli::ConvertArgs;
-use crate::error::CliResult;
-use crate::input::{Flow, RecordType, for_each_record, resolve_all};
+use tfrecord_core::{Compression, Format, WriterOptions, convert};
+use tfrecord_dataset::{ShardNaming, ShardSplit, ShardedWriter, ShardedWriterOptions};
+
+use crate::cli::{ConvertArgs, ReadOpts};
+use crate::dataset;
+use crate::error::{CliError, CliResult};
+use crate::input::{Flow, RecordType, is_dash, resolve_all};
 use crate::output::RecordSink;
+
+/// Where converted records go: one file (or standard output), or a set of shards.
+enum Output {
+    One(RecordSink),
+    Shards(ShardedWriter),
+}
+
+impl Output {
+    /// Opens the output the flags describe, refusing to write over an existing one without
+    /// `--force`.
+    fn create(args: &ConvertArgs) -> CliResult<Self> {
+        let dest = &args.write.output;
+        let split = match (args.shards, args.max_records_per_shard) {
+            (Some(n), _) => Some(ShardSplit::RoundRobin(n)),
+            (None, Some(k)) => Some(ShardSplit::Records(k)),
+            (None, None) => None,
+        };
+        let Some(split) = split else {
+            if !is_dash(dest) && !args.force && fs::metadata(dest).is_ok_and(|m| m.is_file()) {
+                return Err(CliError::Failed(format!(
+                    "{}: the output exists; pass --force to write over it",
+                    dest.display()
+                )));
+            }
+            return Ok(Output::One(RecordSink::create(&args.write)?));
+        };
+        if is_dash(dest) {
+            return Err(CliError::Usage(
+                "--shards and --max-records-per-shard write files: give -o a file name".into(),
+            ));
+        }
+        let enc = &args.write.encoding;
+        let compression = enc
+            .compression
+            .map_or_else(|| Compression::from_path(dest), Into::into);
+        let format: Format = enc.output_format.into();
+        let writer = WriterOptions::new()
+            .format(format)
+            .compression(compression)
+            .level(enc.level);
+        let opts = ShardedWriterOptions::new(ShardNaming::TensorFlow(dest.clone()), split)
+            .format(format)
+            .writer(writer)
+            .sync(true)
+            .overwrite(args.force);
+        Ok(Output::Shards(ShardedWriter::create(opts)?))
+    }
+
+    fn write(&mut self, record: &[u8]) -> CliResult<()> {
+        match self {
+            Output::One(sink) => sink.write(record),
+            Output::Shards(w) => Ok(w.write(record)?),
+        }
+    }
+
+    fn finish(self) -> CliResult<()> {
+        match self {
+            Output::One(sink) => sink.finish().map(drop),
+            Output::Shards(w) => w.finish().map(drop).map_err(Into::into),
+        }
+    }
+}
 
 /// `tfrecord convert`.
 pub(crate) fn run(args: &ConvertArgs) -> CliResult<ExitCode> {
@@ -17,38 +83,36 @@ pub(crate) fn run(args: &ConvertArgs) -> CliResult<ExitCode> {
     let in_ty = RecordType::for_format(from, args.sequence)?;
     RecordType::for_format(to, args.sequence)?;
     let sources = resolve_all(&args.inputs)?;
-    let in_flag = args.input_compression.map(Into::into);
-    let mut sink = RecordSink::create(&args.write)?;
+    let read = ReadOpts {
+        input_format: args.input_format,
+        compression: args.input_compression,
+    };
+    let mut sink = Output::create(args)?;
     let mut out = Vec::new();
-    for source in &sources {
-        let opts = ReaderOptions::new()
-            .format(from)
-            .compression(source.compression(in_flag))
-            .verify_data_crc(!args.no_verify_data_crc);
-        for_each_record(source, opts, |bytes, loc| {
-            if from == to {
-                sink.write(bytes)?;
-                return Ok(Flow::Continue);
+    let verify = !args.no_verify_data_crc;
+    dataset::for_each(&sources, &read, verify, &args.dataset, |bytes, loc| {
+        if from == to {
+            sink.write(bytes)?;
+            return Ok(Flow::Continue);
+        }
+        // The two containers differ by one wrapper and the numbering of the feature kinds:
+        // each record is rewritten on the wire, not decoded into maps.
+        out.clear();
+        let converted = match from {
+            Format::TfRecord => {
+                // Checked as the Example decode checks it, so that a SequenceExample's
+                // feature lists are never dropped silently.
+                in_ty.decode_check(bytes, loc)?;
+                convert::example_to_ofrecord_bytes(bytes, &mut out)
             }
-            // The two containers differ by one wrapper and the numbering of the feature kinds:
-            // each record is rewritten on the wire, not decoded into maps.
-            out.clear();
-            let converted = match from {
-                Format::TfRecord => {
-                    // Checked as the Example decode checks it, so that a SequenceExample's
-                    // feature lists are never dropped silently.
-                    in_ty.decode_check(bytes, loc)?;
-                    convert::example_to_ofrecord_bytes(bytes, &mut out)
-                }
-                Format::OfRecord => {
-                    convert::ofrecord_to_example_bytes(bytes, args.allow_lossy_double, &mut out)
-                }
-            };
-            converted.map_err(|e| loc.apply(e))?;
-            sink.write(&out)?;
-            Ok(Flow::Continue)
-        })?;
-    }
+            Format::OfRecord => {
+                convert::ofrecord_to_example_bytes(bytes, args.allow_lossy_double, &mut out)
+            }
+        };
+        converted.map_err(|e| loc.apply(e))?;
+        sink.write(&out)?;
+        Ok(Flow::Continue)
+    })?;
     sink.finish()?;
     Ok(ExitCode::SUCCESS)
 }

@@ -14,8 +14,9 @@ use tfrecord_schema::ir::{Dialect, RecordKind, Schema};
 use tfrecord_schema::symbol;
 
 use crate::cli::InferArgs;
+use crate::dataset;
 use crate::error::{CliError, CliResult};
-use crate::input::{Decoded, Flow, RecordType, for_each_record, reader_options, resolve_all};
+use crate::input::{Decoded, Flow, RecordType, resolve_all};
 use crate::stdout::with_stdout;
 
 fn tf_observed(f: &tensorflow::Feature) -> Observed {
@@ -112,14 +113,10 @@ pub(crate) fn run(args: &InferArgs) -> CliResult<ExitCode> {
         RecordType::Example => (RecordKind::Example, Dialect::Both),
     };
     let mut inferrer = Inferrer::new(kind).dialect(dialect);
-    let mut left = args.limit.unwrap_or(u64::MAX);
     let mut not_utf8: BTreeSet<Vec<u8>> = BTreeSet::new();
-    for source in &sources {
-        if left == 0 {
-            break;
-        }
-        let opts = reader_options(&args.read, source, !args.no_verify_data_crc);
-        for_each_record(source, opts, |bytes, loc| {
+    let verify = !args.no_verify_data_crc;
+    {
+        dataset::for_each(&sources, &args.read, verify, &args.dataset, |bytes, loc| {
             let skip = &mut not_utf8;
             match ty.decode(bytes, loc)? {
                 Decoded::Example(e) => {
@@ -155,7 +152,7 @@ pub(crate) fn run(args: &InferArgs) -> CliResult<ExitCode> {
                     skip.append(&mut lists_skipped);
                 }
             }
-            Ok(Flow::count_down(&mut left))
+            Ok(Flow::Continue)
         })?;
     }
     let inferred = inferrer.finish(&name);

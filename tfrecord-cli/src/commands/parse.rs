@@ -14,8 +14,9 @@ use tfrecord_core::{Error, ErrorKind, Format};
 use tfrecord_schema::ir::RecordKind;
 
 use crate::cli::ParseArgs;
+use crate::dataset;
 use crate::error::{CliError, CliResult};
-use crate::input::{Flow, Location, Source, for_each_record, reader_options, resolve_all};
+use crate::input::{Flow, Location, Source, resolve_all};
 use crate::spec::{pick_record, read_spec};
 use crate::stdout::{Stdout, with_stdout};
 
@@ -140,25 +141,25 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
         size,
     };
     with_stdout(|out| {
-        for (file, source) in sources.iter().enumerate() {
-            let opts = reader_options(&args.read, source, !args.no_verify_data_crc);
-            for_each_record(source, opts, |bytes, loc| {
-                batch.records.push(if from_of {
-                    ofrecord_as_example(bytes, loc)?
-                } else {
-                    bytes.to_vec()
-                });
-                batch.origins.push(Origin {
-                    file,
-                    offset: loc.offset,
-                    record: loc.record,
-                });
-                if batch.records.len() >= batch.size {
-                    batch.flush(&parser, out)?;
-                }
-                Ok(Flow::Continue)
-            })?;
-        }
+        let verify = !args.no_verify_data_crc;
+        dataset::for_each(&sources, &args.read, verify, &args.dataset, |bytes, loc| {
+            batch.records.push(if from_of {
+                ofrecord_as_example(bytes, loc)?
+            } else {
+                bytes.to_vec()
+            });
+            // The input the record came from (a shuffle mixes them).
+            let file = files.iter().position(|f| f == loc.path).unwrap_or(0);
+            batch.origins.push(Origin {
+                file,
+                offset: loc.offset,
+                record: loc.record,
+            });
+            if batch.records.len() >= batch.size {
+                batch.flush(&parser, out)?;
+            }
+            Ok(Flow::Continue)
+        })?;
         batch.flush(&parser, out)?;
         Ok(ExitCode::SUCCESS)
     })

@@ -5,8 +5,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use crate::cli::VerifyArgs;
+use crate::dataset;
 use crate::error::{CliResult, report};
-use crate::input::{RecordType, for_each_record_parallel, reader_options, resolve};
+use crate::input::{Flow, Location, RecordType, for_each_record_parallel, reader_options, resolve};
 use crate::stdout::stdout;
 
 /// `tfrecord verify`.
@@ -29,13 +30,26 @@ pub(crate) fn run(args: &VerifyArgs) -> CliResult<ExitCode> {
         };
         for source in &sources {
             files += 1;
-            let opts = reader_options(&args.read, source, true);
-            let res = for_each_record_parallel(source, opts, args.threads.get(), |bytes, loc| {
+            let check = |bytes: &[u8], loc: &Location<'_>| -> CliResult<()> {
                 if args.decode {
                     ty.check(bytes, loc)?;
                 }
                 Ok(())
-            });
+            };
+            let res = if args.dataset.any() {
+                // Damaged records skipped within the budget, --limit, --skip: in order, on one
+                // thread, each file on its own.
+                dataset::for_each(
+                    std::slice::from_ref(source),
+                    &args.read,
+                    true,
+                    &args.dataset,
+                    |b, l| check(b, l).map(|()| Flow::Continue),
+                )
+            } else {
+                let opts = reader_options(&args.read, source, true);
+                for_each_record_parallel(source, opts, args.threads.get(), check)
+            };
             match res {
                 Ok(n) => {
                     let noun = if n == 1 { "record" } else { "records" };

@@ -1,0 +1,312 @@
+//! The data set flags every reading command takes (`--limit`, `--skip`, `--shard`,
+//! `--shuffle --seed`, `--max-bad-records`, `--resync`), and reading the records of all inputs
+//! through them.
+//!
+//! Without `--shard` or `--shuffle` the inputs are read in order, one reader at a time; with
+//! either, through `tfrecord-dataset` (shards dealt by file, or by byte range of uncompressed
+//! TFRecord files when there are fewer files than shards; a shuffle of the file order and a
+//! buffer of 10,000 records, from the seed). `--skip` and `--limit` come after both, as
+//! tf.data's `shard().shuffle().skip().take()`. Damage skipped under `--max-bad-records` /
+//! `--resync` is reported on standard error as it is met, one line each (`skipped`, the file,
+//! the byte offset), with a total at the end.
+
+use std::io::{self, Write};
+
+use clap::Args;
+use tfrecord_core::{BadRecords, ReaderOptions, Skipped};
+use tfrecord_dataset::{Dataset, DatasetOptions, Shuffle, SourceFile};
+
+use crate::cli::ReadOpts;
+use crate::error::{CliError, CliResult};
+use crate::input::{AnyReader, Flow, Location, Source, reader_options};
+
+/// How many records `--shuffle` holds to draw from, as a tf.data `shuffle(10000)`.
+const SHUFFLE_BUFFER: usize = 10_000;
+
+/// The data set flags of a reading command.
+#[derive(Clone, Debug, Default, Args)]
+pub(crate) struct DatasetArgs {
+    /// Read at most N records (over all inputs, after --skip, --shard and --shuffle).
+    #[arg(short = 'n', long, value_name = "N")]
+    pub(crate) limit: Option<u64>,
+    /// Leave out the first N records (after --shard and --shuffle).
+    #[arg(long, value_name = "N")]
+    pub(crate) skip: Option<u64>,
+    /// Read shard I of N (0 <= I < N): the N shards together hold every record exactly once.
+    /// Files are dealt whole; with fewer files than shards, uncompressed TFRecord files are
+    /// split by byte range (compressed files by file).
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub(crate) shard: Option<(usize, usize)>,
+    /// Read in a random order: the files shuffled, then the records through a buffer of 10,000
+    /// (tf.data's `shuffle`). The same --seed gives the same order.
+    #[arg(long)]
+    pub(crate) shuffle: bool,
+    /// The seed of --shuffle (default 0).
+    #[arg(long, value_name = "S", requires = "shuffle")]
+    pub(crate) seed: Option<u64>,
+    /// Skip damaged records, at most N (a record whose data checksum fails; with --resync also
+    /// broken framing and garbage): each is reported on standard error with the file and the
+    /// byte offset, and the command succeeds if no more than N were skipped.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_bad_records: Option<u64>,
+    /// After broken framing (a bad length, a truncation, garbage between records) scan forward
+    /// to the next sound record instead of stopping; the skipped byte range is reported.
+    /// Without --max-bad-records, any number may be skipped.
+    #[arg(long)]
+    pub(crate) resync: bool,
+}
+
+/// `I/N` with `I < N`.
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let (i, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("expected I/N (such as 0/4), found {s:?}"))?;
+    let i: usize = i
+        .trim()
+        .parse()
+        .map_err(|e| format!("shard index {i:?}: {e}"))?;
+    let n: usize = n
+        .trim()
+        .parse()
+        .map_err(|e| format!("shard count {n:?}: {e}"))?;
+    if n == 0 || i >= n {
+        return Err(format!("expected 0 <= I < N, found {i}/{n}"));
+    }
+    Ok((i, n))
+}
+
+impl DatasetArgs {
+    /// The bad-record policy of the flags, with one log of every reader's skips.
+    fn policy(&self) -> BadRecords {
+        let max = self.max_bad_records.unwrap_or(u64::MAX);
+        let policy = match (self.resync, self.max_bad_records) {
+            (true, _) => BadRecords::resync(max),
+            (false, Some(_)) => BadRecords::skip(max),
+            (false, None) => return BadRecords::fail(),
+        };
+        policy.shared_log()
+    }
+
+    /// Whether the inputs are read through a data set (shards or a shuffle).
+    fn reorders(&self) -> bool {
+        self.shard.is_some() || self.shuffle
+    }
+
+    /// Whether any flag asks for more than reading every record in order.
+    pub(crate) fn any(&self) -> bool {
+        self.reorders()
+            || self.limit.is_some()
+            || self.skip.is_some()
+            || self.max_bad_records.is_some()
+            || self.resync
+    }
+}
+
+/// Prints what the policy's readers skipped since the last call, one line each; adds them to
+/// the totals.
+fn report(policy: &BadRecords, totals: &mut Totals) {
+    let skipped = policy.take_logged();
+    if skipped.is_empty() {
+        return;
+    }
+    let mut err = io::stderr().lock();
+    for s in skipped {
+        let _ = writeln!(err, "tfrecord: {s}");
+        totals.add(&s);
+    }
+}
+
+/// What was skipped over the whole command.
+#[derive(Default)]
+struct Totals {
+    records: u64,
+    ranges: u64,
+    bytes: u64,
+}
+
+impl Totals {
+    fn add(&mut self, s: &Skipped) {
+        if s.is_record() {
+            self.records += 1;
+        } else {
+            self.ranges += 1;
+        }
+        self.bytes += s.byte_len().unwrap_or(0);
+    }
+
+    /// The closing line, when anything was skipped.
+    fn finish(&self) {
+        if self.records + self.ranges > 0 {
+            let _ = writeln!(
+                io::stderr().lock(),
+                "tfrecord: skipped {} damaged record(s) and {} byte range(s), {} bytes in all",
+                self.records,
+                self.ranges,
+                self.bytes
+            );
+        }
+    }
+}
+
+/// Reads the records of every source through the data set flags, calling `f` with each
+/// payload and its location; returns how many records `f` was given.
+///
+/// # Errors
+/// Framing, checksum and I/O errors (past the bad-record budget), misused flags, and whatever
+/// `f` returns.
+pub(crate) fn for_each(
+    sources: &[Source],
+    read: &ReadOpts,
+    verify_data_crc: bool,
+    ds: &DatasetArgs,
+    mut f: impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
+) -> CliResult<u64> {
+    let policy = ds.policy();
+    let mut totals = Totals::default();
+    let res = if ds.reorders() {
+        through_dataset(
+            sources,
+            read,
+            verify_data_crc,
+            ds,
+            &policy,
+            &mut totals,
+            &mut f,
+        )
+    } else {
+        in_order(
+            sources,
+            read,
+            verify_data_crc,
+            ds,
+            &policy,
+            &mut totals,
+            &mut f,
+        )
+    };
+    report(&policy, &mut totals);
+    totals.finish();
+    res
+}
+
+/// The inputs one after the other, `--skip` and `--limit` counted over all of them.
+fn in_order(
+    sources: &[Source],
+    read: &ReadOpts,
+    verify_data_crc: bool,
+    ds: &DatasetArgs,
+    policy: &BadRecords,
+    totals: &mut Totals,
+    f: &mut impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
+) -> CliResult<u64> {
+    let mut skip = ds.skip.unwrap_or(0);
+    let mut left = ds.limit.unwrap_or(u64::MAX);
+    let mut given = 0u64;
+    for source in sources {
+        if left == 0 {
+            break;
+        }
+        let opts = reader_options(read, source, verify_data_crc).bad_records(policy.clone());
+        let name = source.name();
+        let mut reader = AnyReader::open(source, opts)?;
+        let mut buf = Vec::new();
+        loop {
+            let more = reader.read_into(&mut buf);
+            report(policy, totals);
+            if !more? {
+                break;
+            }
+            // Records skipped whole count too: this one is the last read.
+            let record = reader.records_read().saturating_sub(1);
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let loc = Location {
+                path: &name,
+                offset: reader.last_offset(),
+                record,
+            };
+            match f(&buf, &loc) {
+                Ok(flow) => {
+                    given += 1;
+                    left -= 1;
+                    if flow == Flow::Stop || left == 0 {
+                        return Ok(given);
+                    }
+                }
+                // A record the command cannot use (one that does not decode) is damage too:
+                // skipped and reported under a policy that skips, else the error.
+                Err(CliError::Core(e)) if policy.skips() && !e.is_io(io::ErrorKind::BrokenPipe) => {
+                    reader.skip_last(e)?;
+                    report(policy, totals);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(given)
+}
+
+/// The inputs as a `tfrecord-dataset` data set: shards, shuffle, skip and take.
+fn through_dataset(
+    sources: &[Source],
+    read: &ReadOpts,
+    verify_data_crc: bool,
+    ds: &DatasetArgs,
+    policy: &BadRecords,
+    totals: &mut Totals,
+    f: &mut impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
+) -> CliResult<u64> {
+    let flag = read.compression.map(Into::into);
+    let mut files = Vec::new();
+    for source in sources {
+        match source {
+            Source::File(path) => files.push(SourceFile {
+                path: path.clone(),
+                format: read.input_format.into(),
+                compression: source.compression(flag),
+            }),
+            Source::Stdin => {
+                return Err(CliError::Usage(
+                    "--shard and --shuffle read files: standard input cannot be sharded or \
+                     shuffled"
+                        .into(),
+                ));
+            }
+        }
+    }
+    let reader = ReaderOptions::new()
+        .verify_data_crc(verify_data_crc)
+        .bad_records(policy.clone());
+    let mut opts = DatasetOptions::new().reader(reader).threads(1);
+    if let Some((i, n)) = ds.shard {
+        opts = opts.shard(i, n);
+    }
+    if ds.shuffle {
+        opts = opts.shuffle(Shuffle::new(ds.seed.unwrap_or(0)).buffer_size(SHUFFLE_BUFFER));
+    }
+    if let Some(n) = ds.skip {
+        opts = opts.skip(n);
+    }
+    if let Some(n) = ds.limit {
+        opts = opts.take(n);
+    }
+    let records = Dataset::from_files(files).with_options(opts).records()?;
+    let mut given = 0u64;
+    for r in records {
+        report(policy, totals);
+        let r = r?;
+        let loc = Location {
+            path: r.path(),
+            offset: r.offset(),
+            record: r.index(),
+        };
+        let flow = f(r.bytes(), &loc)?;
+        given += 1;
+        if flow == Flow::Stop {
+            break;
+        }
+    }
+    Ok(given)
+}

@@ -1,0 +1,273 @@
+//! The data set flags of the reading commands (`--shard`, `--shuffle --seed`, `--skip`,
+//! `--limit`, `--max-bad-records`, `--resync`), globs and shard directories as inputs, and
+//! `convert --shards` / `--force`, through the `tfrecord` binary.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tfrecord_core::proto::tensorflow::{Example, Feature, Features, Int64List, feature};
+use tfrecord_core::{Message, ReaderOptions, RecordReader, RecordWriter, WriterOptions};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tfrecord"))
+        .args(args)
+        .output()
+        .expect("run tfrecord")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "failed with {:?}: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).expect("utf-8")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// An Example whose `id` feature is `id`.
+fn example(id: i64) -> Vec<u8> {
+    let mut f = Features::default();
+    let list = feature::Kind::Int64List(Int64List { value: vec![id] });
+    f.feature.insert("id".into(), Feature { kind: Some(list) });
+    Example { features: Some(f) }.encode_to_vec()
+}
+
+fn write(path: &Path, ids: impl IntoIterator<Item = i64>) {
+    let mut w = RecordWriter::create(path, WriterOptions::new()).expect("create");
+    for id in ids {
+        w.write(&example(id)).expect("write");
+    }
+    w.finish().expect("finish");
+}
+
+/// The `id`s `cat --json` prints, in order.
+fn ids(out: &str) -> Vec<i64> {
+    out.lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("json line");
+            v["features"]["feature"]["id"]["int64List"]["value"][0]
+                .as_str()
+                .expect("an id")
+                .parse()
+                .expect("a number")
+        })
+        .collect()
+}
+
+/// Three TensorFlow-named shards (120 records) and one big file (500), as a directory.
+fn data() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let set = dir.path().join("set");
+    std::fs::create_dir(&set).expect("mkdir");
+    for k in 0..3 {
+        let path = set.join(format!("train-{k:05}-of-00003.tfrecord"));
+        write(&path, (k * 40)..(k * 40 + 40));
+    }
+    let big = dir.path().join("big.tfrecord");
+    write(&big, 1000..1500);
+    (dir, big)
+}
+
+fn sorted(mut v: Vec<i64>) -> Vec<i64> {
+    v.sort_unstable();
+    v
+}
+
+#[test]
+fn shards_hold_every_record_once_for_files_directories_and_globs() {
+    let (dir, big) = data();
+    let set = dir.path().join("set");
+    let pattern = format!("{}/train-*", s(&set));
+    for inputs in [
+        vec![s(&set)],
+        vec![pattern.as_str()],
+        vec![s(&big)],
+        vec![s(&set), s(&big)],
+    ] {
+        let mut all_args = vec!["cat", "--json"];
+        all_args.extend(&inputs);
+        let all = ids(&ok(&run(&all_args)));
+        assert!(!all.is_empty());
+        for n in [2, 3, 5] {
+            let mut union = Vec::new();
+            for i in 0..n {
+                let shard = format!("{i}/{n}");
+                let mut args = vec!["cat", "--json", "--shard", &shard];
+                args.extend(&inputs);
+                let got = ids(&ok(&run(&args)));
+                // One file over five workers: its byte ranges give every worker records.
+                assert!(!got.is_empty(), "{inputs:?}: shard {shard} is empty");
+                let mut count_args = vec!["count", "--shard", &shard];
+                count_args.extend(&inputs);
+                let counted: usize = ok(&run(&count_args)).trim().parse().expect("a count");
+                assert_eq!(counted, got.len(), "{inputs:?} {shard}");
+                union.extend(got);
+            }
+            assert_eq!(sorted(union), sorted(all.clone()), "{inputs:?}, {n} shards");
+        }
+    }
+    let err = run(&["cat", "--shard", "2/2", s(&big)]);
+    assert_eq!(
+        err.status.code(),
+        Some(2),
+        "an index past the count is a usage error"
+    );
+}
+
+#[test]
+fn shuffle_is_reproducible_and_skip_and_limit_come_after_it() {
+    let (dir, big) = data();
+    let set = dir.path().join("set");
+    let shuffled = |seed: &str| {
+        ids(&ok(&run(&[
+            "cat",
+            "--json",
+            "--shuffle",
+            "--seed",
+            seed,
+            s(&set),
+            s(&big),
+        ])))
+    };
+    let a = shuffled("7");
+    assert_eq!(a, shuffled("7"), "the same seed gives the same order");
+    assert_ne!(a, shuffled("8"));
+    let plain = ids(&ok(&run(&["cat", "--json", s(&set), s(&big)])));
+    assert_ne!(a, plain);
+    assert_eq!(sorted(a.clone()), sorted(plain.clone()));
+    let cut = ids(&ok(&run(&[
+        "cat",
+        "--json",
+        "--shuffle",
+        "--seed",
+        "7",
+        "--skip",
+        "100",
+        "--limit",
+        "25",
+        s(&set),
+        s(&big),
+    ])));
+    assert_eq!(cut, a[100..125]);
+    let head = ids(&ok(&run(&[
+        "cat",
+        "--json",
+        "--skip",
+        "3",
+        "--limit",
+        "5",
+        s(&big),
+    ])));
+    assert_eq!(head, (1003..1008).collect::<Vec<_>>());
+}
+
+/// The byte offset of each record of a plain TFRecord file.
+fn offsets(path: &Path) -> Vec<u64> {
+    let mut r = RecordReader::open(path, ReaderOptions::new()).expect("open");
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    loop {
+        let at = r.offset();
+        if !r.read_into(&mut buf).expect("read") {
+            return out;
+        }
+        out.push(at);
+    }
+}
+
+#[test]
+fn damaged_records_are_skipped_within_the_budget_and_each_reported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("damaged.tfrecord");
+    write(&path, 0..10);
+    let at = offsets(&path);
+    let mut bytes = std::fs::read(&path).expect("read");
+    // A flipped bit in record 3's payload (its data checksum fails), and garbage after record 6.
+    let payload3 = usize::try_from(at[3]).expect("small") + 12;
+    bytes[payload3] ^= 0x01;
+    let after6 = usize::try_from(at[7]).expect("small");
+    bytes.splice(after6..after6, [0xde, 0xad, 0xbe, 0xef, 0x00, 0x01, 0x02]);
+    std::fs::write(&path, &bytes).expect("write");
+
+    // Failing is the default.
+    assert_eq!(run(&["count", s(&path)]).status.code(), Some(1));
+    // A budget of 1 skips record 3, then stops at the garbage (no resync).
+    let o = run(&["cat", "--json", "--max-bad-records", "1", s(&path)]);
+    assert_eq!(o.status.code(), Some(1));
+    // Resync within a budget of 2: every sound record, each skip on its own line.
+    let o = run(&[
+        "cat",
+        "--json",
+        "--resync",
+        "--max-bad-records",
+        "2",
+        s(&path),
+    ]);
+    let got = ids(&ok(&o));
+    assert_eq!(got, [0, 1, 2, 4, 5, 6, 7, 8, 9]);
+    let err = String::from_utf8(o.stderr).expect("utf-8");
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("skipped")).collect();
+    assert_eq!(lines.len(), 3, "two skip lines and a total: {err}");
+    assert!(
+        lines[0].contains(s(&path)) && lines[0].contains(&format!("byte {}", at[3])),
+        "{err}"
+    );
+    assert!(lines[1].contains(&format!("byte {}", at[7])), "{err}");
+    // Over budget: an error that says so.
+    let o = run(&["count", "--resync", "--max-bad-records", "1", s(&path)]);
+    assert_eq!(o.status.code(), Some(1));
+    // verify takes the budget too.
+    let o = run(&["verify", "--resync", "--max-bad-records", "2", s(&path)]);
+    assert!(ok(&o).contains("OK\t9 records"));
+}
+
+#[test]
+fn convert_writes_shards_and_refuses_an_existing_output_without_force() {
+    let (dir, big) = data();
+    let out = dir.path().join("out").join("train.tfrecord");
+    std::fs::create_dir(out.parent().expect("parent")).expect("mkdir");
+    ok(&run(&["convert", "--shards", "4", "-o", s(&out), s(&big)]));
+    let names: Vec<String> = std::fs::read_dir(out.parent().expect("parent"))
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(
+        names,
+        (0..4)
+            .map(|i| format!("train-{i:05}-of-00004.tfrecord"))
+            .collect::<Vec<_>>()
+    );
+    let mut per_shard = BTreeMap::new();
+    let mut union = Vec::new();
+    for name in &names {
+        let got = ids(&ok(&run(&["cat", "--json", s(&out.with_file_name(name))])));
+        per_shard.insert(name.clone(), got.len());
+        union.extend(got);
+    }
+    assert_eq!(sorted(union), (1000..1500).collect::<Vec<_>>());
+    assert!(per_shard.values().all(|&n| n == 125), "{per_shard:?}");
+    // The same again is refused: the shards exist.
+    assert_eq!(
+        run(&["convert", "--shards", "4", "-o", s(&out), s(&big)])
+            .status
+            .code(),
+        Some(1)
+    );
+    ok(&run(&[
+        "convert",
+        "--shards",
+        "4",
+        "--force",
+        "-o",
+        s(&out),
+        s(&big),
+    ]));
+}
