@@ -8,9 +8,14 @@
 //! buffer of 10,000 records, from the seed). `--skip` and `--limit` come after both, as
 //! tf.data's `shard().shuffle().skip().take()`. Damage skipped under `--max-bad-records` /
 //! `--resync` is reported on standard error as it is met, one line each (`skipped`, the file,
-//! the byte offset), with a total at the end.
+//! the byte offset), with a total at the end. On a terminal, a progress bar (bytes, records per
+//! second, time left) and a one-line summary at the end show on standard error; nothing when it
+//! is piped or logged.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use clap::Args;
 use tfrecord_core::{BadRecords, ReaderOptions, Skipped};
@@ -148,6 +153,87 @@ impl Totals {
     }
 }
 
+/// A progress bar over the inputs' bytes and a closing summary, on a terminal only.
+struct Progress {
+    bar: Option<ProgressBar>,
+    started: Instant,
+    records: u64,
+    bytes: u64,
+}
+
+impl Progress {
+    fn new(sources: &[Source]) -> Self {
+        let bar = io::stderr().is_terminal().then(|| {
+            let total: u64 = sources
+                .iter()
+                .filter_map(|s| match s {
+                    Source::File(p) => std::fs::metadata(p).ok().map(|m| m.len()),
+                    Source::Stdin => None,
+                })
+                .sum();
+            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+            let template =
+                "{spinner} {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} {msg} ({eta})";
+            if let Ok(style) = ProgressStyle::with_template(template) {
+                bar.set_style(style);
+            }
+            bar
+        });
+        Progress {
+            bar,
+            started: Instant::now(),
+            records: 0,
+            bytes: 0,
+        }
+    }
+
+    /// One more record; `bytes` of input read so far.
+    fn record(&mut self, bytes: u64) {
+        self.records += 1;
+        self.bytes = bytes;
+        if let Some(bar) = &self.bar
+            && self.records.is_multiple_of(1024)
+        {
+            bar.set_position(bytes.min(bar.length().unwrap_or(u64::MAX)));
+            bar.set_message(format!("{} records", self.records));
+        }
+    }
+
+    /// Clears the bar and prints the summary line.
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            let bytes = self.bytes;
+            bar.finish_and_clear();
+            let secs = self.started.elapsed().as_secs_f64();
+            #[allow(clippy::cast_precision_loss)]
+            let rate = self.records as f64 / secs.max(1e-9);
+            let _ = writeln!(
+                io::stderr().lock(),
+                "tfrecord: {} records, {bytes} bytes of input, in {secs:.2} s ({rate:.0} \
+                 records/s)",
+                self.records
+            );
+        }
+    }
+}
+
+/// One command's reading: its flags, policy and what it reports.
+struct Reading<'a> {
+    read: &'a ReadOpts,
+    verify_data_crc: bool,
+    ds: &'a DatasetArgs,
+    policy: BadRecords,
+    totals: Totals,
+    progress: Progress,
+}
+
+impl Reading<'_> {
+    /// Prints the skips logged since the last call.
+    fn report(&mut self) {
+        report(&self.policy, &mut self.totals);
+    }
+}
+
 /// Reads the records of every source through the data set flags, calling `f` with each
 /// payload and its location; returns how many records `f` was given.
 ///
@@ -161,71 +247,59 @@ pub(crate) fn for_each(
     ds: &DatasetArgs,
     mut f: impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
 ) -> CliResult<u64> {
-    let policy = ds.policy();
-    let mut totals = Totals::default();
-    let res = if ds.reorders() {
-        through_dataset(
-            sources,
-            read,
-            verify_data_crc,
-            ds,
-            &policy,
-            &mut totals,
-            &mut f,
-        )
-    } else {
-        in_order(
-            sources,
-            read,
-            verify_data_crc,
-            ds,
-            &policy,
-            &mut totals,
-            &mut f,
-        )
+    let mut r = Reading {
+        read,
+        verify_data_crc,
+        ds,
+        policy: ds.policy(),
+        totals: Totals::default(),
+        progress: Progress::new(sources),
     };
-    report(&policy, &mut totals);
-    totals.finish();
+    let res = if ds.reorders() {
+        through_dataset(sources, &mut r, &mut f)
+    } else {
+        in_order(sources, &mut r, &mut f)
+    };
+    r.report();
+    r.progress.finish();
+    r.totals.finish();
     res
 }
 
 /// The inputs one after the other, `--skip` and `--limit` counted over all of them.
 fn in_order(
     sources: &[Source],
-    read: &ReadOpts,
-    verify_data_crc: bool,
-    ds: &DatasetArgs,
-    policy: &BadRecords,
-    totals: &mut Totals,
+    r: &mut Reading<'_>,
     f: &mut impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
 ) -> CliResult<u64> {
-    let mut skip = ds.skip.unwrap_or(0);
-    let mut left = ds.limit.unwrap_or(u64::MAX);
+    let mut skip = r.ds.skip.unwrap_or(0);
+    let mut left = r.ds.limit.unwrap_or(u64::MAX);
     let mut given = 0u64;
+    let mut done = 0u64;
     for source in sources {
         if left == 0 {
             break;
         }
-        let opts = reader_options(read, source, verify_data_crc).bad_records(policy.clone());
+        let opts = reader_options(r.read, source, r.verify_data_crc).bad_records(r.policy.clone());
         let name = source.name();
         let mut reader = AnyReader::open(source, opts)?;
         let mut buf = Vec::new();
         loop {
             let more = reader.read_into(&mut buf);
-            report(policy, totals);
+            r.report();
             if !more? {
                 break;
             }
-            // Records skipped whole count too: this one is the last read.
-            let record = reader.records_read().saturating_sub(1);
+            r.progress.record(done + reader.offset());
             if skip > 0 {
                 skip -= 1;
                 continue;
             }
+            // Records skipped whole count too: this one is the last read.
             let loc = Location {
                 path: &name,
                 offset: reader.last_offset(),
-                record,
+                record: reader.records_read().saturating_sub(1),
             };
             match f(&buf, &loc) {
                 Ok(flow) => {
@@ -237,13 +311,16 @@ fn in_order(
                 }
                 // A record the command cannot use (one that does not decode) is damage too:
                 // skipped and reported under a policy that skips, else the error.
-                Err(CliError::Core(e)) if policy.skips() && !e.is_io(io::ErrorKind::BrokenPipe) => {
+                Err(CliError::Core(e))
+                    if r.policy.skips() && !e.is_io(io::ErrorKind::BrokenPipe) =>
+                {
                     reader.skip_last(e)?;
-                    report(policy, totals);
+                    r.report();
                 }
                 Err(e) => return Err(e),
             }
         }
+        done += reader.offset();
     }
     Ok(given)
 }
@@ -251,20 +328,16 @@ fn in_order(
 /// The inputs as a `tfrecord-dataset` data set: shards, shuffle, skip and take.
 fn through_dataset(
     sources: &[Source],
-    read: &ReadOpts,
-    verify_data_crc: bool,
-    ds: &DatasetArgs,
-    policy: &BadRecords,
-    totals: &mut Totals,
+    r: &mut Reading<'_>,
     f: &mut impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
 ) -> CliResult<u64> {
-    let flag = read.compression.map(Into::into);
+    let flag = r.read.compression.map(Into::into);
     let mut files = Vec::new();
     for source in sources {
         match source {
             Source::File(path) => files.push(SourceFile {
                 path: path.clone(),
-                format: read.input_format.into(),
+                format: r.read.input_format.into(),
                 compression: source.compression(flag),
             }),
             Source::Stdin => {
@@ -277,32 +350,36 @@ fn through_dataset(
         }
     }
     let reader = ReaderOptions::new()
-        .verify_data_crc(verify_data_crc)
-        .bad_records(policy.clone());
+        .verify_data_crc(r.verify_data_crc)
+        .bad_records(r.policy.clone());
     let mut opts = DatasetOptions::new().reader(reader).threads(1);
-    if let Some((i, n)) = ds.shard {
+    if let Some((i, n)) = r.ds.shard {
         opts = opts.shard(i, n);
     }
-    if ds.shuffle {
-        opts = opts.shuffle(Shuffle::new(ds.seed.unwrap_or(0)).buffer_size(SHUFFLE_BUFFER));
+    if r.ds.shuffle {
+        let seed = r.ds.seed.unwrap_or(0);
+        opts = opts.shuffle(Shuffle::new(seed).buffer_size(SHUFFLE_BUFFER));
     }
-    if let Some(n) = ds.skip {
+    if let Some(n) = r.ds.skip {
         opts = opts.skip(n);
     }
-    if let Some(n) = ds.limit {
+    if let Some(n) = r.ds.limit {
         opts = opts.take(n);
     }
     let records = Dataset::from_files(files).with_options(opts).records()?;
     let mut given = 0u64;
-    for r in records {
-        report(policy, totals);
-        let r = r?;
+    let mut done = 0u64;
+    for rec in records {
+        r.report();
+        let rec = rec?;
+        done += rec.bytes().len() as u64 + 16;
+        r.progress.record(done);
         let loc = Location {
-            path: r.path(),
-            offset: r.offset(),
-            record: r.index(),
+            path: rec.path(),
+            offset: rec.offset(),
+            record: rec.index(),
         };
-        let flow = f(r.bytes(), &loc)?;
+        let flow = f(rec.bytes(), &loc)?;
         given += 1;
         if flow == Flow::Stop {
             break;
