@@ -10,8 +10,10 @@ use crate::dataset::DatasetArgs;
 /// Read, check and write TensorFlow TFRecord and OneFlow OFRecord files.
 ///
 /// File arguments are paths; `-` means standard input (or standard output for `-o`). A
-/// directory given as an input stands for its `part-*` files in name order, as OneFlow lays out
-/// an OFRecord data set. Compression is chosen by `--compression`, else from the file name
+/// directory given as an input stands for its OneFlow / Spark `part-*` files in name order, or
+/// else its TensorFlow shards (`train-00000-of-00004.tfrecord`) and record files; a quoted glob
+/// pattern for its matches. Reading commands take `--limit`, `--skip`, `--shard I/N`,
+/// `--shuffle --seed S`, `--max-bad-records N` and `--resync`. Compression is chosen by `--compression`, else from the file name
 /// (`.gz` gzip, `.zlib` / `.zz` zlib), else none; standard input and output are uncompressed
 /// unless `--compression` says otherwise. Errors go to standard error as
 /// `tfrecord: error: <message>` and name the file, the byte offset (in the decompressed stream),
@@ -214,7 +216,7 @@ pub(crate) struct ReadOpts {
 /// Flags of `cat`.
 #[derive(Debug, Args)]
 pub(crate) struct CatArgs {
-    /// Record files, directories of `part-*` files, or `-` for standard input.
+    /// Record files, directories of shards, quoted glob patterns, or `-` for standard input.
     #[arg(value_name = "FILE", default_value = "-")]
     pub(crate) files: Vec<PathBuf>,
     /// Print one JSON line per record (canonical proto3 JSON) instead of text format. A
@@ -239,7 +241,7 @@ pub(crate) struct CatArgs {
 /// Flags of `count`.
 #[derive(Debug, Args)]
 pub(crate) struct CountArgs {
-    /// Record files, directories of `part-*` files, or `-` for standard input.
+    /// Record files, directories of shards, quoted glob patterns, or `-` for standard input.
     #[arg(value_name = "FILE", default_value = "-")]
     pub(crate) files: Vec<PathBuf>,
     /// Skip checking each record's data checksum (the length checksum is always checked).
@@ -286,7 +288,7 @@ impl Threads {
 /// Flags of `verify`.
 #[derive(Debug, Args)]
 pub(crate) struct VerifyArgs {
-    /// Record files, directories of `part-*` files, or `-` for standard input.
+    /// Record files, directories of shards, quoted glob patterns, or `-` for standard input.
     #[arg(value_name = "FILE", default_value = "-")]
     pub(crate) files: Vec<PathBuf>,
     /// Also decode every payload as a protobuf message (`tensorflow.Example`, or as chosen by
@@ -350,7 +352,7 @@ pub(crate) struct FromJsonArgs {
 /// Flags of `convert`.
 #[derive(Debug, Args)]
 pub(crate) struct ConvertArgs {
-    /// Record files, directories of `part-*` files, or `-` for standard input.
+    /// Record files, directories of shards, quoted glob patterns, or `-` for standard input.
     #[arg(value_name = "IN", default_value = "-")]
     pub(crate) inputs: Vec<PathBuf>,
     /// Container format of the inputs.
@@ -414,7 +416,7 @@ pub(crate) struct GenArgs {
 /// Flags of `parse`.
 #[derive(Debug, Args)]
 pub(crate) struct ParseArgs {
-    /// Record files, directories of `part-*` files, or `-` for standard input.
+    /// Record files, directories of shards, quoted glob patterns, or `-` for standard input.
     #[arg(value_name = "FILE", default_value = "-")]
     pub(crate) files: Vec<PathBuf>,
     /// The TOML spec whose features to parse with.
@@ -445,7 +447,7 @@ pub(crate) struct ParseArgs {
 /// Flags of `infer`.
 #[derive(Debug, Args)]
 pub(crate) struct InferArgs {
-    /// Record files, directories of `part-*` files, or `-` for standard input.
+    /// Record files, directories of shards, quoted glob patterns, or `-` for standard input.
     #[arg(value_name = "FILE", default_value = "-")]
     pub(crate) files: Vec<PathBuf>,
     /// The records are `tensorflow.SequenceExample`s.
@@ -576,7 +578,7 @@ mod tests {
 /// Flags of `index`.
 #[derive(Debug, Args)]
 pub(crate) struct IndexArgs {
-    /// Uncompressed record files, directories of `part-*` files, or `-` for standard input
+    /// Uncompressed record files, directories of shards, quoted glob patterns, or `-` for standard input
     /// (with `-o`).
     #[arg(value_name = "IN", required = true)]
     pub(crate) inputs: Vec<PathBuf>,
