@@ -346,6 +346,41 @@ def cli_table(rows):
     return "\n".join(lines)
 
 
+DATASET_FILE = "dataset.results"
+
+
+def dataset_table(log_dir):
+    """tfrecord-dataset's criterion medians (`dataset.results`) as ratios with their targets."""
+    path = os.path.join(log_dir, DATASET_FILE)
+    if not os.path.exists(path):
+        return None
+    med = {}
+    with open(path) as fh:
+        for line in fh:
+            if line.strip():
+                d = json.loads(line)
+                med[(d["group"], d["bench"])] = d["median_ns"] / 1e6
+    lines = ["| measure | medians (ms) | ratio | target | met? |", "|---|---|---|---|---|"]
+
+    def speedup(name, one, two, target):
+        a, b = med.get(("dataset_8_shards", one)), med.get(("dataset_8_shards", two))
+        if a and b:
+            ok = "" if target is None else ("**met**" if a / b >= target else "not met")
+            goal = "" if target is None else f">= {target}x"
+            lines.append(f"| {name} | {a:.1f} (1 thread), {b:.1f} (2 threads) | {a / b:.2f}x | {goal} | {ok} |")
+
+    speedup("8 shards, a derived type with strings and lists: 2 threads vs 1", "values_threads_1",
+            "values_threads_2", 1.8)
+    speedup("8 shards, a derived type of numbers only: 2 threads vs 1", "dense_threads_1",
+            "dense_threads_2", None)
+    a, b = med.get(("dataset_shuffle", "unshuffled")), med.get(("dataset_shuffle", "buffer_10000"))
+    if a and b:
+        cost = (b / a - 1) * 100
+        lines.append(f"| shuffle buffer of 10,000 vs none | {a:.1f} (none), {b:.1f} (shuffled) | "
+                     f"{cost:+.0f}% | <= +15% | {'**met**' if cost <= 15 else 'not met'} |")
+    return "\n".join(lines) if len(lines) > 2 else None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--logs", required=True)
@@ -392,6 +427,13 @@ def main():
                   "in the same run. Rates by CPU time (user + system of the child), the median of "
                   "the runs; wall time as measured on the loaded machine.\n")
         md.append(cli + "\n")
+    ds = dataset_table(a.logs)
+    if ds:
+        md.append("## Data sets\n")
+        md.append("`tfrecord-dataset` reading 8 shards of 100,000 records in all (`cargo bench -p "
+                  f"tfrecord-dataset --bench dataset`, criterion medians of wall time, kept in "
+                  f"`bench/results/{DATASET_FILE}`); the machine has 2 cores, shared during the run.\n")
+        md.append(ds + "\n")
     md.append("## Targets\n")
     md.append("The project's performance targets, judged on this run's wall-clock figures.\n")
     md.append(targets(res, rss) + "\n")

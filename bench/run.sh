@@ -100,6 +100,19 @@ log "cli: tfrecord-bench --ops read_raw,read_parse,cli (mnist, ctr)"
   --out "${OUT_DIR:-/tmp/peers/out}" --reps "${REPS:-5}" --workloads mnist,ctr \
   --ops read_raw,read_parse,cli --variants st,convert_of,cat_json,from_json,verify_decode \
   > "$LOG_DIR/cli.results" || rc=$?
+# The data set rows: tfrecord-dataset's criterion bench (8 shards on 1 and 2 threads; a shuffle
+# buffer of 10,000 against none), each benchmark's median kept as one JSON line.
+log "dataset: cargo bench -p tfrecord-dataset --bench dataset"
+(cd "$REPO" && cargo bench --locked --quiet -p tfrecord-dataset --bench dataset -- --noplot) || rc=$?
+python3 - "${CARGO_TARGET_DIR:-$REPO/target}/criterion" > "$LOG_DIR/dataset.results" <<'PYEOF' || rc=$?
+import glob, json, os, sys
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "dataset_*", "*", "new", "estimates.json"))):
+    bench = path.split(os.sep)[-3]
+    group = path.split(os.sep)[-4]
+    with open(path) as fh:
+        median = json.load(fh)["median"]["point_estimate"]
+    print(json.dumps({"group": group, "bench": bench, "median_ns": median}))
+PYEOF
 kill "$sampler" 2>/dev/null || true
 cat /proc/loadavg > "$LOG_DIR/load-after.txt"
 log "load after the run: $(cat /proc/loadavg)"
