@@ -112,8 +112,8 @@ fn buffer_size(opts: &DatasetOptions) -> Option<(u64, usize)> {
 enum Stages<D: Decoder> {
     /// As they are read: on the worker threads, or as they are handed out.
     Direct(Stage<D>),
-    /// On one thread with a shuffle buffer: the buffer holds the records' bytes, and each
-    /// is decoded as it leaves. A buffer of decoded values holds several allocations per
+    /// Behind a shuffle buffer, or with worker threads: the records' bytes are read (and
+    /// checked) ahead, and each is decoded on the caller's thread as it leaves. A buffer of decoded values holds several allocations per
     /// record, each cold by the time it leaves; bytes are one, and the decoded value is new
     /// when the caller gets it.
     Late(Stage<Raw>, Arc<D>),
@@ -133,7 +133,11 @@ impl<D: Decoder> Run<D> {
         let splits: Arc<[Split]> = epoch_splits(&ctx.files, &ctx.opts, epoch).into();
         let paths = splits.iter().map(|s| Arc::from(s.path.as_path())).collect();
         let opts = &ctx.opts;
-        let late = D::DEFERRED && opts.threads <= 1 && buffer_size(opts).is_some();
+        // Values decoded on a worker and freed on the caller's thread make the allocator's
+        // arenas contend (glibc: several times slower on two threads than on one): with
+        // worker threads, they read and check the records' bytes, and the caller decodes each
+        // as it leaves, as it does behind a shuffle buffer.
+        let late = D::DEFERRED && (opts.threads > 1 || buffer_size(opts).is_some());
         let stages = if late {
             let stage = Stage::open(opts, Arc::new(Raw), splits, epoch, saved, first_byte)?;
             Stages::Late(stage, Arc::clone(&ctx.decoder))
