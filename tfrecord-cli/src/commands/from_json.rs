@@ -5,7 +5,6 @@ use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 use std::process::ExitCode;
 
-use serde_json::Value;
 use tfrecord_core::proto;
 use tfrecord_core::{Error, ErrorKind, json};
 
@@ -22,25 +21,15 @@ fn json_detail(e: &Error) -> String {
     }
 }
 
-/// serde_json's message without its "at line 1 column N" suffix (each line is parsed alone).
-fn syntax_detail(e: &serde_json::Error) -> String {
-    let mut s = e.to_string();
-    if let Some(i) = s.rfind(" at line ") {
-        s.truncate(i);
-    }
-    format!("column {}: not valid JSON: {s}", e.column())
-}
-
 /// Parses one JSON line as the record type and encodes it.
 fn encode_json_line(ty: RecordType, line: &str) -> Result<Vec<u8>, String> {
-    let value: Value = serde_json::from_str(line).map_err(|e| syntax_detail(&e))?;
     let encoded = match ty {
-        RecordType::Example => json::example_from_json(&value).map(|m| proto::encode_example(&m)),
+        RecordType::Example => json::example_from_json_str(line).map(|m| proto::encode_example(&m)),
         RecordType::SequenceExample => {
-            json::sequence_example_from_json(&value).map(|m| proto::encode_sequence_example(&m))
+            json::sequence_example_from_json_str(line).map(|m| proto::encode_sequence_example(&m))
         }
         RecordType::OfRecord => {
-            json::ofrecord_from_json(&value).map(|m| proto::encode_ofrecord(&m))
+            json::ofrecord_from_json_str(line).map(|m| proto::encode_ofrecord(&m))
         }
     };
     encoded.map_err(|e| json_detail(&e))

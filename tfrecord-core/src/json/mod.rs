@@ -19,7 +19,10 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::proto::{oneflow, tensorflow};
 
+mod tree;
 pub(crate) mod write;
+
+use tree::Tree;
 
 /// The JSON text written by `write` read back as a value: the one place the mapping is written.
 fn value_of(write: impl FnOnce(&mut Vec<u8>)) -> Value {
@@ -78,25 +81,42 @@ pub fn write_ofrecord(r: &oneflow::OfRecord, out: &mut Vec<u8>) {
 // ---------------------------------------------------------------------------------------------
 // Parsing
 
+/// The JSON text (one line) read as a [`Tree`]; a syntax error names its column.
+fn tree(text: &str) -> Result<Tree<'_>> {
+    serde_json::from_str(text).map_err(|e| {
+        let mut s = e.to_string();
+        if let Some(i) = s.rfind(" at line ") {
+            s.truncate(i);
+        }
+        Error::json(format!("column {}: not valid JSON: {s}", e.column()))
+    })
+}
+
 /// Walks the fields of a JSON object, accepting each known field under its lowerCamelCase or
 /// original name, and rejecting unknown ones.
 fn fields<'a>(
-    v: &'a Value,
+    v: &'a Tree<'a>,
     what: &dyn fmt::Display,
     known: &[(&str, &str)],
-) -> Result<Vec<(usize, &'a Value)>> {
-    let Value::Object(m) = v else {
+) -> Result<impl Iterator<Item = (usize, &'a Tree<'a>)>> {
+    let Tree::Object(m) = v else {
         return Err(Error::json(format!(
             "{what}: expected a JSON object, found {}",
             type_name(v)
         )));
     };
-    let mut out = Vec::new();
-    let mut seen = vec![false; known.len()];
-    for (k, val) in m {
+    // Every message here has at most five fields: no allocation per object.
+    let mut out: [Option<&'a Tree<'a>>; 8] = [None; 8];
+    let mut seen = [false; 8];
+    for (n, (k, val)) in m.iter().enumerate() {
+        let k: &str = k;
+        // A key written twice: the last one counts, as in a JSON object.
+        if m[n + 1..].iter().any(|(later, _)| later == k) {
+            continue;
+        }
         let Some(i) = known
             .iter()
-            .position(|(camel, orig)| k == camel || k == orig)
+            .position(|(camel, orig)| k == *camel || k == *orig)
         else {
             let names: Vec<&str> = known.iter().map(|(c, _)| *c).collect();
             return Err(Error::json(format!(
@@ -108,28 +128,31 @@ fn fields<'a>(
             return Err(Error::json(format!("{what}: field {k:?} given twice")));
         }
         if !val.is_null() {
-            out.push((i, val));
+            out[i] = Some(val);
         }
     }
-    Ok(out)
+    Ok(out
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.map(|v| (i, v))))
 }
 
-fn type_name(v: &Value) -> &'static str {
+fn type_name(v: &Tree<'_>) -> &'static str {
     match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        Tree::Null => "null",
+        Tree::Bool(_) => "a boolean",
+        Tree::Number(_) => "a number",
+        Tree::String(_) => "a string",
+        Tree::Array(_) => "an array",
+        Tree::Object(_) => "an object",
     }
 }
 
-fn list_values<'a>(v: &'a Value, what: &dyn fmt::Display) -> Result<&'a [Value]> {
-    let mut values: &[Value] = &[];
+fn list_values<'a>(v: &'a Tree<'a>, what: &dyn fmt::Display) -> Result<&'a [Tree<'a>]> {
+    let mut values: &[Tree<'a>] = &[];
     for (_, val) in fields(v, what, &[("value", "value")])? {
         match val {
-            Value::Array(a) => values = a,
+            Tree::Array(a) => values = a,
             other => {
                 return Err(Error::json(format!(
                     "{what}.value: expected an array, found {}",
@@ -141,24 +164,24 @@ fn list_values<'a>(v: &'a Value, what: &dyn fmt::Display) -> Result<&'a [Value]>
     Ok(values)
 }
 
-fn parse_bytes(v: &Value, what: &dyn fmt::Display) -> Result<Vec<u8>> {
-    let Value::String(s) = v else {
+fn parse_bytes(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<Vec<u8>> {
+    let Tree::String(s) = v else {
         return Err(Error::json(format!(
             "{what}: expected a base64 string, found {}",
             type_name(v)
         )));
     };
     for engine in [&STANDARD, &URL_SAFE, &STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
-        if let Ok(b) = engine.decode(s) {
+        if let Ok(b) = engine.decode(s.as_bytes()) {
             return Ok(b);
         }
     }
     Err(Error::json(format!("{what}: {s:?} is not valid base64")))
 }
 
-fn parse_int(v: &Value, what: &dyn fmt::Display, min: i128, max: i128) -> Result<i128> {
+fn parse_int(v: &Tree<'_>, what: &dyn fmt::Display, min: i128, max: i128) -> Result<i128> {
     let parsed: Option<i128> = match v {
-        Value::Number(n) => {
+        Tree::Number(n) => {
             if let Some(i) = n.as_i64() {
                 Some(i128::from(i))
             } else if let Some(u) = n.as_u64() {
@@ -170,7 +193,7 @@ fn parse_int(v: &Value, what: &dyn fmt::Display, min: i128, max: i128) -> Result
                     .map(|f| f as i128)
             }
         }
-        Value::String(s) => s.trim().parse::<i128>().ok().or_else(|| {
+        Tree::String(s) => s.trim().parse::<i128>().ok().or_else(|| {
             s.trim()
                 .parse::<f64>()
                 .ok()
@@ -190,22 +213,22 @@ fn parse_int(v: &Value, what: &dyn fmt::Display, min: i128, max: i128) -> Result
     }
 }
 
-fn parse_i64(v: &Value, what: &dyn fmt::Display) -> Result<i64> {
+fn parse_i64(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<i64> {
     let i = parse_int(v, what, i128::from(i64::MIN), i128::from(i64::MAX))?;
     i64::try_from(i).map_err(|e| Error::json(format!("{what}: {e}")))
 }
 
-fn parse_i32(v: &Value, what: &dyn fmt::Display) -> Result<i32> {
+fn parse_i32(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<i32> {
     let i = parse_int(v, what, i128::from(i32::MIN), i128::from(i32::MAX))?;
     i32::try_from(i).map_err(|e| Error::json(format!("{what}: {e}")))
 }
 
-fn parse_double(v: &Value, what: &dyn fmt::Display) -> Result<f64> {
+fn parse_double(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<f64> {
     match v {
-        Value::Number(n) => n
+        Tree::Number(n) => n
             .as_f64()
             .ok_or_else(|| Error::json(format!("{what}: bad number {n}"))),
-        Value::String(s) => match s.as_str() {
+        Tree::String(s) => match s.as_ref() {
             "NaN" => Ok(f64::NAN),
             "Infinity" => Ok(f64::INFINITY),
             "-Infinity" => Ok(f64::NEG_INFINITY),
@@ -223,7 +246,7 @@ fn parse_double(v: &Value, what: &dyn fmt::Display) -> Result<f64> {
     }
 }
 
-fn parse_float(v: &Value, what: &dyn fmt::Display) -> Result<f32> {
+fn parse_float(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<f32> {
     let d = parse_double(v, what)?;
     #[allow(clippy::cast_possible_truncation)]
     let f = d as f32;
@@ -266,9 +289,9 @@ impl fmt::Display for At<'_> {
 }
 
 fn each<T>(
-    values: &[Value],
+    values: &[Tree<'_>],
     what: &dyn fmt::Display,
-    f: impl Fn(&Value, &dyn fmt::Display) -> Result<T>,
+    f: impl Fn(&Tree<'_>, &dyn fmt::Display) -> Result<T>,
 ) -> Result<Vec<T>> {
     values
         .iter()
@@ -282,10 +305,10 @@ fn each<T>(
 /// # Errors
 /// When the JSON is not a valid `tensorflow.Feature`.
 pub fn tf_feature_from_json(v: &Value, what: &str) -> Result<tensorflow::Feature> {
-    tf_feature(v, &what)
+    tf_feature(&Tree::of(v), &what)
 }
 
-fn tf_feature(v: &Value, what: &dyn fmt::Display) -> Result<tensorflow::Feature> {
+fn tf_feature(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<tensorflow::Feature> {
     use tensorflow::feature::Kind;
     let known = [
         ("bytesList", "bytes_list"),
@@ -317,22 +340,22 @@ fn tf_feature(v: &Value, what: &dyn fmt::Display) -> Result<tensorflow::Feature>
 }
 
 fn feature_map<T>(
-    v: &Value,
+    v: &Tree<'_>,
     what: &dyn fmt::Display,
-    f: impl Fn(&Value, &dyn fmt::Display) -> Result<T>,
+    f: impl Fn(&Tree<'_>, &dyn fmt::Display) -> Result<T>,
 ) -> Result<BTreeMap<String, T>> {
-    let Value::Object(m) = v else {
+    let Tree::Object(m) = v else {
         return Err(Error::json(format!(
             "{what}: expected a JSON object, found {}",
             type_name(v)
         )));
     };
     m.iter()
-        .map(|(k, val)| Ok((k.clone(), f(val, &Sub::Key(what, k))?)))
+        .map(|(k, val)| Ok((k.to_string(), f(val, &Sub::Key(what, k))?)))
         .collect()
 }
 
-fn tf_features_from_json(v: &Value, what: &str) -> Result<tensorflow::Features> {
+fn tf_features_from_json(v: &Tree<'_>, what: &str) -> Result<tensorflow::Features> {
     let mut out = tensorflow::Features::default();
     for (_, val) in fields(v, &what, &[("feature", "feature")])? {
         out.feature = feature_map(val, &Sub::Field(&what, "feature"), tf_feature)?;
@@ -345,6 +368,19 @@ fn tf_features_from_json(v: &Value, what: &str) -> Result<tensorflow::Features> 
 /// # Errors
 /// When the JSON is not a valid `tensorflow.Example`; the message names the field.
 pub fn example_from_json(v: &Value) -> Result<tensorflow::Example> {
+    example_from_tree(&Tree::of(v))
+}
+
+/// Parses one line of JSON text as a `tensorflow.Example`, as [`example_from_json`] reads the
+/// value, without building a [`Value`] (strings are read in place where they have no escapes).
+///
+/// # Errors
+/// Text that is not JSON, and what [`example_from_json`] refuses.
+pub fn example_from_json_str(text: &str) -> Result<tensorflow::Example> {
+    example_from_tree(&tree(text)?)
+}
+
+fn example_from_tree(v: &Tree<'_>) -> Result<tensorflow::Example> {
     let mut out = tensorflow::Example::default();
     for (_, val) in fields(v, &"Example", &[("features", "features")])? {
         out.features = Some(tf_features_from_json(val, "features")?);
@@ -357,6 +393,19 @@ pub fn example_from_json(v: &Value) -> Result<tensorflow::Example> {
 /// # Errors
 /// When the JSON is not a valid `tensorflow.SequenceExample`; the message names the field.
 pub fn sequence_example_from_json(v: &Value) -> Result<tensorflow::SequenceExample> {
+    sequence_example_from_tree(&Tree::of(v))
+}
+
+/// Parses one line of JSON text as a `tensorflow.SequenceExample`, as
+/// [`sequence_example_from_json`] reads the value, without building a [`Value`].
+///
+/// # Errors
+/// Text that is not JSON, and what [`sequence_example_from_json`] refuses.
+pub fn sequence_example_from_json_str(text: &str) -> Result<tensorflow::SequenceExample> {
+    sequence_example_from_tree(&tree(text)?)
+}
+
+fn sequence_example_from_tree(v: &Tree<'_>) -> Result<tensorflow::SequenceExample> {
     let mut out = tensorflow::SequenceExample::default();
     let known = [("context", "context"), ("featureLists", "feature_lists")];
     for (i, val) in fields(v, &"SequenceExample", &known)? {
@@ -369,7 +418,7 @@ pub fn sequence_example_from_json(v: &Value) -> Result<tensorflow::SequenceExamp
             lists.feature_list = feature_map(m, &"featureLists.featureList", |list, what| {
                 let mut fl = tensorflow::FeatureList::default();
                 for (_, items) in fields(list, what, &[("feature", "feature")])? {
-                    let Value::Array(items) = items else {
+                    let Tree::Array(items) = items else {
                         return Err(Error::json(format!("{what}.feature: expected an array")));
                     };
                     fl.feature = items
@@ -391,10 +440,10 @@ pub fn sequence_example_from_json(v: &Value) -> Result<tensorflow::SequenceExamp
 /// # Errors
 /// When the JSON is not a valid `oneflow.Feature`.
 pub fn of_feature_from_json(v: &Value, what: &str) -> Result<oneflow::Feature> {
-    of_feature(v, &what)
+    of_feature(&Tree::of(v), &what)
 }
 
-fn of_feature(v: &Value, what: &dyn fmt::Display) -> Result<oneflow::Feature> {
+fn of_feature(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<oneflow::Feature> {
     use oneflow::feature::Kind;
     let known = [
         ("bytesList", "bytes_list"),
@@ -438,6 +487,19 @@ fn of_feature(v: &Value, what: &dyn fmt::Display) -> Result<oneflow::Feature> {
 /// # Errors
 /// When the JSON is not a valid `oneflow.OFRecord`; the message names the field.
 pub fn ofrecord_from_json(v: &Value) -> Result<oneflow::OfRecord> {
+    ofrecord_from_tree(&Tree::of(v))
+}
+
+/// Parses one line of JSON text as a `oneflow.OFRecord`, as [`ofrecord_from_json`] reads the
+/// value, without building a [`Value`].
+///
+/// # Errors
+/// Text that is not JSON, and what [`ofrecord_from_json`] refuses.
+pub fn ofrecord_from_json_str(text: &str) -> Result<oneflow::OfRecord> {
+    ofrecord_from_tree(&tree(text)?)
+}
+
+fn ofrecord_from_tree(v: &Tree<'_>) -> Result<oneflow::OfRecord> {
     let mut out = oneflow::OfRecord::default();
     for (_, val) in fields(v, &"OFRecord", &[("feature", "feature")])? {
         out.feature = feature_map(val, &"feature", of_feature)?;
