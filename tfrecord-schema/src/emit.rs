@@ -348,7 +348,7 @@ fn emit_field(
             // Rows of a fixed shape, any number of them: one flat `Vec`, absent = empty.
             let rows: Vec<Option<u64>> = std::iter::once(None).chain(shape.clone()).collect();
             attrs.push(key);
-            attrs.push(format!("shape = {}", crate::write::unknown_dims(&rows)));
+            attrs.push(format!("shape = {}", crate::ir::shape_text(&rows)));
             vec_of(&t)
         }
         FeatureKind::FixedSequence {

@@ -325,6 +325,15 @@ impl FeatureKind {
     }
 }
 
+/// A shape as a spec writes it, unknown dimensions as `-1`: `[-1, 3]`.
+pub fn shape_text(shape: &[Option<u64>]) -> String {
+    let dims: Vec<String> = shape
+        .iter()
+        .map(|d| d.map_or_else(|| "-1".to_string(), |d| d.to_string()))
+        .collect();
+    format!("[{}]", dims.join(", "))
+}
+
 /// What happens when a feature is absent.
 ///
 /// A variable-length list ([`FeatureKind::Var`], and a feature list of such steps) is

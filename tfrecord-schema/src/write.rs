@@ -118,15 +118,6 @@ fn literal(lit: &Literal) -> String {
     }
 }
 
-/// A shape with unknown dimensions, written `-1`.
-pub(crate) fn unknown_dims(shape: &[Option<u64>]) -> String {
-    let dims: Vec<String> = shape
-        .iter()
-        .map(|d| d.map_or_else(|| "-1".to_string(), |d| d.to_string()))
-        .collect();
-    format!("[{}]", dims.join(", "))
-}
-
 fn dims(shape: &[u64]) -> String {
     format!(
         "[{}]",
@@ -193,7 +184,7 @@ fn write_feature(out: &mut String, f: &Field, in_sequence: bool) {
     match kind {
         FeatureKind::Fixed { shape } if !shape.is_empty() => set("shape", dims(shape)),
         FeatureKind::FixedSequence { shape, .. } if !shape.is_empty() => {
-            set("shape", unknown_dims(shape));
+            set("shape", crate::ir::shape_text(shape));
         }
         FeatureKind::Var { rank: Some(rank) } => set("rank", rank.to_string()),
         _ => {}

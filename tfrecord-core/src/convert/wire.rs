@@ -12,7 +12,7 @@
 
 use crate::codec::wire::{self, Fields, Value, put_len_prefix, put_varint, varint_len};
 use crate::error::{Error, Result};
-use crate::proto::check::{Kind, check_list};
+use crate::proto::check::{Kind, canonical_entry, check_list, single_list};
 
 /// The direction of a conversion, with what each side calls a kind.
 #[derive(Clone, Copy)]
@@ -133,24 +133,10 @@ fn entries(dir: Direction, map: &[u8], out: &mut Vec<u8>) -> Result<()> {
 /// list is copied as it is: the entry is copied whole with the one byte of its list's tag
 /// rewritten. `Ok(false)` for any other entry, which the general path rewrites.
 fn copy_canonical(dir: Direction, entry: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-    let Some((key, rest)) = entry
-        .split_first()
-        .filter(|(t, _)| **t == 0x0a)
-        .and_then(|(_, r)| wire::split_len(r))
-    else {
+    let Some((key, value)) = canonical_entry(entry) else {
         return Ok(false);
     };
-    let Some((value, rest)) = rest
-        .split_first()
-        .filter(|(t, _)| **t == 0x12)
-        .and_then(|(_, r)| wire::split_len(r))
-    else {
-        return Ok(false);
-    };
-    if !rest.is_empty() {
-        return Ok(false);
-    }
-    let Some((&tag, after_tag)) = value.split_first() else {
+    let Some((tag, list)) = single_list(value) else {
         return Ok(false);
     };
     let (kind, new_tag) = match (dir, tag) {
@@ -160,12 +146,6 @@ fn copy_canonical(dir: Direction, entry: &[u8], out: &mut Vec<u8>) -> Result<boo
         (Direction::ToTf { .. }, 0x2a) => (Kind::Int64, 0x1a),
         _ => return Ok(false),
     };
-    let Some((list, tail)) = wire::split_len(after_tag) else {
-        return Ok(false);
-    };
-    if !tail.is_empty() {
-        return Ok(false);
-    }
     check_list(kind, list)
         .map_err(|what| malformed(dir, what).with_key(String::from_utf8_lossy(key).into_owned()))?;
     put_len_prefix(out, 1, entry.len());

@@ -323,7 +323,7 @@ impl RecordFeature {
                         "`{}` has rows of shape {}: a `tf.train.Example` feature holds one flat \
                          list, so only its first dimension can be unknown (-1)",
                         self.name,
-                        unknown_dims(shape)
+                        tfrecord_schema::ir::shape_text(shape)
                     ))
                     .with_key(self.key.clone())
                     })?,
@@ -352,15 +352,6 @@ impl RecordFeature {
             _ => return Err(unsupported()),
         })
     }
-}
-
-/// A shape with unknown dimensions written `-1`, as a spec writes it.
-fn unknown_dims(shape: &[Option<u64>]) -> String {
-    let dims: Vec<String> = shape
-        .iter()
-        .map(|d| d.map_or_else(|| "-1".to_string(), |d| d.to_string()))
-        .collect();
-    format!("[{}]", dims.join(", "))
 }
 
 /// The values of a default literal, row-major, as values of `dtype`; the error says why not.

@@ -204,14 +204,10 @@ impl Layout<'_> {
             Layout::SequenceFixed(s) if s.is_empty() => {
                 "`sequence`, one value per step".to_string()
             }
-            Layout::SequenceFixed(s) => format!(
-                "`sequence`, shape {} per step",
-                crate::write::unknown_dims(s)
-            ),
-            Layout::Rows(s) => format!(
-                "`sequence`, rows of shape {}",
-                crate::write::unknown_dims(s)
-            ),
+            Layout::SequenceFixed(s) => {
+                format!("`sequence`, shape {} per step", crate::ir::shape_text(s))
+            }
+            Layout::Rows(s) => format!("`sequence`, rows of shape {}", crate::ir::shape_text(s)),
             Layout::SequenceVar => "`var` feature list".to_string(),
             Layout::Ragged => "`ragged`".to_string(),
             Layout::Other => "another kind".to_string(),
@@ -276,14 +272,14 @@ fn suggest(f: &Field, record: RecordKind) -> String {
         Layout::SequenceFixed(shape) => (
             vec![
                 "sequence".to_string(),
-                format!("shape = {}", crate::write::unknown_dims(&shape)),
+                format!("shape = {}", crate::ir::shape_text(&shape)),
             ],
             vec(&vec(t)),
         ),
         Layout::Rows(shape) => {
             let rows: Vec<Option<u64>> = std::iter::once(None).chain(shape).collect();
             (
-                vec![format!("shape = {}", crate::write::unknown_dims(&rows))],
+                vec![format!("shape = {}", crate::ir::shape_text(&rows))],
                 vec(t),
             )
         }
@@ -520,9 +516,9 @@ impl Checker<'_> {
                     format!(
                         "wrong shape: the field has rows of shape {}, but `{}` has rows of shape \
                          {} in {}",
-                        crate::write::unknown_dims(b),
+                        crate::ir::shape_text(b),
                         s.key,
-                        crate::write::unknown_dims(a),
+                        crate::ir::shape_text(a),
                         self.origin()
                     ),
                 );
