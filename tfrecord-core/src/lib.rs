@@ -115,6 +115,7 @@
 //! ```
 
 mod codec;
+pub mod columns;
 mod compression;
 pub mod convert;
 pub mod crc;
