@@ -101,6 +101,27 @@ pub(crate) enum Command {
     /// `sequence` (FixedLenSequenceFeature) feature list. No records, no output. Errors name the
     /// file, the record index within it and the feature key.
     Parse(ParseArgs),
+    /// Write records to a Parquet file, one row per record and one column per feature.
+    ///
+    /// Columns follow the `tfrecord-arrow` type mapping: int64 -> Int64, float -> Float32,
+    /// bytes -> Binary, string -> Utf8 (invalid UTF-8 is an error naming key and record), a
+    /// fixed shape [k] -> FixedSizeList(k) (nested for higher ranks), var -> List, a sequence
+    /// -> List of its rows, sparse -> List of structs (indices..., value), ragged -> nested
+    /// List, a feature list -> List per row; an absent feature without a default is null.
+    /// Without `--spec`, the spec is inferred from the inputs first (as `tfrecord infer` does,
+    /// a first pass over them). The spec is stored in the file's metadata (`tfrecord.spec`), so
+    /// that `from-parquet` writes the records back exactly. The file is written under a
+    /// temporary name and renamed into place when complete.
+    ToParquet(ToParquetArgs),
+    /// Write the rows of Parquet files as records (the inverse of `to-parquet`).
+    ///
+    /// The spec is the one `to-parquet` stored in the file's metadata, else `--spec`, else one
+    /// read off the column types: a value is a fixed scalar (optional when the column is
+    /// nullable), nested fixed-size lists a fixed shape, a list `var`, a list of fixed-size
+    /// lists a `sequence`. A null row leaves its feature out of the record. Float64 columns go
+    /// to a `tf.train.Example` as float lists only with `--allow-lossy-double` (OFRecord has
+    /// double lists).
+    FromParquet(FromParquetArgs),
     /// Scan records and print a TOML spec that describes them.
     ///
     /// Per key: the dtype from the list kind (`bytes_list` is `string` when every value is
@@ -442,6 +463,92 @@ pub(crate) struct ParseArgs {
     /// Limit, skip, shard, shuffle, damaged records.
     #[command(flatten)]
     pub(crate) dataset: DatasetArgs,
+}
+
+/// Parquet compression codecs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CodecArg {
+    /// No compression.
+    None,
+    /// Snappy (pyarrow's default).
+    Snappy,
+    /// Zstandard.
+    Zstd,
+    /// LZ4 (raw).
+    Lz4,
+    /// Gzip.
+    Gzip,
+}
+
+/// Flags of `to-parquet`.
+#[derive(Debug, Args)]
+pub(crate) struct ToParquetArgs {
+    /// Record files, directories of shards, quoted glob patterns, or `-` for standard input
+    /// (not without `--spec`: inferring needs a first pass).
+    #[arg(value_name = "IN", default_value = "-")]
+    pub(crate) inputs: Vec<PathBuf>,
+    /// The TOML spec of the records [default: inferred from the inputs].
+    #[arg(long, value_name = "SPEC.toml")]
+    pub(crate) spec: Option<PathBuf>,
+    /// The record of the spec to use [default: the spec's only record]; without `--spec`, the
+    /// name of the inferred record.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) record: Option<String>,
+    /// Without `--spec`: the records are `tensorflow.SequenceExample`s.
+    #[arg(long)]
+    pub(crate) sequence: bool,
+    /// The Parquet file to write.
+    #[arg(short = 'o', long = "output", value_name = "OUT.parquet")]
+    pub(crate) output: PathBuf,
+    /// Records decoded per Arrow batch.
+    #[arg(long, value_name = "N", default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) batch_size: u64,
+    /// Rows per Parquet row group.
+    #[arg(long, value_name = "N", default_value_t = 131_072, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) row_group_size: u64,
+    /// Parquet compression.
+    #[arg(long, value_enum, ignore_case = true, default_value = "snappy")]
+    pub(crate) codec: CodecArg,
+    /// LargeList, LargeBinary and LargeUtf8 (64-bit offsets) instead of List, Binary and Utf8.
+    #[arg(long)]
+    pub(crate) large_lists: bool,
+    /// Write over an existing output (without it, an existing output is an error).
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Skip checking each input record's data checksum (the length checksum is always checked).
+    #[arg(long)]
+    pub(crate) no_verify_data_crc: bool,
+    /// Input format and compression.
+    #[command(flatten)]
+    pub(crate) read: ReadOpts,
+    /// Limit, skip, shard, shuffle, damaged records of the inputs.
+    #[command(flatten)]
+    pub(crate) dataset: DatasetArgs,
+}
+
+/// Flags of `from-parquet`.
+#[derive(Debug, Args)]
+pub(crate) struct FromParquetArgs {
+    /// Parquet files.
+    #[arg(value_name = "IN", required = true)]
+    pub(crate) inputs: Vec<PathBuf>,
+    /// The TOML spec to write the rows with [default: the one in the file's metadata, else one
+    /// read off the column types].
+    #[arg(long, value_name = "SPEC.toml")]
+    pub(crate) spec: Option<PathBuf>,
+    /// The record of the spec to use [default: the spec's only record].
+    #[arg(long, value_name = "NAME")]
+    pub(crate) record: Option<String>,
+    /// Allow float64 columns to become float lists of a `tf.train.Example` (rounding each value
+    /// to `f32`); without it such a column is an error naming it.
+    #[arg(long)]
+    pub(crate) allow_lossy_double: bool,
+    /// Write over an existing output (without it, an existing output is an error).
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Output file, format and compression.
+    #[command(flatten)]
+    pub(crate) write: WriteOpts,
 }
 
 /// Flags of `infer`.

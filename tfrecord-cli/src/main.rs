@@ -26,6 +26,7 @@
 //! index and feature key where they apply; the exit status is 1 (2 for a misused command line).
 //! A closed standard output (`tfrecord cat x | head`) ends the command quietly with status 0.
 
+mod batch;
 mod cli;
 mod commands;
 mod dataset;
@@ -42,7 +43,7 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command};
 use crate::commands::{
-    cat, convert, count, from_json, generate, import, index, infer, parse, verify,
+    cat, convert, count, from_json, generate, import, index, infer, parquet, parse, verify,
 };
 use crate::error::{CliResult, report};
 
@@ -56,6 +57,8 @@ fn run(cli: &Cli) -> CliResult<ExitCode> {
         Command::Convert(a) => convert::run(a),
         Command::Gen(a) => generate::run(a),
         Command::Parse(a) => parse::run(a),
+        Command::ToParquet(a) => parquet::to_parquet(a),
+        Command::FromParquet(a) => parquet::from_parquet(a),
         Command::Infer(a) => infer::run(a),
         Command::FromAvro(a) => import::from_avro(a),
         Command::FromRecords(a) => import::from_records(a),

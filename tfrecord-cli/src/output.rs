@@ -187,6 +187,53 @@ pub(crate) fn write_text_file(
     Ok(())
 }
 
+/// Writes a file with `body`, which gets the open file and gives it back when done: in place
+/// for a device or FIFO, else to a temporary file beside `dest` renamed into place when `body`
+/// succeeds (and removed when it fails, or on interrupt). Standard output (`-`) is refused:
+/// the formats written this way are files.
+///
+/// # Errors
+/// What `body` returns, and I/O errors creating, syncing or renaming the file (naming `dest`).
+pub(crate) fn write_file(dest: &Path, body: impl FnOnce(File) -> CliResult<File>) -> CliResult<()> {
+    let located = |e: io::Error| Error::from(e).with_path(dest);
+    if is_dash(dest) {
+        return Err(crate::error::CliError::Usage(
+            "this output is a file: give its path with -o (standard output is not supported)"
+                .into(),
+        ));
+    }
+    if fs::metadata(dest).is_ok_and(|m| !m.is_file()) {
+        body(File::create(dest).map_err(located)?)?;
+        return Ok(());
+    }
+    let (file, temp) = create_temp(dest).map_err(located)?;
+    let mut temp = TempFile {
+        path: Some(Staged::new(temp)),
+    };
+    let file = body(file)?;
+    file.sync_all().map_err(located)?;
+    drop(file);
+    if let Some(tmp) = &temp.path {
+        fs::rename(tmp.path(), dest).map_err(located)?;
+    }
+    temp.disarm();
+    Ok(())
+}
+
+/// Refuses to write over an existing regular file without `--force`.
+///
+/// # Errors
+/// The file exists and `force` is false.
+pub(crate) fn check_overwrite(dest: &Path, force: bool) -> CliResult<()> {
+    if !is_dash(dest) && !force && fs::metadata(dest).is_ok_and(|m| m.is_file()) {
+        return Err(crate::error::CliError::Failed(format!(
+            "{}: the output exists; pass --force to write over it",
+            dest.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Creates a new, empty file beside `dest` with a name no other file has.
 fn create_temp(dest: &Path) -> io::Result<(File, PathBuf)> {
     let dir = match dest.parent() {

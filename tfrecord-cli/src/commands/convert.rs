@@ -2,8 +2,6 @@
 
 use std::process::ExitCode;
 
-use std::fs;
-
 use tfrecord_core::{Compression, Format, WriterOptions, convert};
 use tfrecord_dataset::{ShardNaming, ShardSplit, ShardedWriter, ShardedWriterOptions};
 
@@ -11,7 +9,7 @@ use crate::cli::{ConvertArgs, ReadOpts};
 use crate::dataset;
 use crate::error::{CliError, CliResult};
 use crate::input::{Flow, RecordType, is_dash, resolve_all};
-use crate::output::RecordSink;
+use crate::output::{RecordSink, check_overwrite};
 
 /// Where converted records go: one file (or standard output), or a set of shards.
 enum Output {
@@ -30,12 +28,7 @@ impl Output {
             (None, None) => None,
         };
         let Some(split) = split else {
-            if !is_dash(dest) && !args.force && fs::metadata(dest).is_ok_and(|m| m.is_file()) {
-                return Err(CliError::Failed(format!(
-                    "{}: the output exists; pass --force to write over it",
-                    dest.display()
-                )));
-            }
+            check_overwrite(dest, args.force)?;
             return Ok(Output::One(RecordSink::create(&args.write)?));
         };
         if is_dash(dest) {

@@ -9,14 +9,14 @@ use std::process::ExitCode;
 
 use tfrecord_core::proto::{oneflow, tensorflow};
 use tfrecord_core::text::c_escape;
-use tfrecord_schema::infer::{Inferrer, ListType, Observed};
+use tfrecord_schema::infer::{Inferred, Inferrer, ListType, Observed};
 use tfrecord_schema::ir::{Dialect, RecordKind, Schema};
 use tfrecord_schema::symbol;
 
-use crate::cli::InferArgs;
-use crate::dataset;
+use crate::cli::{InferArgs, ReadOpts};
+use crate::dataset::{self, DatasetArgs};
 use crate::error::{CliError, CliResult};
-use crate::input::{Decoded, Flow, RecordType, resolve_all};
+use crate::input::{Decoded, Flow, RecordType, Source, resolve_all};
 use crate::stdout::with_stdout;
 
 fn tf_observed(f: &tensorflow::Feature) -> Observed {
@@ -43,7 +43,7 @@ fn of_observed(f: &oneflow::Feature) -> Observed {
 
 /// The default record name: the first file's name without its record and compression
 /// extensions, in UpperCamelCase (`train.tfrecord.gz` -> `Train`), else `Record`.
-fn default_name(first: Option<&Path>) -> String {
+pub(crate) fn default_name(first: Option<&Path>) -> String {
     let Some(name) = first.and_then(Path::file_name).and_then(|n| n.to_str()) else {
         return "Record".to_string();
     };
@@ -93,20 +93,16 @@ fn quoted(s: &str) -> String {
     format!("{s:?}")
 }
 
-/// `tfrecord infer`.
-pub(crate) fn run(args: &InferArgs) -> CliResult<ExitCode> {
-    let ty = RecordType::for_format(args.read.input_format.into(), args.sequence)?;
-    let sources = resolve_all(&args.files)?;
-    let name = match &args.record {
-        Some(n) if symbol::is_type_name(n) => n.clone(),
-        Some(n) => {
-            return Err(CliError::Usage(format!(
-                "--record `{n}` is not a Rust type name (UpperCamelCase, such as `{}`)",
-                symbol::type_name(n)
-            )));
-        }
-        None => default_name(args.files.first().map(std::path::PathBuf::as_path)),
-    };
+/// Infers the spec of the records of `sources` (read as `read` and `ds` say): the record, and
+/// the keys left out for not being UTF-8.
+pub(crate) fn infer_record(
+    sources: &[Source],
+    read: &ReadOpts,
+    verify: bool,
+    ds: &DatasetArgs,
+    ty: RecordType,
+    name: &str,
+) -> CliResult<(Inferred, BTreeSet<Vec<u8>>)> {
     let (kind, dialect) = match ty {
         RecordType::SequenceExample => (RecordKind::SequenceExample, Dialect::Both),
         RecordType::OfRecord => (RecordKind::Example, Dialect::Of),
@@ -114,9 +110,8 @@ pub(crate) fn run(args: &InferArgs) -> CliResult<ExitCode> {
     };
     let mut inferrer = Inferrer::new(kind).dialect(dialect);
     let mut not_utf8: BTreeSet<Vec<u8>> = BTreeSet::new();
-    let verify = !args.no_verify_data_crc;
     {
-        dataset::for_each(&sources, &args.read, verify, &args.dataset, |bytes, loc| {
+        dataset::for_each(sources, read, verify, ds, |bytes, loc| {
             let skip = &mut not_utf8;
             match ty.decode(bytes, loc)? {
                 Decoded::Example(e) => {
@@ -155,7 +150,26 @@ pub(crate) fn run(args: &InferArgs) -> CliResult<ExitCode> {
             Ok(Flow::Continue)
         })?;
     }
-    let inferred = inferrer.finish(&name);
+    Ok((inferrer.finish(name), not_utf8))
+}
+
+/// `tfrecord infer`.
+pub(crate) fn run(args: &InferArgs) -> CliResult<ExitCode> {
+    let ty = RecordType::for_format(args.read.input_format.into(), args.sequence)?;
+    let sources = resolve_all(&args.files)?;
+    let name = match &args.record {
+        Some(n) if symbol::is_type_name(n) => n.clone(),
+        Some(n) => {
+            return Err(CliError::Usage(format!(
+                "--record `{n}` is not a Rust type name (UpperCamelCase, such as `{}`)",
+                symbol::type_name(n)
+            )));
+        }
+        None => default_name(args.files.first().map(std::path::PathBuf::as_path)),
+    };
+    let verify = !args.no_verify_data_crc;
+    let (inferred, not_utf8) =
+        infer_record(&sources, &args.read, verify, &args.dataset, ty, &name)?;
     let shown: Vec<String> = sources
         .iter()
         .map(|s| s.name().display().to_string())

@@ -9,5 +9,6 @@ pub(crate) mod generate;
 pub(crate) mod import;
 pub(crate) mod index;
 pub(crate) mod infer;
+pub(crate) mod parquet;
 pub(crate) mod parse;
 pub(crate) mod verify;

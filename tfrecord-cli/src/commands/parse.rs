@@ -10,9 +10,10 @@ use tfrecord_core::parse::{
     ExampleParser, RecordSpec, SequenceExampleParser, Tensors, tensors_to_json,
 };
 use tfrecord_core::proto::bytes_keys;
-use tfrecord_core::{Error, ErrorKind, Format};
+use tfrecord_core::{Error, Format};
 use tfrecord_schema::ir::RecordKind;
 
+use crate::batch::Batch;
 use crate::cli::ParseArgs;
 use crate::dataset;
 use crate::error::{CliError, CliResult};
@@ -44,65 +45,17 @@ impl Parser {
     }
 }
 
-/// Where the records of the current batch came from.
-struct Origin {
-    file: usize,
-    offset: u64,
-    record: u64,
-}
-
-/// The records of one batch and their origins.
-struct Batch<'a> {
-    files: &'a [PathBuf],
-    records: Vec<Vec<u8>>,
-    origins: Vec<Origin>,
-    size: usize,
-}
-
-impl Batch<'_> {
-    /// Parses and prints the batch (if it holds any records), then empties it.
-    fn flush(&mut self, parser: &Parser, out: &mut Stdout) -> CliResult<()> {
-        if self.records.is_empty() {
-            return Ok(());
-        }
-        let value = parser.parse(&self.records).map_err(|e| self.locate(e))?;
-        let line = serde_json::to_string(&value)
-            .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
-        writeln!(out, "{line}")?;
-        self.records.clear();
-        self.origins.clear();
-        Ok(())
+/// Parses and prints the batch (if it holds any records), then empties it.
+fn flush(batch: &mut Batch<'_>, parser: &Parser, out: &mut Stdout) -> CliResult<()> {
+    if batch.records.is_empty() {
+        return Ok(());
     }
-
-    /// Turns the batch index of a parse error into the file, byte offset and record index of
-    /// the record it is about.
-    fn locate(&self, e: Error) -> CliError {
-        let Some(origin) = e
-            .record()
-            .and_then(|i| usize::try_from(i).ok())
-            .and_then(|i| self.origins.get(i))
-        else {
-            return e.into();
-        };
-        let fresh = match e.kind() {
-            ErrorKind::Feature { problem, detail } => {
-                Error::feature_problem(problem.clone(), detail.clone())
-            }
-            ErrorKind::Decode { message, detail } => Error::decode(message, detail),
-            _ => Error::feature(e.to_string()),
-        };
-        let mut located = fresh;
-        if let Some(path) = self.files.get(origin.file) {
-            located = located.with_path(path);
-        }
-        located = located
-            .with_offset(origin.offset)
-            .with_record(origin.record);
-        if let Some(key) = e.key() {
-            located = located.with_key(key);
-        }
-        located.into()
-    }
+    let value = parser.parse(&batch.records).map_err(|e| batch.locate(e))?;
+    let line =
+        serde_json::to_string(&value).map_err(|e| CliError::Output(std::io::Error::other(e)))?;
+    writeln!(out, "{line}")?;
+    batch.clear();
+    Ok(())
 }
 
 /// `tfrecord parse`.
@@ -134,33 +87,21 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
     } else {
         usize::try_from(args.batch_size).unwrap_or(usize::MAX)
     };
-    let mut batch = Batch {
-        files: &files,
-        records: Vec::new(),
-        origins: Vec::new(),
-        size,
-    };
+    let mut batch = Batch::new(&files, size);
     with_stdout(|out| {
         let verify = !args.no_verify_data_crc;
         dataset::for_each(&sources, &args.read, verify, &args.dataset, |bytes, loc| {
-            batch.records.push(if from_of {
+            let record = if from_of {
                 ofrecord_as_example(bytes, loc)?
             } else {
                 bytes.to_vec()
-            });
-            // The input the record came from (a shuffle mixes them).
-            let file = files.iter().position(|f| f == loc.path).unwrap_or(0);
-            batch.origins.push(Origin {
-                file,
-                offset: loc.offset,
-                record: loc.record,
-            });
-            if batch.records.len() >= batch.size {
-                batch.flush(&parser, out)?;
+            };
+            if batch.push(record, loc) {
+                flush(&mut batch, &parser, out)?;
             }
             Ok(Flow::Continue)
         })?;
-        batch.flush(&parser, out)?;
+        flush(&mut batch, &parser, out)?;
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -1,0 +1,183 @@
+//! `tfrecord to-parquet` and `tfrecord from-parquet`: records to a Parquet file through the
+//! `tfrecord-arrow` mapping, and the rows of Parquet files back to records.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use tfrecord_arrow::parquet::arrow::ArrowWriter;
+use tfrecord_arrow::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use tfrecord_arrow::parquet::basic::{Compression, GzipLevel, ZstdLevel};
+use tfrecord_arrow::parquet::file::properties::WriterProperties;
+use tfrecord_arrow::{ArrowDecoder, ArrowEncoder, ArrowOptions, record_from_schema};
+use tfrecord_core::parse::DType;
+use tfrecord_core::{Error, Format};
+use tfrecord_schema::ir::Record;
+
+use crate::batch::Batch;
+use crate::cli::{CodecArg, FromParquetArgs, ToParquetArgs};
+use crate::commands::infer;
+use crate::dataset;
+use crate::error::{CliError, CliResult};
+use crate::input::{Flow, RecordType, Source, resolve_all};
+use crate::output::{RecordSink, check_overwrite, write_file};
+use crate::spec::{pick_record, read_spec};
+
+fn parquet_error(path: &std::path::Path, e: impl std::fmt::Display) -> CliError {
+    CliError::Core(Error::feature(format!("parquet: {e}")).with_path(path))
+}
+
+/// The record of `--spec` (and `--record`), if given.
+fn spec_record(spec: Option<&PathBuf>, record: Option<&str>) -> CliResult<Option<Record>> {
+    let Some(path) = spec else {
+        return Ok(None);
+    };
+    let schema = read_spec(path)?;
+    Ok(Some(pick_record(&schema, path, record)?.clone()))
+}
+
+/// `tfrecord to-parquet`.
+pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
+    let format = Format::from(args.read.input_format);
+    let sources = resolve_all(&args.inputs)?;
+    let verify = !args.no_verify_data_crc;
+    check_overwrite(&args.output, args.force)?;
+    let record = match spec_record(args.spec.as_ref(), args.record.as_deref())? {
+        Some(r) => r,
+        None => {
+            if sources.iter().any(|s| matches!(s, Source::Stdin)) {
+                return Err(CliError::Usage(
+                    "to-parquet infers the spec in a first pass over the inputs, which standard \
+                     input cannot give twice: pass --spec"
+                        .into(),
+                ));
+            }
+            let ty = RecordType::for_format(format, args.sequence)?;
+            let name = args
+                .record
+                .clone()
+                .unwrap_or_else(|| infer::default_name(args.inputs.first().map(PathBuf::as_path)));
+            let (inferred, not_utf8) =
+                infer::infer_record(&sources, &args.read, verify, &args.dataset, ty, &name)?;
+            for (key, why) in &inferred.notes {
+                eprintln!("tfrecord: note: feature {key:?} left out of the inferred spec: {why}");
+            }
+            if !not_utf8.is_empty() {
+                eprintln!(
+                    "tfrecord: note: {} feature key(s) that are not UTF-8 left out of the \
+                     inferred spec",
+                    not_utf8.len()
+                );
+            }
+            inferred.record
+        }
+    };
+    let in_spec = |e: Error| -> CliError {
+        match &args.spec {
+            Some(p) => e.with_path(p).into(),
+            None => e.into(),
+        }
+    };
+    let options = ArrowOptions::new().with_large_lists(args.large_lists);
+    let decoder = ArrowDecoder::with_options(&record, format, options).map_err(in_spec)?;
+    let codec = match args.codec {
+        CodecArg::None => Compression::UNCOMPRESSED,
+        CodecArg::Snappy => Compression::SNAPPY,
+        CodecArg::Zstd => Compression::ZSTD(ZstdLevel::default()),
+        CodecArg::Lz4 => Compression::LZ4_RAW,
+        CodecArg::Gzip => Compression::GZIP(GzipLevel::default()),
+    };
+    let props = WriterProperties::builder()
+        .set_compression(codec)
+        .set_max_row_group_row_count(Some(
+            usize::try_from(args.row_group_size).unwrap_or(usize::MAX),
+        ))
+        .build();
+    let files: Vec<PathBuf> = sources.iter().map(Source::name).collect();
+    let size = usize::try_from(args.batch_size).unwrap_or(usize::MAX);
+    let out = &args.output;
+    write_file(out, |file| {
+        let mut writer = ArrowWriter::try_new(file, decoder.schema(), Some(props))
+            .map_err(|e| parquet_error(out, e))?;
+        let mut batch = Batch::new(&files, size);
+        let flush = |batch: &mut Batch<'_>, writer: &mut ArrowWriter<File>| -> CliResult<()> {
+            if batch.records.is_empty() {
+                return Ok(());
+            }
+            let rb = decoder
+                .decode(&batch.records, 0)
+                .map_err(|e| batch.locate(e))?;
+            writer.write(&rb).map_err(|e| parquet_error(out, e))?;
+            batch.clear();
+            Ok(())
+        };
+        dataset::for_each(&sources, &args.read, verify, &args.dataset, |bytes, loc| {
+            if batch.push(bytes.to_vec(), loc) {
+                flush(&mut batch, &mut writer)?;
+            }
+            Ok(Flow::Continue)
+        })?;
+        flush(&mut batch, &mut writer)?;
+        writer.into_inner().map_err(|e| parquet_error(out, e))
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `tfrecord from-parquet`.
+pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
+    check_overwrite(&args.write.output, args.force)?;
+    let format = Format::from(args.write.encoding.output_format);
+    let given = spec_record(args.spec.as_ref(), args.record.as_deref())?;
+    let mut sink = RecordSink::create(&args.write)?;
+    let mut records: Vec<Vec<u8>> = Vec::new();
+    for path in &args.inputs {
+        let located = |e: Error| -> CliError { e.with_path(path).into() };
+        let file = File::open(path).map_err(|e| located(e.into()))?;
+        let builder =
+            ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))?;
+        let record = match &given {
+            Some(r) => r.clone(),
+            None => record_from_schema(builder.schema(), "Record").map_err(located)?,
+        };
+        let lossy = record
+            .fields
+            .iter()
+            .find(|f| f.dtype == Some(DType::Double) && !f.lossy);
+        if format == Format::TfRecord
+            && !args.allow_lossy_double
+            && let Some(f) = lossy
+        {
+            return Err(CliError::Core(
+                Error::feature(format!(
+                    "column `{}` holds float64 values, which a tf.train.Example stores as \
+                     float: pass --allow-lossy-double to round them, or write OFRecord",
+                    f.name
+                ))
+                .with_path(path)
+                .with_key(f.name.clone()),
+            ));
+        }
+        let encoder = ArrowEncoder::new(&record, format).map_err(located)?;
+        let reader = builder
+            .with_batch_size(8192)
+            .build()
+            .map_err(|e| parquet_error(path, e))?;
+        let mut row = 0u64;
+        for batch in reader {
+            let batch = batch.map_err(|e| parquet_error(path, e))?;
+            records.clear();
+            encoder
+                .encode(&batch, row, |bytes| {
+                    records.push(bytes.to_vec());
+                    Ok(())
+                })
+                .map_err(located)?;
+            for r in &records {
+                sink.write(r)?;
+            }
+            row += u64::try_from(batch.num_rows()).unwrap_or(u64::MAX);
+        }
+    }
+    sink.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
