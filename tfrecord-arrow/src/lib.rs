@@ -1,6 +1,108 @@
 //! TFRecord / `tf.train.Example` and OFRecord data as Apache Arrow: records decoded into
 //! [`RecordBatch`](arrow_array::RecordBatch)es by one documented type mapping, and batches
-//! written back as records, with Parquet through the `parquet` crate.
+//! written back as records; Parquet through the re-exported [`parquet`] crate.
+//!
+//! The spec says what each feature is, whether it came from a TOML spec file, from
+//! `tfrecord infer` (`tfrecord_schema::infer`) or from an Arrow schema
+//! ([`record_from_schema`]); [`ArrowDecoder`] turns batches of serialized records into record
+//! batches of that spec's columns, [`ArrowEncoder`] turns record batches back into records. The
+//! values are decoded straight from the wire bytes into the column buffers
+//! (`tfrecord_core::columns`), which become the Arrow arrays without another copy.
+//!
+//! ```
+//! use tfrecord_arrow::{ArrowDecoder, ArrowEncoder};
+//! use tfrecord_core::proto::tensorflow::{feature, Example, Feature, Features, Int64List};
+//! use tfrecord_core::{Format, Message};
+//! use tfrecord_schema::ir::Schema;
+//!
+//! let spec = Schema::from_toml_str(
+//!     "[records.R.features.label]\ndtype = \"int64\"\ndefault = 0\n\
+//!      [records.R.features.ids]\ndtype = \"int64\"\nkind = \"var\"\n",
+//!     "r.toml",
+//! )
+//! .expect("a valid spec");
+//! let record = &spec.records[0];
+//! let example = |label: i64, ids: Vec<i64>| {
+//!     let mut f = Features::default();
+//!     let list = |value| Feature { kind: Some(feature::Kind::Int64List(Int64List { value })) };
+//!     f.feature.insert("label".into(), list(vec![label]));
+//!     f.feature.insert("ids".into(), list(ids));
+//!     Example { features: Some(f) }.encode_to_vec()
+//! };
+//! let records = [example(1, vec![7, 8]), example(2, vec![])];
+//!
+//! let batch = ArrowDecoder::new(record, Format::TfRecord)?.decode(&records, 0)?;
+//! assert_eq!(batch.num_rows(), 2);
+//! assert_eq!(batch.schema().field(0).data_type().to_string(), "Int64");
+//! assert_eq!(batch.schema().field(1).data_type().to_string(), "List(non-null Int64)");
+//!
+//! let mut back = Vec::new();
+//! ArrowEncoder::new(record, Format::TfRecord)?.encode(&batch, 0, |r| {
+//!     back.push(r.to_vec());
+//!     Ok(())
+//! })?;
+//! assert_eq!(back, records);
+//! # Ok::<(), tfrecord_core::Error>(())
+//! ```
+//!
+//! # The type mapping
+//!
+//! One column per feature of the spec, named by its output name (the feature key; a sparse
+//! feature's name in the spec), in spec order.
+//!
+//! | spec | Arrow type | an absent feature |
+//! | --- | --- | --- |
+//! | `int64` | `Int64` | |
+//! | `float` | `Float32` (bit for bit, NaN payloads kept) | |
+//! | `bytes` | `Binary` | |
+//! | `string` | `Utf8` (invalid UTF-8 is an error naming the key and record) | |
+//! | `int32` (OFRecord `int32_list`; an `int64_list` in a `tf.train.Example`, range-checked) | `Int32` | |
+//! | `double` (OFRecord `double_list`; a `float_list` in a `tf.train.Example`) | `Float64` | |
+//! | `bool` (an `int64_list` of 0 and 1) | `Boolean` | |
+//! | `fixed`, `shape = []` | the value type, non-null | its `default`; `optional`: null; else an error |
+//! | `fixed`, `shape = [k]` | `FixedSizeList(k)` of the value type | as above |
+//! | `fixed`, `shape = [a, b, ..]` | nested `FixedSizeList`s, outermost first | as above |
+//! | `var` | `List` of the value type | null (a key holding an empty list: an empty list) |
+//! | `sequence` / `shape = [-1, ..]` in an Example | `List` of the row type (`FixedSizeList` per dimension, or the value type for one value per row) | null |
+//! | `sparse` | `List` of `Struct` with one `Int64` per index key and the value (fields named by their keys) | null |
+//! | `ragged` | one `List` per partition around a `List` of values (`[batch, (rows)..., (values)]`) | null when the value key and every partition key are absent |
+//! | SequenceExample context | as in an Example | as in an Example |
+//! | SequenceExample `var` feature list | `List` of steps, each a `List` of values | null |
+//! | SequenceExample `sequence` feature list | `List` of steps, each a row as above | null; without `allow_missing`: an error |
+//!
+//! Items of lists are non-null. [`ArrowOptions::large_lists`] gives `LargeList`,
+//! `LargeBinary` and `LargeUtf8` instead (64-bit offsets, for batches over 2 GiB). Each batch's
+//! schema carries the spec as TOML in its metadata ([`SPEC_METADATA_KEY`]), so that Parquet
+//! files written from it come back as exactly the same records: `Arrow -> records -> Arrow` is
+//! the identity for every mapped type, and `records -> Arrow -> records` gives the same
+//! messages except that an absent fixed feature with a default comes back holding it.
+//!
+//! Values are checked as the generated types check them; where the runtime parser follows
+//! TensorFlow's looser rules, the columns are stricter, because an Arrow row must hold exactly
+//! one record's values: a ragged partition must be valid (TensorFlow's default
+//! `validate=False` does not check), and a sparse feature's index and value counts must agree
+//! in every record (TensorFlow checks the batch's totals). The sparse entries keep their order
+//! in the record (TensorFlow's `parse_example` sorts them unless `already_sorted`).
+//!
+//! ## Compared with tfx_bsl
+//!
+//! tfx_bsl's `ExamplesToRecordBatchDecoder` maps every feature to a `LargeList` of
+//! `Int64`, `Float32` or `LargeBinary`, null where the record lacks it, with no shapes,
+//! defaults or text. The same data here, with a spec that says `var` for every feature and
+//! [`ArrowOptions::large_lists`], is the same column values (a `LargeBinary` where the spec says
+//! `bytes`, `LargeUtf8` for `string`); with a spec that knows more, the columns say more:
+//! scalars as values, fixed shapes as fixed-size lists, defaults filled in.
+//!
+//! # Arrow data from elsewhere
+//!
+//! [`record_from_schema`] reads the spec from the metadata when the data was written here, and
+//! otherwise off the column types: a value type is a `fixed` scalar (`optional` when the
+//! field is nullable), nested `FixedSizeList`s a `fixed` shape, a `List` (or `LargeList`,
+//! `ListView`) of values `var`, a `List` of `FixedSizeList`s a `sequence` of rows. Integer
+//! types narrower than 32 bits read as `int32`, `UInt32` as `int64`, `Float16` as `float`,
+//! `Float64` as `double`, views and large variants of binary and text as `bytes` and `string`.
+//! [`ArrowEncoder`] reads these variants for any spec; a null value inside a list has no place
+//! in a record and is an error naming the column.
 
 mod from_arrow;
 mod schema;

@@ -218,10 +218,11 @@ impl Plan {
                         .iter()
                         .map(|k| (table.intern(k), k.clone()))
                         .collect();
+                    // As TensorFlow: an absent sparse feature has no entries, never an error.
                     (
                         Shape::Sparse { index },
                         vec![LevelKind::List],
-                        or_null,
+                        Absent::Null,
                         index_keys.clone(),
                     )
                 }
