@@ -365,13 +365,11 @@ fn example_records(fs: &[Feature]) -> BoxedStrategy<Vec<Vec<u8>>> {
                     m
                 })
                 .map(|m| {
-                    let features = tf::Features {
-                        feature: m.iter().map(|(k, l)| (k.clone(), l.tf())).collect(),
-                    };
-                    tf::Example {
-                        features: Some(features),
-                    }
-                    .encode_to_vec()
+                    // As TensorFlow writes it: no `features` when there are none.
+                    let feature: BTreeMap<_, _> =
+                        m.iter().map(|(k, l)| (k.clone(), l.tf())).collect();
+                    let features = (!feature.is_empty()).then_some(tf::Features { feature });
+                    tf::Example { features }.encode_to_vec()
                 })
                 .collect()
         })
@@ -432,19 +430,21 @@ fn sequence_records(ctx: &[Feature], lists: &[Feature]) -> BoxedStrategy<Vec<Vec
         .prop_map(|rows| {
             rows.into_iter()
                 .map(|(c, l)| {
-                    let context = tf::Features {
-                        feature: c.into_iter().flatten().map(|(k, v)| (k, v.tf())).collect(),
-                    };
-                    let feature_list = l
+                    let feature: BTreeMap<_, _> =
+                        c.into_iter().flatten().map(|(k, v)| (k, v.tf())).collect();
+                    let context = (!feature.is_empty()).then_some(tf::Features { feature });
+                    let feature_list: BTreeMap<_, _> = l
                         .into_iter()
                         .filter_map(|(k, steps)| {
                             let feature = steps?.iter().map(List::tf).collect();
                             Some((k, tf::FeatureList { feature }))
                         })
                         .collect();
+                    let feature_lists =
+                        (!feature_list.is_empty()).then_some(tf::FeatureLists { feature_list });
                     tf::SequenceExample {
-                        context: Some(context),
-                        feature_lists: Some(tf::FeatureLists { feature_list }),
+                        context,
+                        feature_lists,
                     }
                     .encode_to_vec()
                 })

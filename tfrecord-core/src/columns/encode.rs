@@ -1,7 +1,8 @@
 //! Columns back to records: each row of a [`ColumnBatch`] written as one serialized
 //! `tf.train.Example`, `tf.train.SequenceExample` or `oneflow.OFRecord`, the inverse of the
 //! decoder's layout. A null row leaves its feature out; the map entries are written sorted by
-//! key, as [`encode_example`](crate::proto::encode_example) writes them.
+//! key, as [`encode_example`](crate::proto::encode_example) writes them; an empty map is left
+//! out (an Example without features).
 
 use tfrecord_schema::ir::RecordKind;
 
@@ -182,20 +183,23 @@ pub(crate) fn encode_row(
     out.clear();
     let mut map = Vec::new();
     write_map(plan, &entries.0, batch, r, &mut map, scratch)?;
+    // A message field is written only when its map has entries, as TensorFlow writes an
+    // Example without features.
+    let put = |out: &mut Vec<u8>, field: u32, map: &[u8]| {
+        if !map.is_empty() {
+            put_len_prefix(out, field, map.len());
+            out.extend_from_slice(map);
+        }
+    };
     match (plan.format, plan.kind) {
         (Format::OfRecord, _) => out.extend_from_slice(&map),
         (Format::TfRecord, RecordKind::SequenceExample) => {
-            put_len_prefix(out, 1, map.len());
-            out.extend_from_slice(&map);
+            put(out, 1, &map);
             map.clear();
             write_map(plan, &entries.1, batch, r, &mut map, scratch)?;
-            put_len_prefix(out, 2, map.len());
-            out.extend_from_slice(&map);
+            put(out, 2, &map);
         }
-        (Format::TfRecord, _) => {
-            put_len_prefix(out, 1, map.len());
-            out.extend_from_slice(&map);
-        }
+        (Format::TfRecord, _) => put(out, 1, &map),
     }
     Ok(())
 }

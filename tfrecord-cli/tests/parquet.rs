@@ -1,0 +1,291 @@
+//! `tfrecord to-parquet` and `from-parquet`: the TensorFlow-recorded fixtures through Parquet and
+//! back, the file's row groups and metadata, and the errors.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tfrecord_arrow::SPEC_METADATA_KEY;
+use tfrecord_arrow::parquet::file::reader::{FileReader, SerializedFileReader};
+use tfrecord_core::proto::tensorflow as tf;
+use tfrecord_core::{Message, RecordWriter, WriterOptions};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tfrecord"))
+        .args(args)
+        .output()
+        .expect("run tfrecord")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).expect("utf-8")
+}
+
+fn fails(o: &Output) -> String {
+    assert!(!o.status.success(), "succeeded unexpectedly");
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/conformance")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// `cat --json` of a file, without the features that no record gives a type (which an inferred
+/// spec leaves out, with a note).
+fn json_lines(file: &str, extra: &[&str]) -> Vec<serde_json::Value> {
+    let mut args = vec!["cat", "--json", file];
+    args.extend_from_slice(extra);
+    ok(&run(&args))
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).expect("json");
+            if let Some(f) = v
+                .pointer_mut("/features/feature")
+                .and_then(|f| f.as_object_mut())
+            {
+                f.retain(|_, x| x.as_object().is_some_and(|o| !o.is_empty()));
+            }
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn tensorflow_records_through_parquet_and_back() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cases: [(&str, &[&str], &[&str], &str); 3] = [
+        ("examples.tfrecord", &[], &[], "tfrecord"),
+        (
+            "sequence.tfrecord",
+            &["--sequence"],
+            &["--sequence"],
+            "tfrecord",
+        ),
+        (
+            "part-00000",
+            &["--input-format", "ofrecord"],
+            &["--input-format", "ofrecord"],
+            "ofrecord",
+        ),
+    ];
+    for (name, to_flags, cat_flags, format) in cases {
+        let input = fixture(name);
+        let pq = dir.path().join(format!("{name}.parquet"));
+        let back = dir.path().join(format!("{name}.back"));
+        let mut args = vec!["to-parquet", &input, "-o", s(&pq)];
+        args.extend_from_slice(to_flags);
+        ok(&run(&args));
+        ok(&run(&[
+            "from-parquet",
+            s(&pq),
+            "-o",
+            s(&back),
+            "--output-format",
+            format,
+        ]));
+        assert_eq!(
+            json_lines(s(&back), cat_flags),
+            json_lines(&input, cat_flags),
+            "{name}"
+        );
+        // The file holds the spec it was written with.
+        let reader = SerializedFileReader::new(File::open(&pq).expect("open")).expect("parquet");
+        let kv = reader
+            .metadata()
+            .file_metadata()
+            .key_value_metadata()
+            .cloned();
+        let arrow_schema = kv
+            .unwrap_or_default()
+            .into_iter()
+            .find(|kv| kv.key == "ARROW:schema")
+            .and_then(|kv| kv.value);
+        assert!(
+            arrow_schema.is_some(),
+            "{name}: no Arrow schema in the file"
+        );
+    }
+}
+
+#[test]
+fn row_groups_spec_and_dataset_flags() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = dir.path().join("in.tfrecord");
+    let mut w = RecordWriter::create(&input, WriterOptions::new()).expect("create");
+    for i in 0..100i64 {
+        let mut f = tf::Features::default();
+        let int = |v| tf::Feature {
+            kind: Some(tf::feature::Kind::Int64List(tf::Int64List { value: v })),
+        };
+        f.feature.insert("id".into(), int(vec![i]));
+        if i % 3 == 0 {
+            f.feature.insert("tags".into(), int(vec![i, i + 1]));
+        }
+        w.write(&tf::Example { features: Some(f) }.encode_to_vec())
+            .expect("write");
+    }
+    w.finish().expect("finish");
+    let spec = dir.path().join("s.toml");
+    std::fs::write(
+        &spec,
+        "[records.R.features.id]\ndtype = \"int64\"\n[records.R.features.tags]\ndtype = \"int64\"\nkind = \"var\"\n",
+    )
+    .expect("spec");
+    let pq = dir.path().join("o.parquet");
+    ok(&run(&[
+        "to-parquet",
+        "--spec",
+        s(&spec),
+        s(&input),
+        "-o",
+        s(&pq),
+        "--row-group-size",
+        "10",
+        "--batch-size",
+        "7",
+        "--shard",
+        "1/2",
+        "--codec",
+        "zstd",
+    ]));
+    let reader = SerializedFileReader::new(File::open(&pq).expect("open")).expect("parquet");
+    let meta = reader.metadata();
+    assert_eq!(meta.file_metadata().num_rows(), 50);
+    assert_eq!(meta.num_row_groups(), 5);
+    let spec_kv = meta
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|k| k.key == SPEC_METADATA_KEY).cloned());
+    assert!(
+        spec_kv.is_none(),
+        "the spec lives in the Arrow schema's metadata"
+    );
+
+    // An existing output needs --force.
+    let again = run(&["to-parquet", "--spec", s(&spec), s(&input), "-o", s(&pq)]);
+    assert!(fails(&again).contains("--force"));
+    ok(&run(&[
+        "to-parquet",
+        "--spec",
+        s(&spec),
+        s(&input),
+        "-o",
+        s(&pq),
+        "--force",
+        "--limit",
+        "3",
+    ]));
+    let back = dir.path().join("back.tfrecord");
+    ok(&run(&["from-parquet", s(&pq), "-o", s(&back)]));
+    let count = ok(&run(&["count", s(&back)]));
+    assert_eq!(count.trim(), "3");
+}
+
+#[test]
+fn errors_name_file_offset_record_and_key() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = dir.path().join("in.tfrecord");
+    let mut w = RecordWriter::create(&input, WriterOptions::new()).expect("create");
+    let mut offsets = Vec::new();
+    let mut at = 0u64;
+    for text in [&b"ok"[..], b"fine", b"\xff\xfe"] {
+        let mut f = tf::Features::default();
+        f.feature.insert(
+            "name".into(),
+            tf::Feature {
+                kind: Some(tf::feature::Kind::BytesList(tf::BytesList {
+                    value: vec![text.to_vec()],
+                })),
+            },
+        );
+        let bytes = tf::Example { features: Some(f) }.encode_to_vec();
+        offsets.push(at);
+        at += 16 + bytes.len() as u64;
+        w.write(&bytes).expect("write");
+    }
+    w.finish().expect("finish");
+    let spec = dir.path().join("s.toml");
+    std::fs::write(&spec, "[records.R.features.name]\ndtype = \"string\"\n").expect("spec");
+    let pq = dir.path().join("o.parquet");
+    let err = fails(&run(&[
+        "to-parquet",
+        "--spec",
+        s(&spec),
+        s(&input),
+        "-o",
+        s(&pq),
+    ]));
+    assert!(err.contains("in.tfrecord"), "{err}");
+    assert!(err.contains(&offsets[2].to_string()), "{err}");
+    assert!(err.contains("record 2"), "{err}");
+    assert!(err.contains("name"), "{err}");
+    assert!(err.contains("UTF-8"), "{err}");
+    assert!(!pq.exists(), "a failed run leaves no output");
+
+    // Standard input cannot be read twice to infer a spec.
+    let err = fails(&run(&["to-parquet", "-", "-o", s(&pq)]));
+    assert!(err.contains("--spec"), "{err}");
+}
+
+#[test]
+fn float64_columns_need_a_choice_for_tfrecord() {
+    use std::sync::Arc;
+    use tfrecord_arrow::arrow_array::{ArrayRef, Float64Array, RecordBatch};
+    use tfrecord_arrow::arrow_schema::{DataType, Field, Schema};
+    use tfrecord_arrow::parquet::arrow::ArrowWriter;
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pq: PathBuf = dir.path().join("f.parquet");
+    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Float64, false)]));
+    let col: ArrayRef = Arc::new(Float64Array::from(vec![0.1, 2.5]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![col]).expect("batch");
+    let mut w = ArrowWriter::try_new(File::create(&pq).expect("create"), schema, None).expect("w");
+    w.write(&batch).expect("write");
+    w.close().expect("close");
+
+    let out = dir.path().join("o.tfrecord");
+    let err = fails(&run(&["from-parquet", s(&pq), "-o", s(&out)]));
+    assert!(
+        err.contains("--allow-lossy-double") && err.contains('x'),
+        "{err}"
+    );
+    ok(&run(&[
+        "from-parquet",
+        s(&pq),
+        "-o",
+        s(&out),
+        "--allow-lossy-double",
+    ]));
+    let json = ok(&run(&["cat", "--json", s(&out)]));
+    assert!(json.contains("0.1") && json.contains("2.5"), "{json}");
+    let of = dir.path().join("o.ofrecord");
+    ok(&run(&[
+        "from-parquet",
+        s(&pq),
+        "-o",
+        s(&of),
+        "--output-format",
+        "ofrecord",
+    ]));
+    let json = ok(&run(&[
+        "cat",
+        "--json",
+        "--input-format",
+        "ofrecord",
+        s(&of),
+    ]));
+    assert!(json.contains("doubleList"), "{json}");
+}
