@@ -232,29 +232,31 @@ impl Builder {
                     (None, Absent::Error) => return Err(missing(&c.key)),
                 }
             }
-            Shape::Var => match found {
-                Some(fb) => {
-                    let m = append(&mut self.leaf, c.dtype, format, fb).map_err(problem)?;
-                    self.close(0, m.unwrap_or(0));
+            Shape::Var => match found.map(|fb| append(&mut self.leaf, c.dtype, format, fb)) {
+                Some(Ok(Some(m))) => {
+                    self.close(0, m);
                     self.row(true);
                 }
-                None => self.absent_list(c)?,
+                Some(Err(p)) => return Err(problem(p)),
+                // Absent, or a `Feature` with no list set.
+                Some(Ok(None)) | None => self.absent_list(c)?,
             },
-            Shape::Rows { row } => match found {
-                Some(fb) => {
-                    let m = append(&mut self.leaf, c.dtype, format, fb).map_err(problem)?;
-                    let m = m.unwrap_or(0);
-                    if !m.is_multiple_of(*row) {
-                        return Err(problem(FeatureProblem::Rows {
-                            row: *row,
-                            found: m,
-                        }));
+            Shape::Rows { row } => {
+                match found.map(|fb| append(&mut self.leaf, c.dtype, format, fb)) {
+                    Some(Err(p)) => return Err(problem(p)),
+                    Some(Ok(None)) | None => self.absent_list(c)?,
+                    Some(Ok(Some(m))) => {
+                        if !m.is_multiple_of(*row) {
+                            return Err(problem(FeatureProblem::Rows {
+                                row: *row,
+                                found: m,
+                            }));
+                        }
+                        self.close(0, m / row);
+                        self.row(true);
                     }
-                    self.close(0, m / row);
-                    self.row(true);
                 }
-                None => self.absent_list(c)?,
-            },
+            }
             Shape::Sparse { index } => self.sparse(format, c, index, slots)?,
             Shape::Ragged { parts } => self.ragged(format, c, parts, slots, scratch)?,
             Shape::StepsVar | Shape::StepsFixed { .. } => match found {
@@ -309,8 +311,12 @@ impl Builder {
                 "internal error: a sparse column without a sparse leaf",
             ));
         };
-        let Some(fb) = slots[c.slot].as_ref() else {
-            if let Some((_, key)) = index.iter().find(|(s, _)| slots[*s].is_some()) {
+        let has_kind = |fb: &FeatureBytes<'_>| has_kind(format, fb);
+        let Some(fb) = slots[c.slot].as_ref().filter(|fb| has_kind(fb)) else {
+            if let Some((_, key)) = index
+                .iter()
+                .find(|(s, _)| slots[*s].as_ref().is_some_and(|fb| has_kind(fb)))
+            {
                 return Err(Error::feature(format!(
                     "the sparse feature's index feature {key:?} is present, its value feature {:?} is not",
                     c.key
@@ -355,10 +361,11 @@ impl Builder {
         slots: &Slots<'_>,
         scratch: &mut Scratch,
     ) -> Result<()> {
-        let found = slots[c.slot].as_ref();
-        let any_part = parts
-            .iter()
-            .any(|p| matches!(p, Part::Keyed { slot, .. } if slots[*slot].is_some()));
+        let found = slots[c.slot].as_ref().filter(|fb| has_kind(format, fb));
+        let any_part = parts.iter().any(|p| {
+            matches!(p, Part::Keyed { slot, .. }
+                if slots[*slot].as_ref().is_some_and(|fb| has_kind(format, fb)))
+        });
         if found.is_none() && !any_part {
             self.close(0, 0);
             self.row(false);
@@ -502,6 +509,16 @@ fn splits(p: &Part, slots: &Slots<'_>, n: usize, format: Format, s: &mut Scratch
         }
     }
     Ok(())
+}
+
+/// Whether a `Feature` has a list set (malformed bytes count as set: decoding reports them).
+fn has_kind(format: Format, fb: &FeatureBytes<'_>) -> bool {
+    let view = if format == Format::OfRecord {
+        FeatureView::new::<Of>(fb.clone())
+    } else {
+        FeatureView::new::<Tf>(fb.clone())
+    };
+    view.map_or(true, |v| v.has_kind())
 }
 
 /// The list kind holding values of `dtype` in `format`'s messages.

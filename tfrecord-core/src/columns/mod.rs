@@ -58,7 +58,8 @@
 //!
 //! A row that is null still takes its place in the fixed levels (zeros, or empty strings) and
 //! none in a list, as Arrow lays out null rows. A `Feature` with no list set is an absent
-//! feature for a fixed one (as in TensorFlow) and an empty list for the others.
+//! feature (as TensorFlow reads a fixed feature, and as tfx_bsl's decoder gives it: null); a
+//! step of a feature list with no list set is an empty step.
 //!
 //! Every value is checked as the generated types check it: `int32` within range (in a
 //! `tf.train.Example`, whose lists are `int64`), `bool` 0 or 1, `string` valid UTF-8, each fixed
