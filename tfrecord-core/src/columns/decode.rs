@@ -311,12 +311,9 @@ impl Builder {
                 "internal error: a sparse column without a sparse leaf",
             ));
         };
-        let has_kind = |fb: &FeatureBytes<'_>| has_kind(format, fb);
-        let Some(fb) = slots[c.slot].as_ref().filter(|fb| has_kind(fb)) else {
-            if let Some((_, key)) = index
-                .iter()
-                .find(|(s, _)| slots[*s].as_ref().is_some_and(|fb| has_kind(fb)))
-            {
+        let set = |s: usize| slots[s].as_ref().filter(|fb| has_kind(format, fb));
+        let Some(fb) = set(c.slot) else {
+            if let Some((_, key)) = index.iter().find(|(s, _)| set(*s).is_some()) {
                 return Err(Error::feature(format!(
                     "the sparse feature's index feature {key:?} is present, its value feature {:?} is not",
                     c.key
