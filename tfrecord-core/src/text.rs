@@ -334,12 +334,22 @@ mod tests {
         for e in 0..=255u32 {
             for s in [0, 1u32 << 31] {
                 let p = s | e << 23;
-                bits.extend([p, p.wrapping_sub(1), p.wrapping_sub(2), p + 1, p + 2, p | 0x7f_ffff]);
+                bits.extend([
+                    p,
+                    p.wrapping_sub(1),
+                    p.wrapping_sub(2),
+                    p + 1,
+                    p + 2,
+                    p | 0x7f_ffff,
+                ]);
             }
         }
         for b in bits {
             let v = f32::from_bits(b);
-            let (got, want) = (super::shortest_float(v), super::shortest_float_by_rounding(v));
+            let (got, want) = (
+                super::shortest_float(v),
+                super::shortest_float_by_rounding(v),
+            );
             assert!(
                 got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
                 "{b:#x} ({v:e}): {got:e}, rounding gives {want:e}"
