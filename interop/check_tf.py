@@ -1164,6 +1164,16 @@ def run_all(R, cli, tmp, seed):
         '{"features": {"feature": {"e": {"floatList": {"value": []}}, "i": {"int64List": {"value": null}}}}}',
         '{  "features" : { "feature" : { "w" : { "int64List" : { "value" : [ "-9223372036854775808" ] } } } }  }',
         "{}",
+        # Read straight into wire bytes (no escapes): tabs and carriage returns, original names
+        # with null members in another order, integers as numbers and zero-padded strings,
+        # exponent forms, empty and non-ASCII keys.
+        '\t{"features" :\r{ "feature" :{"x":{ "int64List":{"value":[ 1 ,"2" ]}}}}}',
+        '{"features":{"feature":{"z":{"int64_list":{"value":[3]}},"a":{"bytes_list":null,"float_list":{"value":[1]}}}}}',
+        (
+            '{"features":{"feature":{"i":{"int64List":{"value":[-0,"007","-0",12345678901234567]}},'
+            '"f":{"floatList":{"value":[1E3,2e-3,-1.5E+2,0,7,1e-50,123456789012345678901234567890]}}}}}'
+        ),
+        '{"features":{"feature":{"":{"int64List":{"value":[1]}},"é ü":{},"a b":{},"A":{},"n":{"int64List":{}}}}}',
     ]
     accepted = []
     for v in variants:

@@ -101,10 +101,37 @@ fn python_repr_from_sci(sci: &str) -> String {
 /// decimal with the fewest significant digits, but at least 6, that reads back as the same
 /// `f32`, rounded half to even, as an `f64`. `json_format` and `text_format` both print it.
 pub(crate) fn shortest_float(v: f32) -> f64 {
+    // For a normal float off a power of two, the rounding interval of `v` is symmetric and
+    // narrower than the gap between decimals of 6 digits, and the shortest round-trip decimal
+    // (Ryu's, which `serde_json` prints for an `f32`) is that decimal: with 6 digits or fewer
+    // it is the only decimal of 6 digits within half an ulp of `v`, and with more it is the
+    // nearest decimal of its length, which is what rounding gives. At a power of two the
+    // interval is lopsided, and a subnormal's is wide: those (and zero, infinity and NaN) are
+    // rounded at each precision in turn.
+    let (exponent, mantissa) = ((v.to_bits() >> 23) & 0xff, v.to_bits() & 0x007f_ffff);
+    if exponent != 0 && exponent != 0xff && mantissa != 0 {
+        let mut buf = [0u8; 32];
+        let mut w = &mut buf[..];
+        if serde_json::to_writer(&mut w, &v).is_ok() {
+            let n = 32 - w.len();
+            if let Some(d) = std::str::from_utf8(&buf[..n])
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok())
+            {
+                return d;
+            }
+        }
+    }
+    shortest_float_by_rounding(v)
+}
+
+/// [`shortest_float`] found by rounding `v` to 6, 7, 8 and 9 significant digits until one
+/// reads back as `v`.
+fn shortest_float_by_rounding(v: f32) -> f64 {
     use std::io::Write as _;
     let wide = f64::from(v);
     // A decimal of up to 9 significant digits and its exponent fit in 32 bytes: formatted on
-    // the stack, as this runs for every float of every record printed.
+    // the stack.
     let mut buf = [0u8; 32];
     for precision in 6..=9usize {
         let mut cursor = std::io::Cursor::new(&mut buf[..]);
@@ -299,6 +326,37 @@ pub fn ofrecord_to_text(r: &oneflow::OfRecord) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn shortest_float_is_the_rounding_search() {
+        // Bit patterns spread over every sign, exponent and mantissa, and the neighbours of
+        // every power of two and of the binade ends.
+        let mut bits: Vec<u32> = (0..=u32::MAX).step_by(42_929).collect();
+        for e in 0..=255u32 {
+            for s in [0, 1u32 << 31] {
+                let p = s | e << 23;
+                bits.extend([
+                    p,
+                    p.wrapping_sub(1),
+                    p.wrapping_sub(2),
+                    p + 1,
+                    p + 2,
+                    p | 0x7f_ffff,
+                ]);
+            }
+        }
+        for b in bits {
+            let v = f32::from_bits(b);
+            let (got, want) = (
+                super::shortest_float(v),
+                super::shortest_float_by_rounding(v),
+            );
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "{b:#x} ({v:e}): {got:e}, rounding gives {want:e}"
+            );
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -73,12 +73,44 @@ fn same_through_binary<M: Message + Default>(
     }
 }
 
+/// The line encoder (which reads most lines straight into wire bytes) gives the bytes, or the
+/// error, of the message read from the line and encoded.
+fn encoder_agrees(text: &str) {
+    let mut enc = json::LineEncoder::new();
+    let mut out = Vec::new();
+    let got = enc.example(text, &mut out).map(|()| out.clone());
+    let want = json::example_from_json_str(text).map(|m| tfrecord_core::proto::encode_example(&m));
+    assert_eq!(
+        got.map_err(|e| e.to_string()),
+        want.map_err(|e| e.to_string()),
+        "Example: the line encoder"
+    );
+    out.clear();
+    let got = enc.sequence_example(text, &mut out).map(|()| out.clone());
+    let want = json::sequence_example_from_json_str(text)
+        .map(|m| tfrecord_core::proto::encode_sequence_example(&m));
+    assert_eq!(
+        got.map_err(|e| e.to_string()),
+        want.map_err(|e| e.to_string()),
+        "SequenceExample: the line encoder"
+    );
+    out.clear();
+    let got = enc.ofrecord(text, &mut out).map(|()| out.clone());
+    let want =
+        json::ofrecord_from_json_str(text).map(|m| tfrecord_core::proto::encode_ofrecord(&m));
+    assert_eq!(
+        got.map_err(|e| e.to_string()),
+        want.map_err(|e| e.to_string()),
+        "OFRecord: the line encoder"
+    );
+}
+
 /// The importer and the JSON forms agree with themselves on `data` (see the [module](self)
 /// docs).
 ///
 /// # Panics
 /// When a strict and a lenient import differ, a JSON form changes through the binary form,
-/// the importer panics, or the heap grows past [`JSON_BOUND`].
+/// the line encoder and the message reader disagree, the importer panics, or the heap grows past [`JSON_BOUND`].
 pub fn json_lines(data: &[u8]) {
     let Ok(mut file) = tempfile::Builder::new().suffix(".jsonl").tempfile() else {
         return;
@@ -110,6 +142,9 @@ pub fn json_lines(data: &[u8]) {
     }
     heap::within("JSON forms", len, JSON_BOUND, || {
         for line in data.split(|&b| b == b'\n') {
+            if let Ok(text) = std::str::from_utf8(line) {
+                encoder_agrees(text);
+            }
             let Ok(value) = serde_json::from_slice::<Value>(line) else {
                 continue;
             };

@@ -5,8 +5,8 @@ use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 use std::process::ExitCode;
 
-use tfrecord_core::proto;
-use tfrecord_core::{Error, ErrorKind, json};
+use tfrecord_core::json::LineEncoder;
+use tfrecord_core::{Error, ErrorKind};
 
 use crate::cli::FromJsonArgs;
 use crate::error::{CliError, CliResult};
@@ -21,16 +21,18 @@ fn json_detail(e: &Error) -> String {
     }
 }
 
-/// Parses one JSON line as the record type and encodes it.
-fn encode_json_line(ty: RecordType, line: &str) -> Result<Vec<u8>, String> {
+/// Parses one JSON line as the record type and encodes it into `out` (emptied first).
+fn encode_json_line(
+    enc: &mut LineEncoder,
+    ty: RecordType,
+    line: &str,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    out.clear();
     let encoded = match ty {
-        RecordType::Example => json::example_from_json_str(line).map(|m| proto::encode_example(&m)),
-        RecordType::SequenceExample => {
-            json::sequence_example_from_json_str(line).map(|m| proto::encode_sequence_example(&m))
-        }
-        RecordType::OfRecord => {
-            json::ofrecord_from_json_str(line).map(|m| proto::encode_ofrecord(&m))
-        }
+        RecordType::Example => enc.example(line, out),
+        RecordType::SequenceExample => enc.sequence_example(line, out),
+        RecordType::OfRecord => enc.ofrecord(line, out),
     };
     encoded.map_err(|e| json_detail(&e))
 }
@@ -67,6 +69,8 @@ fn json_lines(
     sink: &mut RecordSink,
 ) -> CliResult<()> {
     let mut line = Vec::new();
+    let mut enc = LineEncoder::new();
+    let mut encoded = Vec::new();
     let mut lineno = 0u64;
     let mut record = 0u64;
     loop {
@@ -94,7 +98,7 @@ fn json_lines(
         if text.is_empty() {
             continue;
         }
-        let encoded = encode_json_line(ty, text).map_err(fail)?;
+        encode_json_line(&mut enc, ty, text, &mut encoded).map_err(fail)?;
         sink.write(&encoded)?;
         record += 1;
     }
@@ -108,16 +112,19 @@ mod tests {
 
     #[test]
     fn json_line_errors_name_the_field() {
-        let err = encode_json_line(
+        let mut enc = LineEncoder::new();
+        let mut out = Vec::new();
+        let mut encode = |ty, line| encode_json_line(&mut enc, ty, line, &mut out);
+        let err = encode(
             RecordType::Example,
             r#"{"features": {"feature": {"x": {"int64List": {"value": ["y"]}}}}}"#,
         )
         .unwrap_err();
         assert!(err.contains("int64List"), "{err}");
-        let err = encode_json_line(RecordType::Example, "{").unwrap_err();
+        let err = encode(RecordType::Example, "{").unwrap_err();
         assert!(err.starts_with("column"), "{err}");
         assert!(!err.contains("at line"), "{err}");
-        let ok = encode_json_line(RecordType::OfRecord, r#"{"feature": {}}"#).unwrap();
-        assert!(oneflow::OfRecord::decode(&ok[..]).is_ok());
+        encode(RecordType::OfRecord, r#"{"feature": {}}"#).unwrap();
+        assert!(oneflow::OfRecord::decode(&out[..]).is_ok());
     }
 }

@@ -19,6 +19,8 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::proto::{oneflow, tensorflow};
 
+mod scan;
+mod to_wire;
 mod tree;
 pub(crate) mod write;
 
@@ -505,6 +507,70 @@ fn ofrecord_from_tree(v: &Tree<'_>) -> Result<oneflow::OfRecord> {
         out.feature = feature_map(val, &"feature", of_feature)?;
     }
     Ok(out)
+}
+
+/// Reads lines of JSON text into serialized records: the bytes [`proto::encode_example`] (and
+/// its siblings) write for the message [`example_from_json_str`] (and its siblings) read, and
+/// the same errors, but most lines are read straight into the wire bytes, without building the
+/// message. Keeps its buffers from one line to the next.
+///
+/// [`proto::encode_example`]: crate::proto::encode_example
+#[derive(Default)]
+pub struct LineEncoder {
+    bufs: to_wire::Buffers,
+}
+
+impl LineEncoder {
+    /// An encoder with empty buffers.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends the serialized `tensorflow.Example` of one line of JSON text to `out`.
+    ///
+    /// # Errors
+    /// What [`example_from_json_str`] refuses; `out` is then as it was.
+    pub fn example(&mut self, text: &str, out: &mut Vec<u8>) -> Result<()> {
+        let at = out.len();
+        if self.bufs.example(text, out).is_some() {
+            return Ok(());
+        }
+        out.truncate(at);
+        let e = example_from_json_str(text)?;
+        out.extend_from_slice(&crate::proto::encode_example(&e));
+        Ok(())
+    }
+
+    /// Appends the serialized `tensorflow.SequenceExample` of one line of JSON text to `out`.
+    ///
+    /// # Errors
+    /// What [`sequence_example_from_json_str`] refuses; `out` is then as it was.
+    pub fn sequence_example(&mut self, text: &str, out: &mut Vec<u8>) -> Result<()> {
+        let at = out.len();
+        if self.bufs.sequence_example(text, out).is_some() {
+            return Ok(());
+        }
+        out.truncate(at);
+        let e = sequence_example_from_json_str(text)?;
+        out.extend_from_slice(&crate::proto::encode_sequence_example(&e));
+        Ok(())
+    }
+
+    /// Appends the serialized `oneflow.OFRecord` of one line of JSON text to `out`.
+    ///
+    /// # Errors
+    /// What [`ofrecord_from_json_str`] refuses; `out` is then as it was.
+    pub fn ofrecord(&mut self, text: &str, out: &mut Vec<u8>) -> Result<()> {
+        let at = out.len();
+        if self.bufs.ofrecord(text, out).is_some() {
+            return Ok(());
+        }
+        out.truncate(at);
+        let r = ofrecord_from_json_str(text)?;
+        out.extend_from_slice(&crate::proto::encode_ofrecord(&r));
+        Ok(())
+    }
 }
 
 #[cfg(test)]
