@@ -2,14 +2,14 @@
 # Live TensorFlow interop check for the `tfrecord` CLI (see interop/README.md).
 #
 #   bash interop/run.sh              build the CLI (release) and run interop/check_tf.py,
-#                                    check_derive.py, check_parse.py, check_import.py and
-#                                    check_index.py
+#                                    check_derive.py, check_parse.py, check_import.py,
+#                                    check_index.py and check_arrow.py
 #   TFRECORD_BIN=/path/to/tfrecord bash interop/run.sh    use that binary instead of building
 #
-# The first run creates $REPO/.venv-interop and installs the pinned TensorFlow and the PyPI
-# `tfrecord` package into it from the package index; later runs reuse it (a virtualenv made
-# before a requirement was added gets it installed). Extra arguments are passed to check_tf.py
-# (--keep, --seed).
+# The first run creates $REPO/.venv-interop and installs the pinned TensorFlow, the PyPI
+# `tfrecord` package and pyarrow into it from the package index; later runs reuse it (a
+# virtualenv made before a requirement was added gets it installed). Extra arguments are passed
+# to check_tf.py (--keep, --seed).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,7 +18,10 @@ VENV="$REPO/.venv-interop"
 TF_REQUIREMENT="tensorflow-cpu==2.21.0"
 # The PyPI `tfrecord` package: check_index.py compares `tfrecord index` with its create_index.
 TFRECORD_PY_REQUIREMENT="tfrecord==1.14.6"
-REQUIREMENTS=("$TF_REQUIREMENT" "$TFRECORD_PY_REQUIREMENT")
+# pyarrow: check_arrow.py reads and writes Parquet with it (this release installs beside
+# TensorFlow's numpy 2 and protobuf, and has no requirements of its own).
+PYARROW_REQUIREMENT="pyarrow==26.0.1"
+REQUIREMENTS=("$TF_REQUIREMENT" "$TFRECORD_PY_REQUIREMENT" "$PYARROW_REQUIREMENT")
 # The marker holds what was installed; a virtualenv whose marker says less is completed.
 MARKER="$VENV/.interop-installed"
 
@@ -70,7 +73,7 @@ make_venv() {
     else
         "$py" -m pip --python "$VENV/bin/python" install --quiet "${REQUIREMENTS[@]}"
     fi
-    "$VENV/bin/python" -c 'import tensorflow, google.protobuf' >/dev/null
+    "$VENV/bin/python" -c 'import tensorflow, google.protobuf, pyarrow.parquet' >/dev/null
     # Imported apart: the package's copy of example.proto clashes with TensorFlow's.
     "$VENV/bin/python" -c 'import tfrecord.tools.tfrecord2idx, tfrecord.reader' >/dev/null
     printf '%s\n' "${REQUIREMENTS[*]}" >"$MARKER"
@@ -107,4 +110,5 @@ status=0
 "$VENV/bin/python" "$HERE/check_parse.py" --bin "$BIN" </dev/null || status=1
 "$VENV/bin/python" "$HERE/check_import.py" --bin "$BIN" </dev/null || status=1
 "$VENV/bin/python" "$HERE/check_index.py" --bin "$BIN" </dev/null || status=1
+"$VENV/bin/python" "$HERE/check_arrow.py" --bin "$BIN" </dev/null || status=1
 exit "$status"
