@@ -9,7 +9,7 @@ use clap::builder::PossibleValuesParser;
 pub(crate) const WORKLOADS: [&str; 4] = ["mnist", "ctr", "seq", "mnist_gz"];
 
 /// The ops this binary measures: the protocol's, `convert`, and `cli` (asked for by name only).
-const OPS: [&str; 10] = [
+const OPS: [&str; 12] = [
     "read_raw",
     "read_raw_nocrc",
     "read_decode",
@@ -20,6 +20,8 @@ const OPS: [&str; 10] = [
     "write_build",
     "convert",
     "cli",
+    "to_arrow",
+    "to_arrow_mem",
 ];
 
 /// The variants of those ops (`convert`'s are its output formats, `cli`'s the commands).

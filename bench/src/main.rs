@@ -31,7 +31,8 @@
 //! | `write_example` | `st` | `Writer::write(&T)` of pre-built derived values (encode + framing + CRC) + `finish` |
 //! | `write_build` | `st` | build the derived value from owned typed values + `Writer::write` + `finish` |
 //! | `convert` | `ofrecord`, `gzip` | not a protocol op: the file re-encoded record by record as `tfrecord convert` does (an Example rewritten on the wire into an OFRecord, no decode), into an OFRecord file (`Example` workloads) or a gzip TFRecord (level 6) |
-//!
+//! | `to_arrow` | `st` | records to Arrow RecordBatches (`tfrecord_arrow::ArrowDecoder`, spec from the sidecar) in batches of 1024 read from the file, one thread: the `tfx_bsl` peer's op of the same name |
+//! | `to_arrow_mem` | `st` | the same over records in memory (no I/O, no CRC) |
 //! | `cli` | `convert_of`, `cat_json`, `from_json`, `verify_decode` | not a protocol op, run only when `--ops` names it: the `tfrecord` binary as users run it, a child process per run (CPU: the child's user + system time); `bytes` is the input stream for `convert_of` and `verify_decode`, the JSON text for `cat_json` and `from_json` |
 //!
 //! Where a one-thread and a two-thread variant are both asked for (`st` and `mt2`, `spec` and
@@ -40,6 +41,7 @@
 //! and prints `RSS {json}` lines with the child's peak resident set size (`VmHWM`).
 
 mod args;
+mod arrow;
 mod cli;
 mod pipeline;
 mod reads;
@@ -79,6 +81,7 @@ fn run_workload<S: Shape>(args: &Args, sc: &Sidecar) -> Result<(), String> {
     };
     reads::raw_reads(&c)?;
     reads::parses::<S>(&c)?;
+    arrow::to_arrow(&c)?;
     if let Some(l) = &loaded {
         writes::writes::<S>(&c, l)?;
     }

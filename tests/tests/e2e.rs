@@ -1,5 +1,6 @@
 //! End-to-end tests of the tfrecord workspace, in one test binary.
 //!
+//! - `columns`: the columnar decoder (`tfrecord_core::columns`) on every valid encoding.
 //! - `conformance`: the files recorded from TensorFlow 2.21 and protobuf (in
 //!   `fixtures/conformance/`) read back to exactly the recorded records and features.
 //! - `writer`: our writer's output is byte-identical to TensorFlow's, and compressed output
@@ -29,6 +30,8 @@ mod support;
 
 #[path = "e2e/bad_input.rs"]
 mod bad_input;
+#[path = "e2e/columns.rs"]
+mod columns;
 #[path = "e2e/conformance.rs"]
 mod conformance;
 #[path = "e2e/derive_absent.rs"]

@@ -7,13 +7,15 @@ use super::plan::{Absent, ColPlan, Part, PartKind, Plan, Shape, to_i64};
 use super::{ByteColumn, Column, ColumnBatch, ColumnLayout, Leaf, Level, LevelKind};
 use crate::codec::view::ListPiece;
 use crate::codec::{
-    Container, FeatureBytes, FeatureView, Of, OfRecord, RawValue, Tf, TfExample, TfLossy,
-    for_each_step, scan_features, scan_sequence, walk_canonical,
+    Container, DecodeElem, Dialect, FeatureBytes, FeatureView, Of, OfRecord, RawValue, Tf,
+    TfExample, TfLossy, canonical_step_values, for_each_step, scan_features, scan_sequence,
+    walk_canonical,
 };
 use crate::compression::Format;
 use crate::error::{Error, Result};
 use crate::feature::{FeatureProblem, ListKind};
 use crate::parse::DType;
+use crate::parse::fast::{Sink, same_key};
 
 /// The feature found for each slot of a key table in the current record.
 type Slots<'de> = Vec<Option<FeatureBytes<'de>>>;
@@ -33,10 +35,12 @@ pub(crate) fn decode_batch<R: AsRef<[u8]>>(
     let mut features: Slots<'_> = vec![None; plan.features.len()];
     let mut lists: Slots<'_> = vec![None; plan.lists.len()];
     let mut scratch = Scratch::default();
+    let mut predict = Predictor::default();
     for (j, record) in records.iter().enumerate() {
         let index = first_record.saturating_add(u64::try_from(j).unwrap_or(u64::MAX));
         let bytes = record.as_ref();
-        collect(plan, bytes, &mut features, &mut lists).map_err(|e| e.with_record(index))?;
+        collect(plan, bytes, &mut features, &mut lists, &mut predict)
+            .map_err(|e| e.with_record(index))?;
         scratch.budget = bytes.len().saturating_mul(8).saturating_add(1 << 16);
         for (c, b) in plan.cols.iter().zip(&mut cols) {
             let slots = if c.list { &lists } else { &features };
@@ -56,18 +60,19 @@ fn collect<'de>(
     bytes: &'de [u8],
     features: &mut Slots<'de>,
     lists: &mut Slots<'de>,
+    predict: &mut Predictor<'de>,
 ) -> Result<()> {
     features.fill(None);
     lists.fill(None);
     let deny = plan.deny_unknown.as_deref();
     match (plan.format, plan.kind) {
-        (Format::OfRecord, _) => collect_map::<OfRecord>(plan, bytes, features),
+        (Format::OfRecord, _) => collect_map::<OfRecord>(plan, bytes, features, predict),
         (Format::TfRecord, RecordKind::SequenceExample) => scan_sequence(
             bytes,
             |k, v| put(&plan.features, features, k, v, deny),
             |k, v| put(&plan.lists, lists, k, v, deny),
         ),
-        (Format::TfRecord, _) => collect_map::<TfExample>(plan, bytes, features),
+        (Format::TfRecord, _) => collect_map::<TfExample>(plan, bytes, features, predict),
     }
 }
 
@@ -75,14 +80,20 @@ fn collect_map<'de, C: Container>(
     plan: &Plan,
     bytes: &'de [u8],
     slots: &mut Slots<'de>,
+    predict: &mut Predictor<'de>,
 ) -> Result<()> {
     let deny = plan.deny_unknown.as_deref();
-    let canonical = walk_canonical::<C>(bytes, |key, feature| match plan.features.find(key) {
-        Some(s) => {
-            slots[s] = Some(FeatureBytes::new(feature));
-            true
+    let mut pos = 0;
+    let canonical = walk_canonical::<C>(bytes, |key, feature| {
+        let slot = predict.lookup(&plan.features, pos, key);
+        pos += 1;
+        match slot {
+            Some(s) => {
+                slots[s] = Some(FeatureBytes::new(feature));
+                true
+            }
+            None => deny.is_none(),
         }
-        None => deny.is_none(),
     });
     if canonical {
         return Ok(());
@@ -111,6 +122,41 @@ fn put<'de>(
         }
     }
     Ok(())
+}
+
+/// Slot lookups guessed from the key at the same position in the previous record: the records
+/// of one file nearly always share their key order, so most entries take one key comparison
+/// instead of a binary search.
+#[derive(Default)]
+struct Predictor<'a> {
+    /// `(key, slot)` of the entry at each position of the previous record.
+    last: Vec<(&'a [u8], Option<usize>)>,
+}
+
+impl<'a> Predictor<'a> {
+    /// Positions remembered: enough for any spec, bounded whatever a record holds.
+    const MAX_POSITIONS: usize = 4096;
+
+    #[inline]
+    fn lookup(
+        &mut self,
+        table: &super::plan::KeyTable,
+        pos: usize,
+        key: &'a [u8],
+    ) -> Option<usize> {
+        if let Some(&(k, slot)) = self.last.get(pos)
+            && same_key(k, key)
+        {
+            return slot;
+        }
+        let slot = table.find(key);
+        if let Some(last) = self.last.get_mut(pos) {
+            *last = (key, slot);
+        } else if pos == self.last.len() && pos < Self::MAX_POSITIONS {
+            self.last.push((key, slot));
+        }
+        slot
+    }
 }
 
 /// Buffers reused across records.
@@ -266,6 +312,16 @@ impl Builder {
                         _ => None,
                     };
                     let mut steps = 0usize;
+                    // The steps in the layout every writer produces first, straight into the
+                    // buffers; the rest (and any error) through the general walk.
+                    let tag = list_tag(format, list_kind(c.dtype, format));
+                    let rest = match (fb.single(), tag) {
+                        (Some(bytes), Some(tag)) => {
+                            self.canonical_steps(bytes, tag, fixed, &mut steps)
+                        }
+                        _ => None,
+                    };
+                    let fb = &rest.map_or_else(|| fb.clone(), FeatureBytes::new);
                     for_each_step(fb, |step| {
                         let m = append(&mut self.leaf, c.dtype, format, &FeatureBytes::new(step))
                             .map_err(problem)?
@@ -297,6 +353,70 @@ impl Builder {
             },
         }
         Ok(())
+    }
+
+    /// Reads the leading steps of a feature list that are in the canonical layout (one list of
+    /// one `value` field each), stopping at the first that is not, or whose count is wrong;
+    /// returns the bytes of the steps left, or `None` for a leaf type it does not read.
+    fn canonical_steps<'de>(
+        &mut self,
+        bytes: &'de [u8],
+        tag: u32,
+        fixed: Option<usize>,
+        steps: &mut usize,
+    ) -> Option<&'de [u8]> {
+        let Builder { leaf, levels, .. } = self;
+        let mut inner = match (fixed, levels.get_mut(1)) {
+            (None, Some(Level::List(offsets))) => Some(offsets),
+            _ => None,
+        };
+        // One step's values, pushed by `push`; kept only when there are as many as `fixed`.
+        let mut step = |n: usize| -> bool {
+            if fixed.is_some_and(|f| f != n) {
+                return false;
+            }
+            if let Some(offsets) = inner.as_mut() {
+                let last = offsets.last().copied().unwrap_or(0);
+                offsets.push(last + to_i64(n));
+            }
+            *steps += 1;
+            true
+        };
+        Some(match leaf {
+            Leaf::Int64(v) => canonical_step_values(bytes, tag, |value, tail| {
+                let before = v.len();
+                let ok = <i64 as DecodeElem<'_, Tf>>::extend_packed_within(tail, value.len(), v)
+                    .is_ok()
+                    && step(v.len() - before);
+                if !ok {
+                    v.truncate(before);
+                }
+                ok
+            }),
+            Leaf::Float(v) => canonical_step_values(bytes, tag, |value, _| {
+                let before = v.len();
+                let ok = v.push_value(value).is_some() && step(v.len() - before);
+                if !ok {
+                    v.truncate(before);
+                }
+                ok
+            }),
+            Leaf::Bytes(col) => canonical_step_values(bytes, tag, |value, _| {
+                let ok = step(1);
+                if ok {
+                    col.push(value);
+                }
+                ok
+            }),
+            Leaf::String(col) => canonical_step_values(bytes, tag, |value, _| {
+                let ok = std::str::from_utf8(value).is_ok() && step(1);
+                if ok {
+                    col.push(value);
+                }
+                ok
+            }),
+            _ => return None,
+        })
     }
 
     fn sparse(
@@ -541,6 +661,14 @@ fn append(
     fb: &FeatureBytes<'_>,
 ) -> std::result::Result<Option<usize>, FeatureProblem> {
     let kind = list_kind(dtype, format);
+    // The layout every writer produces (one list, numbers packed): decoded without a view. Any
+    // other layout, an empty `Feature` and a malformed one take the general path below.
+    if let Some(bytes) = fb.single().filter(|b| !b.is_empty())
+        && let Some(tag) = list_tag(format, kind)
+        && let Some(n) = append_canonical(leaf, tag, bytes)?
+    {
+        return Ok(Some(n));
+    }
     let values = if format == Format::OfRecord {
         let view = FeatureView::new::<Of>(fb.clone())?;
         if !view.has_kind() {
@@ -573,6 +701,66 @@ fn append(
         }
     }
     Ok(Some(leaf.len() - before))
+}
+
+/// The oneof member of a list kind in `format`'s `Feature`.
+fn list_tag(format: Format, kind: ListKind) -> Option<u32> {
+    if format == Format::OfRecord {
+        Of::tag(kind)
+    } else {
+        Tf::tag(kind)
+    }
+}
+
+/// [`Sink::extend_canonical`] into a leaf of one of the types the fast path reads: how many
+/// values, or `None` (with the leaf as it was) for any other layout or type.
+fn append_canonical(
+    leaf: &mut Leaf,
+    tag: u32,
+    bytes: &[u8],
+) -> std::result::Result<Option<usize>, FeatureProblem> {
+    fn fast<S: Sink>(
+        s: &mut S,
+        tag: u32,
+        bytes: &[u8],
+        undo: impl Fn(&mut S, usize),
+    ) -> Option<usize> {
+        let before = s.count();
+        let n = s.extend_canonical(tag, bytes);
+        if n.is_none() {
+            undo(s, before);
+        }
+        n
+    }
+    Ok(match leaf {
+        Leaf::Int64(v) => fast(v, tag, bytes, |v, n| v.truncate(n)),
+        Leaf::Float(v) => fast(v, tag, bytes, |v, n| v.truncate(n)),
+        Leaf::Bytes(c) => fast(c, tag, bytes, ByteColumn::truncate),
+        Leaf::String(c) => {
+            let before = c.len();
+            let n = fast(c, tag, bytes, ByteColumn::truncate);
+            if n.is_some()
+                && (before..c.len())
+                    .any(|i| c.get(i).is_some_and(|b| std::str::from_utf8(b).is_err()))
+            {
+                return Err(FeatureProblem::Utf8);
+            }
+            n
+        }
+        _ => None,
+    })
+}
+
+impl Sink for ByteColumn {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn push_value(&mut self, value: &[u8]) -> Option<()> {
+        self.push(value);
+        Some(())
+    }
 }
 
 fn push_bytes(

@@ -133,6 +133,15 @@ impl ByteColumn {
         self.data.get(start..end)
     }
 
+    /// Keeps the first `n` values.
+    pub fn truncate(&mut self, n: usize) {
+        if n < self.len() {
+            self.offsets.truncate(n + 1);
+            let end = self.offsets.last().copied().unwrap_or(0);
+            self.data.truncate(usize::try_from(end).unwrap_or(0));
+        }
+    }
+
     /// Appends a value.
     pub fn push(&mut self, value: &[u8]) {
         self.data.extend_from_slice(value);

@@ -95,7 +95,7 @@
 mod buffers;
 mod dtype;
 mod example;
-mod fast;
+pub(crate) mod fast;
 mod narrow;
 mod outputs;
 mod plan;
