@@ -133,6 +133,12 @@ def values_of(f):
     return None if kind is None else list(getattr(f, kind).value)
 
 
+def present(feats, key):
+    """Whether a record holds `key` with a list kind set: a feature with none is an absent
+    feature (as TensorFlow reads a fixed one and tfx_bsl gives it: null)."""
+    return key in feats and feats[key].WhichOneof("kind") is not None
+
+
 def norm(x):
     """A value as compared: floats by their bit pattern (as float64, which float32 widens to
     exactly), text as its UTF-8 bytes."""
@@ -273,18 +279,18 @@ class Feat:
                 raise Fail(f"the data lacks the required feature {self.name!r}")
             return shaped(vals, self.shape, self.name)
         if self.kind == "var":
-            return (values_of(feats[self.name]) or []) if self.name in feats else None
+            return values_of(feats[self.name]) if present(feats, self.name) else None
         if self.kind == "sequence":
-            if self.name not in feats:
+            if not present(feats, self.name):
                 return None
             vals = values_of(feats[self.name]) or []
             row = max(self.n, 1)
             return [shaped(vals[i : i + row], self.shape, self.name) for i in range(0, len(vals), row)]
         if self.kind == "sparse":
-            if self.value_key not in feats:
+            if not present(feats, self.value_key):
                 return None
-            vals = values_of(feats[self.value_key]) or []
-            index = [values_of(feats[k]) or [] if k in feats else [] for k in self.index_keys]
+            vals = values_of(feats[self.value_key])
+            index = [values_of(feats[k]) if present(feats, k) else [] for k in self.index_keys]
             entries = []
             for i, v in enumerate(vals):
                 e = {k: index[d][i] for d, k in enumerate(self.index_keys)}
@@ -293,14 +299,14 @@ class Feat:
             return entries
         # ragged
         keys = [self.value_key] + [v for kind, v in self.partitions if kind != "uniform_row_length"]
-        if not any(k in feats for k in keys):
+        if not any(present(feats, k) for k in keys):
             return None
-        cur = values_of(feats[self.value_key]) or [] if self.value_key in feats else []
+        cur = values_of(feats[self.value_key]) if present(feats, self.value_key) else []
         for kind, v in reversed(self.partitions):
             if kind == "uniform_row_length":
                 splits = list(range(0, len(cur) + 1, v))
             else:
-                p = values_of(feats[v]) or [] if v in feats else []
+                p = values_of(feats[v]) if present(feats, v) else []
                 if kind == "row_splits":
                     splits = p or [0]
                 elif kind == "row_lengths":
@@ -1039,7 +1045,9 @@ def run_all(R, cli, tmp, rng):
     def ex_options():
         # Other codecs, large lists, many batches and row groups: the same cells, the large
         # types, the codec and the row groups as the Parquet metadata says.
-        for codec, parquet_name in (("zstd", "ZSTD"), ("lz4", "LZ4_RAW"), ("gzip", "GZIP"), ("none", "UNCOMPRESSED")):
+        # pyarrow names the LZ4_RAW codec (what `--codec lz4` writes, as pyarrow's own
+        # `compression="lz4"` does) "LZ4" in its metadata.
+        for codec, parquet_name in (("zstd", "ZSTD"), ("lz4", "LZ4"), ("gzip", "GZIP"), ("none", "UNCOMPRESSED")):
             out = f"ex-{codec}.parquet"
             table = to_parquet(path("ex.tfrecord"), out, "--spec", ex_spec, "--codec", codec, "--large-lists",
                                "--batch-size", "7", "--row-group-size", "16")

@@ -105,10 +105,12 @@
 //! in a record and is an error naming the column.
 
 mod from_arrow;
+mod reader;
 mod schema;
 mod to_arrow;
 
 pub use from_arrow::ArrowEncoder;
+pub use reader::{ArrowReader, DEFAULT_BATCH_SIZE};
 pub use schema::{SPEC_METADATA_KEY, record_from_schema};
 pub use to_arrow::ArrowDecoder;
 

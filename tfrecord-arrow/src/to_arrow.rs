@@ -24,7 +24,8 @@ use crate::schema::{ITEM, schema, sparse_fields};
 pub struct ArrowDecoder {
     columns: ColumnDecoder,
     schema: SchemaRef,
-    options: ArrowOptions,
+    pub(crate) format: Format,
+    pub(crate) options: ArrowOptions,
 }
 
 impl ArrowDecoder {
@@ -49,6 +50,7 @@ impl ArrowDecoder {
         Ok(ArrowDecoder {
             columns,
             schema,
+            format,
             options,
         })
     }

@@ -1,0 +1,179 @@
+//! A record file read as Arrow: batches of records, their buffers reused, decoded into
+//! RecordBatches; an Arrow `RecordBatchReader`.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, SchemaRef};
+use tfrecord_core::{Error, Format, ReaderOptions, RecordReader, Result};
+use tfrecord_schema::ir::Record;
+
+use crate::{ArrowDecoder, ArrowOptions};
+
+/// Records per batch unless set: what `tf.data` pipelines and tfx_bsl's readers commonly use.
+pub const DEFAULT_BATCH_SIZE: usize = 1024;
+
+/// Reads a TFRecord or OFRecord stream as Arrow [`RecordBatch`]es of up to
+/// [`batch_size`](Self::with_batch_size) records each (the last one shorter), decoded by an
+/// [`ArrowDecoder`]. It is an Arrow [`RecordBatchReader`], and an iterator of batches.
+///
+/// Errors name the file, the record's byte offset and index, and the feature key.
+///
+/// ```no_run
+/// use tfrecord_arrow::ArrowReader;
+/// use tfrecord_core::ReaderOptions;
+/// use tfrecord_schema::ir::Schema;
+///
+/// let spec = Schema::from_toml_str(&std::fs::read_to_string("train.toml")?, "train.toml")
+///     .expect("a valid spec");
+/// for batch in ArrowReader::open("train.tfrecord", &spec.records[0], ReaderOptions::new())? {
+///     let batch = batch?;
+///     println!("{} rows", batch.num_rows());
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ArrowReader<R: Read> {
+    reader: RecordReader<R>,
+    decoder: ArrowDecoder,
+    batch_size: usize,
+    /// The buffers of the current batch's records (more may be kept than are filled).
+    records: Vec<Vec<u8>>,
+    /// Each filled record's frame offset and index, for errors.
+    origins: Vec<(Option<u64>, u64)>,
+    done: bool,
+}
+
+impl ArrowReader<File> {
+    /// Opens a record file (TFRecord unless `options` says OFRecord; compression as
+    /// `options` says) to read records of `record`, with the default [`ArrowOptions`].
+    ///
+    /// # Errors
+    /// The file cannot be opened, or `record` has no columnar layout.
+    pub fn open(path: impl AsRef<Path>, record: &Record, options: ReaderOptions) -> Result<Self> {
+        let format = options.get_format();
+        let decoder = ArrowDecoder::new(record, format)?;
+        Ok(ArrowReader::new(
+            RecordReader::open(path, options)?,
+            decoder,
+        ))
+    }
+}
+
+impl<R: Read> ArrowReader<R> {
+    /// Reads `reader`'s records with `decoder` (whose format must be the reader's).
+    pub fn new(reader: RecordReader<R>, decoder: ArrowDecoder) -> Self {
+        ArrowReader {
+            reader,
+            decoder,
+            batch_size: DEFAULT_BATCH_SIZE,
+            records: Vec::new(),
+            origins: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// Records per batch (at least 1).
+    #[must_use]
+    pub fn with_batch_size(mut self, n: usize) -> Self {
+        self.batch_size = n.max(1);
+        self
+    }
+
+    /// The schema of every batch.
+    pub fn schema(&self) -> SchemaRef {
+        self.decoder.schema()
+    }
+
+    /// The next batch, `None` at the end of the stream.
+    ///
+    /// # Errors
+    /// Framing, checksum and decoding errors, naming the file, byte offset, record index and
+    /// feature key.
+    pub fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        if self.done {
+            return Ok(None);
+        }
+        self.origins.clear();
+        let mut n = 0;
+        while n < self.batch_size {
+            if n == self.records.len() {
+                self.records.push(Vec::new());
+            }
+            if !self.reader.read_into(&mut self.records[n])? {
+                self.done = true;
+                break;
+            }
+            let index = self.reader.records_read().saturating_sub(1);
+            self.origins.push((self.reader.last_offset(), index));
+            n += 1;
+        }
+        let Some(&(_, first)) = self.origins.first() else {
+            return Ok(None);
+        };
+        self.decoder
+            .decode(&self.records[..n], first)
+            .map(Some)
+            .map_err(|e| self.locate(e, first))
+    }
+
+    /// Adds the file and the record's byte offset to a batch error (whose record index counts
+    /// from `first`, the batch's first record).
+    fn locate(&self, mut e: Error, first: u64) -> Error {
+        let origin = e
+            .record()
+            .and_then(|i| usize::try_from(i.checked_sub(first)?).ok())
+            .and_then(|i| self.origins.get(i));
+        if let Some(&(Some(offset), _)) = origin {
+            e = e.with_offset(offset);
+        }
+        match self.reader.path() {
+            Some(path) => e.with_path(path),
+            None => e,
+        }
+    }
+}
+
+impl<R: Read> std::fmt::Debug for ArrowReader<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArrowReader")
+            .field("path", &self.reader.path())
+            .field("batch_size", &self.batch_size)
+            .field("records_read", &self.reader.records_read())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Read> Iterator for ArrowReader<R> {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.next_batch() {
+            Ok(Some(b)) => Some(Ok(b)),
+            Ok(None) => None,
+            Err(e) => {
+                self.done = true;
+                Some(Err(ArrowError::ExternalError(Box::new(e))))
+            }
+        }
+    }
+}
+
+impl<R: Read> RecordBatchReader for ArrowReader<R> {
+    fn schema(&self) -> SchemaRef {
+        self.decoder.schema()
+    }
+}
+
+impl ArrowDecoder {
+    /// The container this decoder reads.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The options it maps with.
+    pub fn options(&self) -> ArrowOptions {
+        self.options
+    }
+}

@@ -1,0 +1,98 @@
+//! `ArrowReader`: a file read as batches, equal to decoding its records at once, with errors
+//! located in the file.
+
+use tfrecord_arrow::arrow_array::RecordBatchReader;
+use tfrecord_arrow::arrow_array::cast::AsArray;
+use tfrecord_arrow::arrow_array::types::Int64Type;
+use tfrecord_arrow::{ArrowDecoder, ArrowReader};
+use tfrecord_core::proto::tensorflow as tf;
+use tfrecord_core::{Format, Message, ReaderOptions, RecordWriter, WriterOptions};
+use tfrecord_schema::ir::{Record, Schema};
+
+fn record() -> Record {
+    let spec = "[records.R.features.id]\ndtype = \"int64\"\n\
+                [records.R.features.name]\ndtype = \"string\"\noptional = true\n";
+    Schema::from_toml_str(spec, "spec.toml")
+        .expect("spec")
+        .records
+        .remove(0)
+}
+
+fn example(id: i64, name: &[u8]) -> Vec<u8> {
+    let mut f = tf::Features::default();
+    let kind = tf::feature::Kind::Int64List(tf::Int64List { value: vec![id] });
+    f.feature
+        .insert("id".into(), tf::Feature { kind: Some(kind) });
+    let kind = tf::feature::Kind::BytesList(tf::BytesList {
+        value: vec![name.to_vec()],
+    });
+    f.feature
+        .insert("name".into(), tf::Feature { kind: Some(kind) });
+    tf::Example { features: Some(f) }.encode_to_vec()
+}
+
+#[test]
+fn batches_of_a_file_are_the_records_decoded_at_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("d.tfrecord");
+    let records: Vec<Vec<u8>> = (0..2500).map(|i| example(i, b"n")).collect();
+    let mut w = RecordWriter::create(&path, WriterOptions::new()).expect("create");
+    for r in &records {
+        w.write(r).expect("write");
+    }
+    w.finish().expect("finish");
+
+    let reader = ArrowReader::open(&path, &record(), ReaderOptions::new())
+        .expect("open")
+        .with_batch_size(1000);
+    let schema = RecordBatchReader::schema(&reader);
+    let batches: Vec<_> = reader.map(|b| b.expect("batch")).collect();
+    assert_eq!(
+        batches.iter().map(|b| b.num_rows()).collect::<Vec<_>>(),
+        vec![1000, 1000, 500]
+    );
+    assert!(batches.iter().all(|b| b.schema() == schema));
+    let all = ArrowDecoder::new(&record(), Format::TfRecord)
+        .expect("decoder")
+        .decode(&records, 0)
+        .expect("decode");
+    let joined = arrow_select::concat::concat_batches(&schema, &batches).expect("concat");
+    assert_eq!(joined, all);
+    let ids = joined.column(0).as_primitive::<Int64Type>();
+    assert_eq!(ids.value(2499), 2499);
+}
+
+#[test]
+fn errors_name_the_file_offset_record_and_key() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("bad.tfrecord");
+    let mut w = RecordWriter::create(&path, WriterOptions::new()).expect("create");
+    let mut offset = 0u64;
+    let mut bad_offset = 0;
+    for i in 0..30 {
+        let r = example(i, if i == 17 { b"\xff" } else { b"ok" });
+        if i == 17 {
+            bad_offset = offset;
+        }
+        offset += 16 + r.len() as u64;
+        w.write(&r).expect("write");
+    }
+    w.finish().expect("finish");
+    let mut reader = ArrowReader::open(&path, &record(), ReaderOptions::new())
+        .expect("open")
+        .with_batch_size(10);
+    assert_eq!(
+        reader
+            .next_batch()
+            .expect("first batch")
+            .map(|b| b.num_rows()),
+        Some(10)
+    );
+    let err = reader
+        .next_batch()
+        .expect_err("the second batch holds the bad record");
+    assert_eq!(err.record(), Some(17));
+    assert_eq!(err.offset(), Some(bad_offset));
+    assert_eq!(err.key(), Some("name"));
+    assert_eq!(err.path(), Some(path.as_path()));
+}
