@@ -10,9 +10,11 @@ use arrow_array::{
 };
 use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, Field, SchemaRef};
-use tfrecord_core::columns::{ByteColumn, Column, ColumnDecoder, ColumnLayout, Leaf, Level};
+use tfrecord_core::columns::{
+    ByteColumn, Column, ColumnDecoder, ColumnLayout, Leaf, Level, columnar_record,
+};
 use tfrecord_core::parse::RecordSpec;
-use tfrecord_core::{Error, Format, Result};
+use tfrecord_core::{Error, Format, RecordSchema, Result};
 use tfrecord_schema::ir::Record;
 
 use crate::ArrowOptions;
@@ -37,6 +39,15 @@ impl ArrowDecoder {
     /// feature.
     pub fn new(record: &Record, format: Format) -> Result<Self> {
         Self::with_options(record, format, ArrowOptions::default())
+    }
+
+    /// A decoder for a derived record type's columns (see
+    /// `tfrecord_core::columns::columnar_record`), by the same mapping as for a spec file.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn for_type<T: RecordSchema>(format: Format, options: ArrowOptions) -> Result<Self> {
+        Self::with_options(&columnar_record::<T>(), format, options)
     }
 
     /// As [`new`](Self::new), with options.

@@ -119,6 +119,7 @@ pub mod columns;
 mod compression;
 pub mod convert;
 pub mod crc;
+mod described;
 mod error;
 mod feature;
 pub mod index;
@@ -134,6 +135,7 @@ pub use codec::{
     Container, Decode, DecodeOwned, Encode, OfRecord, Ragged, Sparse, TfExample, TfSequenceExample,
 };
 pub use compression::{Compression, Format};
+pub use described::RecordSchema;
 pub use error::{Error, ErrorKind, Result};
 pub use feature::{FeatureProblem, ListKind};
 pub use prost::Message;
@@ -161,11 +163,16 @@ pub mod __private {
         put_lists_header, put_sparse, put_steps_entry, scan_features, scan_sequence, sequence_len,
         sparse, sparse_entries_len, steps, steps_entry_len, unknown_key, walk_canonical,
     };
+    pub use crate::described::RecordSchema;
     pub use crate::error::{Error, Result};
     pub use crate::feature::{FeatureProblem, ListKind};
     pub use ::core::option::Option::{self, None, Some};
     pub use ::core::result::Result::{Err, Ok};
+    pub use ::std::boxed::Box;
+    pub use ::std::string::ToString;
+    pub use ::std::vec;
     pub use ::std::vec::Vec;
+    pub use tfrecord_schema::ir;
 }
 
 /// The workspace README's examples, compiled and run as doctests.

@@ -580,3 +580,32 @@ fn inferred_sequence_spec_reads_the_file_it_came_from() {
         assert_eq!(got, scores, "record {i}");
     }
 }
+
+/// A spec file's record, the type generated from it and its hand-derived twin give the same
+/// columns: the one mapping, whether the spec came from TOML or the derive.
+#[test]
+fn spec_file_generated_type_and_derive_have_the_same_columns() {
+    use tfrecord_core::Format;
+    use tfrecord_core::columns::ColumnDecoder;
+    use tfrecord_core::parse::RecordSpec;
+    use tfrecord_schema::ir::Schema;
+
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/specs/records.toml"))
+        .expect("spec file");
+    let schema = Schema::from_toml_str(&text, "records.toml").expect("spec");
+    let record = schema
+        .records
+        .iter()
+        .find(|r| r.name == "Sample")
+        .expect("record Sample");
+    let from_file = ColumnDecoder::new(
+        &RecordSpec::from_record(record).expect("runtime spec"),
+        Format::TfRecord,
+    )
+    .expect("decoder");
+    let generated = ColumnDecoder::for_type::<Sample>(Format::TfRecord).expect("generated");
+    let twin = ColumnDecoder::for_type::<SampleTwin>(Format::TfRecord).expect("twin");
+    assert_eq!(generated.layouts(), from_file.layouts());
+    assert_eq!(twin.layouts(), from_file.layouts());
+    assert_eq!(from_file.layouts().len(), 14);
+}

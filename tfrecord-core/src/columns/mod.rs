@@ -67,9 +67,12 @@
 //! default; an Arrow list needs valid offsets). Errors name the record index and the feature key;
 //! the caller adds the file and byte offset.
 
+mod batches;
 mod decode;
 mod encode;
 mod plan;
+
+pub use batches::{Batches, columnar_record};
 
 use crate::compression::Format;
 use crate::error::Result;

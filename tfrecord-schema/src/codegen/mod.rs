@@ -79,10 +79,11 @@ fn derive(input: &syn::DeriveInput, kind: RecordKind) -> TokenStream {
             if let Some((path, record)) = &lowered.schema {
                 tracked = schema::check(&mut cx, input, &lowered, path, record.as_ref());
             }
-            let tokens = match kind {
+            let mut tokens = match kind {
                 RecordKind::SequenceExample => expand::expand_sequence(input, &lowered),
                 _ => expand::expand_example(input, &lowered),
             };
+            tokens.extend(expand::expand_schema(input, &lowered));
             (tokens, lowered.krate)
         }
         syn::Data::Enum(data) => {

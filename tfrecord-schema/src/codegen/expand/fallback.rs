@@ -31,7 +31,12 @@ pub(crate) fn fallback(
     let decode = containers
         .iter()
         .map(|c| heads.decode(&quote!(#p::Decode<#de, #c>)));
-    quote! {#(
+    let schema = heads.encode(&quote!(#p::RecordSchema));
+    quote! {
+        #schema {
+            fn record_schema() -> #p::ir::Record { ::core::unreachable!() }
+        }
+        #(
         #encode {
             fn encoded_len(&self) -> usize { ::core::unreachable!() }
             fn encode_raw(&self, _: &mut #p::Vec<u8>) { ::core::unreachable!() }

@@ -2,7 +2,7 @@
 //! run time lives in `tfrecord_core::__private`; this module only wires fields to it.
 //!
 //! One file a job: `example` and `sequence` expand the two record derives, `enums` a unit-only
-//! enum, `fallback` the stubs next to compile errors; they share the impl heads (`heads`), the
+//! enum, `fallback` the stubs next to compile errors, `spec` the record's IR for run time; they share the impl heads (`heads`), the
 //! per-field expressions (`field`, with `defaults`) and the key matcher (`tokens`).
 
 mod defaults;
@@ -12,9 +12,11 @@ mod fallback;
 mod field;
 mod heads;
 mod sequence;
+mod spec;
 mod tokens;
 
 pub(crate) use enums::expand_enum;
 pub(crate) use example::expand_example;
 pub(crate) use fallback::fallback;
 pub(crate) use sequence::expand_sequence;
+pub(crate) use spec::expand_schema;

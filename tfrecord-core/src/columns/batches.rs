@@ -1,0 +1,165 @@
+//! A derived type's records read as columnar batches: `Reader::<T>::batches(n)`.
+
+use std::io::Read;
+use std::marker::PhantomData;
+
+use super::{ColumnBatch, ColumnDecoder};
+use crate::codec::Container;
+use crate::compression::Format;
+use crate::described::RecordSchema;
+use crate::error::Result;
+use crate::parse::RecordSpec;
+use crate::typed::Reader;
+
+/// The spec of a derived record type's columns: its [`RecordSchema`] without the fields that
+/// have no spec type (`skip` and `flatten` fields, fields of user enums), which have no column.
+pub fn columnar_record<T: RecordSchema>() -> tfrecord_schema::ir::Record {
+    let mut record = T::record_schema();
+    record
+        .fields
+        .retain(|f| !f.skip && !f.flatten && f.dtype.is_some());
+    record
+}
+
+impl ColumnDecoder {
+    /// The decoder of a derived record type's columns, for records in `format`'s message: one
+    /// column per field of [`columnar_record`], in field order.
+    ///
+    /// # Errors
+    /// A field the columnar layout cannot hold; the error names it.
+    pub fn for_type<T: RecordSchema>(format: Format) -> Result<Self> {
+        ColumnDecoder::new(&RecordSpec::from_record(&columnar_record::<T>())?, format)
+    }
+}
+
+impl<T: RecordSchema, C: Container, R: Read> Reader<T, C, R> {
+    /// The records as columnar batches of up to `n` records each (the last one shorter): one
+    /// column per field of `T` (see [`ColumnDecoder::for_type`]), each a flat buffer of values
+    /// under its levels of nesting, as Arrow lays them out, with no allocation per record.
+    ///
+    /// ```
+    /// use tfrecord_core::columns::Leaf;
+    /// use tfrecord_core::{Example, Reader, Writer};
+    ///
+    /// #[derive(Example)]
+    /// struct Point {
+    ///     x: i64,
+    ///     tags: Vec<String>,
+    /// }
+    ///
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("points.tfrecord");
+    /// let mut w = Writer::<Point>::create(&path)?;
+    /// for x in 0..2500 {
+    ///     w.write(&Point { x, tags: vec!["a".into()] })?;
+    /// }
+    /// w.finish()?;
+    ///
+    /// let mut rows = 0;
+    /// for batch in Reader::<Point>::open(&path)?.batches(1024)? {
+    ///     let batch = batch?;
+    ///     let Leaf::Int64(x) = &batch.columns[0].leaf else { unreachable!() };
+    ///     assert_eq!(x.len(), batch.rows);
+    ///     rows += batch.rows;
+    /// }
+    /// assert_eq!(rows, 2500);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A field the columnar layout cannot hold.
+    pub fn batches(self, n: usize) -> Result<Batches<T, C, R>> {
+        Ok(Batches {
+            decoder: ColumnDecoder::for_type::<T>(C::FORMAT)?,
+            reader: self,
+            size: n.max(1),
+            records: Vec::new(),
+            offsets: Vec::new(),
+            done: false,
+            record: PhantomData,
+        })
+    }
+}
+
+/// The columnar batches of a [`Reader`]: see [`Reader::batches`].
+pub struct Batches<T, C: Container, R: Read> {
+    reader: Reader<T, C, R>,
+    decoder: ColumnDecoder,
+    size: usize,
+    /// The current batch's record buffers, reused.
+    records: Vec<Vec<u8>>,
+    /// Each record's frame offset, for errors.
+    offsets: Vec<Option<u64>>,
+    done: bool,
+    record: PhantomData<fn() -> T>,
+}
+
+impl<T, C: Container, R: Read> Batches<T, C, R> {
+    /// The decoder's columns, in order.
+    pub fn layouts(&self) -> &[super::ColumnLayout] {
+        self.decoder.layouts()
+    }
+
+    fn next_batch(&mut self) -> Result<Option<ColumnBatch>> {
+        self.offsets.clear();
+        let records = self.reader.records();
+        let first = records.records_read();
+        let mut n = 0;
+        while n < self.size {
+            if n == self.records.len() {
+                self.records.push(Vec::new());
+            }
+            if !records.read_into(&mut self.records[n])? {
+                self.done = true;
+                break;
+            }
+            self.offsets.push(records.last_offset());
+            n += 1;
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        let path = records.path().map(std::path::Path::to_path_buf);
+        self.decoder
+            .decode(&self.records[..n], first)
+            .map(Some)
+            .map_err(|mut e| {
+                let at = e
+                    .record()
+                    .and_then(|i| usize::try_from(i.checked_sub(first)?).ok());
+                if let Some(Some(offset)) = at.and_then(|i| self.offsets.get(i)) {
+                    e = e.with_offset(*offset);
+                }
+                match path {
+                    Some(p) => e.with_path(p),
+                    None => e,
+                }
+            })
+    }
+}
+
+impl<T, C: Container, R: Read> Iterator for Batches<T, C, R> {
+    type Item = Result<ColumnBatch>;
+
+    fn next(&mut self) -> Option<Result<ColumnBatch>> {
+        if self.done {
+            return None;
+        }
+        match self.next_batch() {
+            Ok(b) => b.map(Ok),
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl<T, C: Container, R: Read> std::fmt::Debug for Batches<T, C, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batches")
+            .field("size", &self.size)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
