@@ -23,8 +23,9 @@ const OPS: [&str; 10] = [
 ];
 
 /// The variants of those ops (`convert`'s are its output formats, `cli`'s the commands).
-const VARIANTS: [&str; 10] = [
+const VARIANTS: [&str; 11] = [
     "st",
+    "owned",
     "mt2",
     "spec",
     "spec_mt2",
@@ -88,7 +89,8 @@ pub(crate) struct Args {
     pub(crate) ops: Vec<String>,
     /// Variants to run, comma-separated (default: all).
     ///
-    /// `st` one thread with the derived types; `mt2` two threads; `spec` the runtime spec
+    /// `st` one thread with the derived types; `owned` one thread with the typed iterator's
+    /// owned values; `mt2` two threads; `spec` the runtime spec
     /// parser on one thread, `spec_mt2` on two; `ofrecord` and `gzip` the outputs of `convert`.
     #[arg(
         long,
