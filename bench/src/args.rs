@@ -23,9 +23,10 @@ const OPS: [&str; 10] = [
 ];
 
 /// The variants of those ops (`convert`'s are its output formats, `cli`'s the commands).
-const VARIANTS: [&str; 11] = [
+const VARIANTS: [&str; 12] = [
     "st",
     "owned",
+    "owned_batch",
     "mt2",
     "spec",
     "spec_mt2",
@@ -90,7 +91,7 @@ pub(crate) struct Args {
     /// Variants to run, comma-separated (default: all).
     ///
     /// `st` one thread with the derived types; `owned` one thread with the typed iterator's
-    /// owned values; `mt2` two threads; `spec` the runtime spec
+    /// owned values, `owned_batch` with `read_batch` refilling them; `mt2` two threads; `spec` the runtime spec
     /// parser on one thread, `spec_mt2` on two; `ofrecord` and `gzip` the outputs of `convert`.
     #[arg(
         long,

@@ -151,6 +151,14 @@ pub(crate) fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
         );
         c.emit("owned", "read_parse", &note, &t);
     }
+    if c.args.want("read_parse", "owned_batch") {
+        let t = measure(c.args.reps, || read_owned_batches::<S>(c), check)?;
+        let note = format!(
+            "Reader::<T>::open + read_batch(&mut batch, 1024) (the same owned values decoded into those of the last batch, their buffers reused), a consumer reading each batch whole{}",
+            c.gz_note()
+        );
+        c.emit("owned_batch", "read_parse", &note, &t);
+    }
     let spec_name = if sc.is_sequence() {
         "SequenceExampleParser"
     } else {
@@ -223,6 +231,26 @@ fn read_owned<S: Shape>(c: &Ctx<'_>) -> Outcome {
         }
     }
     consume(&mut batch);
+    Ok(Totals {
+        records: t.rows,
+        ..t
+    })
+}
+
+/// The batched owned read of `read_parse` `owned_batch`, as a user writes it: one `Vec` of
+/// owned values refilled by `read_batch`, which decodes into the values it holds.
+fn read_owned_batches<S: Shape>(c: &Ctx<'_>) -> Outcome {
+    let mut reader = Reader::<S::User, S::C>::open(&c.sc.path).map_err(|e| e.to_string())?;
+    let mut batch = Vec::new();
+    let mut t = Totals::default();
+    while reader
+        .read_batch(&mut batch, BATCH)
+        .map_err(|e| e.to_string())?
+        > 0
+    {
+        t.values += S::consume(&batch);
+        t.rows += batch.len() as u64;
+    }
     Ok(Totals {
         records: t.rows,
         ..t
