@@ -25,8 +25,10 @@ const OPS: [&str; 12] = [
 ];
 
 /// The variants of those ops (`convert`'s are its output formats, `cli`'s the commands).
-const VARIANTS: [&str; 10] = [
+const VARIANTS: [&str; 12] = [
     "st",
+    "owned",
+    "owned_batch",
     "mt2",
     "spec",
     "spec_mt2",
@@ -90,7 +92,8 @@ pub(crate) struct Args {
     pub(crate) ops: Vec<String>,
     /// Variants to run, comma-separated (default: all).
     ///
-    /// `st` one thread with the derived types; `mt2` two threads; `spec` the runtime spec
+    /// `st` one thread with the derived types; `owned` one thread with the typed iterator's
+    /// owned values, `owned_batch` with `read_batch` refilling them; `mt2` two threads; `spec` the runtime spec
     /// parser on one thread, `spec_mt2` on two; `ofrecord` and `gzip` the outputs of `convert`.
     #[arg(
         long,

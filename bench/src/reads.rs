@@ -143,6 +143,22 @@ pub(crate) fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
         ),
         check,
     )?;
+    if c.args.want("read_parse", "owned") {
+        let t = measure(c.args.reps, || read_owned::<S>(c), check)?;
+        let note = format!(
+            "Reader::<T>::open + for r in reader (owned derived values: String, Vec<u8>, Vec<i64>, [f32; 16], Vec<Vec<i64>> per step), pushed into a Vec of 1024 that a consumer reads whole, then cleared{}",
+            c.gz_note()
+        );
+        c.emit("owned", "read_parse", &note, &t);
+    }
+    if c.args.want("read_parse", "owned_batch") {
+        let t = measure(c.args.reps, || read_owned_batches::<S>(c), check)?;
+        let note = format!(
+            "Reader::<T>::open + read_batch(&mut batch, 1024) (the same owned values decoded into those of the last batch, their buffers reused), a consumer reading each batch whole{}",
+            c.gz_note()
+        );
+        c.emit("owned_batch", "read_parse", &note, &t);
+    }
     let spec_name = if sc.is_sequence() {
         "SequenceExampleParser"
     } else {
@@ -193,6 +209,51 @@ fn read_derived<S: Shape>(c: &Ctx<'_>) -> Outcome {
     Ok(Totals {
         records,
         ..sink.totals()
+    })
+}
+
+/// The owned read of `read_parse` `owned`, as a user writes it: the typed iterator, owned
+/// values gathered into batches of 1024 that a consumer reads.
+fn read_owned<S: Shape>(c: &Ctx<'_>) -> Outcome {
+    // `open` guesses the compression from the name (`.gz`), as for the harness's files.
+    let reader = Reader::<S::User, S::C>::open(&c.sc.path).map_err(|e| e.to_string())?;
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut t = Totals::default();
+    let mut consume = |batch: &mut Vec<S::User>| {
+        t.values += S::consume(batch);
+        t.rows += batch.len() as u64;
+        batch.clear();
+    };
+    for r in reader {
+        batch.push(r.map_err(|e| e.to_string())?);
+        if batch.len() == BATCH {
+            consume(&mut batch);
+        }
+    }
+    consume(&mut batch);
+    Ok(Totals {
+        records: t.rows,
+        ..t
+    })
+}
+
+/// The batched owned read of `read_parse` `owned_batch`, as a user writes it: one `Vec` of
+/// owned values refilled by `read_batch`, which decodes into the values it holds.
+fn read_owned_batches<S: Shape>(c: &Ctx<'_>) -> Outcome {
+    let mut reader = Reader::<S::User, S::C>::open(&c.sc.path).map_err(|e| e.to_string())?;
+    let mut batch = Vec::new();
+    let mut t = Totals::default();
+    while reader
+        .read_batch(&mut batch, BATCH)
+        .map_err(|e| e.to_string())?
+        > 0
+    {
+        t.values += S::consume(&batch);
+        t.rows += batch.len() as u64;
+    }
+    Ok(Totals {
+        records: t.rows,
+        ..t
     })
 }
 

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use tfrecord_core::Container;
+use tfrecord_core::{Container, DecodeOwned};
 use tfrecord_core::{
     Decode, Encode, Example, Ragged, SequenceExample, TfExample, TfSequenceExample,
 };
@@ -105,6 +105,26 @@ fn len64<T>(v: &[T]) -> u64 {
     v.len() as u64
 }
 
+/// A checksum of bytes, so that a consumer reads every one of them.
+#[inline]
+fn bytes_sum(v: &[u8]) -> u64 {
+    v.iter().fold(0u64, |a, &b| a.wrapping_add(u64::from(b)))
+}
+
+/// A checksum of int64 values.
+#[inline]
+#[allow(clippy::cast_sign_loss)] // a checksum: the bits are what counts
+fn ints_sum(v: &[i64]) -> u64 {
+    v.iter().fold(0u64, |a, &b| a.wrapping_add(b as u64))
+}
+
+/// A checksum of float values.
+#[inline]
+fn floats_sum(v: &[f32]) -> u64 {
+    v.iter()
+        .fold(0u64, |a, &b| a.wrapping_add(u64::from(b.to_bits())))
+}
+
 // ------------------------------------------------------------------------------------ shapes
 
 /// A workload's record type: how to decode it, extract it into columns, and build it from
@@ -120,10 +140,16 @@ pub(crate) trait Shape: 'static {
     type Values: Clone + Send + Sync;
     /// The columns of one batch.
     type Cols: ColSet;
+    /// The owned type a user reads with `Reader::<T>::open` (`String`, `Vec<u8>`, `Vec<i64>`,
+    /// arrays; `Vec<Vec<i64>>` for a feature list of int64 lists).
+    type User: DecodeOwned<Self::C> + Send;
     /// The sidecar spec this type implements: (features or context features, feature lists).
     fn spec() -> (BTreeMap<String, Feat>, BTreeMap<String, Feat>);
     /// Appends one decoded record to the columns.
     fn push(cols: &mut Self::Cols, rec: &Self::Rec<'_>);
+    /// The values a batch of owned records holds, each one looked at (strings count one each,
+    /// as in the columns); what `read_parse` `owned` consumes.
+    fn consume(batch: &[Self::User]) -> u64;
     /// The typed values of a decoded record (setup for `write_build`, not timed).
     fn values(rec: &Self::Rec<'_>) -> Self::Values;
     /// Builds the owned record from typed values (timed in `write_build`).
@@ -212,6 +238,7 @@ impl Shape for MnistShape {
     type Owned = Mnist;
     type Values = (Vec<u8>, i64);
     type Cols = MnistCols;
+    type User = Mnist;
 
     fn spec() -> (BTreeMap<String, Feat>, BTreeMap<String, Feat>) {
         let mut f = BTreeMap::new();
@@ -223,6 +250,16 @@ impl Shape for MnistShape {
     fn push(c: &mut MnistCols, r: &MnistRef<'_>) {
         c.image.push(r.image);
         c.label.push(r.label);
+    }
+    fn consume(batch: &[Mnist]) -> u64 {
+        let mut sum = 0u64;
+        for r in batch {
+            sum = sum
+                .wrapping_add(bytes_sum(&r.image))
+                .wrapping_add(ints_sum(&[r.label]));
+        }
+        std::hint::black_box(sum);
+        2 * len64(batch)
     }
     fn values(r: &MnistRef<'_>) -> (Vec<u8>, i64) {
         (r.image.to_vec(), r.label)
@@ -271,6 +308,18 @@ macro_rules! ctr_types {
             dense: [f32; 16],
         }
 
+        /// The CTR record as a user reads it: the 26 categories as `String`s.
+        #[derive(Example)]
+        #[example(dialect = "tf", rename_all = "UPPERCASE")]
+        pub(crate) struct CtrRow {
+            $($i: i64,)*
+            $($c: String,)*
+            #[example(key = "hist")]
+            hist: Vec<i64>,
+            #[example(key = "dense")]
+            dense: [f32; 16],
+        }
+
         /// Typed CTR values, as a user holds them before building records.
         #[derive(Clone)]
         pub(crate) struct CtrValues {
@@ -286,6 +335,7 @@ macro_rules! ctr_types {
             type Owned = Ctr;
             type Values = CtrValues;
             type Cols = CtrCols;
+            type User = CtrRow;
 
             fn spec() -> (BTreeMap<String, Feat>, BTreeMap<String, Feat>) {
                 let mut f = BTreeMap::new();
@@ -309,6 +359,20 @@ macro_rules! ctr_types {
                 }
                 c.hist.push(&r.hist);
                 c.dense.extend_from_slice(&r.dense);
+            }
+            fn consume(batch: &[CtrRow]) -> u64 {
+                let mut sum = 0u64;
+                let mut values = 0u64;
+                for r in batch {
+                    sum = sum.wrapping_add(ints_sum(&[$(r.$i),*]));
+                    for c in [$(&r.$c),*] {
+                        sum = sum.wrapping_add(bytes_sum(c.as_bytes()));
+                    }
+                    sum = sum.wrapping_add(ints_sum(&r.hist)).wrapping_add(floats_sum(&r.dense));
+                    values += 13 + 26 + len64(&r.hist) + 16;
+                }
+                std::hint::black_box(sum);
+                values
             }
             fn values(r: &CtrRef<'_>) -> CtrValues {
                 CtrValues {
@@ -402,6 +466,17 @@ pub(crate) struct Seq {
     scores: Vec<f32>,
 }
 
+/// The `seq` record as a user reads it: `tokens` as one `Vec<i64>` per step.
+#[derive(SequenceExample)]
+pub(crate) struct SeqRow {
+    id: i64,
+    lang: String,
+    #[example(sequence)]
+    tokens: Vec<Vec<i64>>,
+    #[example(sequence)]
+    scores: Vec<f32>,
+}
+
 /// `seq` columns: `tokens` keeps each step's length and each row's step count.
 #[derive(Default)]
 pub(crate) struct SeqCols {
@@ -438,6 +513,7 @@ impl Shape for SeqShape {
     type Owned = Seq;
     type Values = (i64, Vec<u8>, Ragged<i64>, Vec<f32>);
     type Cols = SeqCols;
+    type User = SeqRow;
 
     fn spec() -> (BTreeMap<String, Feat>, BTreeMap<String, Feat>) {
         let mut c = BTreeMap::new();
@@ -460,6 +536,23 @@ impl Shape for SeqShape {
         c.token_row_lens
             .push(u32::try_from(r.tokens.len()).unwrap_or(u32::MAX));
         c.scores.push(&r.scores);
+    }
+    fn consume(batch: &[SeqRow]) -> u64 {
+        let mut sum = 0u64;
+        let mut values = 0u64;
+        for r in batch {
+            sum = sum
+                .wrapping_add(ints_sum(&[r.id]))
+                .wrapping_add(bytes_sum(r.lang.as_bytes()));
+            for step in &r.tokens {
+                sum = sum.wrapping_add(ints_sum(step));
+                values += len64(step);
+            }
+            sum = sum.wrapping_add(floats_sum(&r.scores));
+            values += 2 + len64(&r.scores);
+        }
+        std::hint::black_box(sum);
+        values
     }
     fn values(r: &SeqRef<'_>) -> Self::Values {
         (r.id, r.lang.to_vec(), r.tokens.clone(), r.scores.clone())

@@ -158,10 +158,11 @@ pub mod __private {
         Container, Decode, DecodeElem, DecodeField, DecodeFields, DecodeSteps, Dialect, Encode,
         EncodeElem, EncodeField, EncodeFields, EncodeSteps, FeatureBytes, FeatureView, FieldInfo,
         FieldTable, Of, OfRecord, RawValue, Tf, TfExample, TfLossy, TfSequenceExample, check_len,
-        check_rows, decode_record, entry_len, example_len, field, join_prefix, key_prefix_word,
-        missing, one_canonical, present, put_context_header, put_entry, put_example_header,
-        put_lists_header, put_sparse, put_steps_entry, scan_features, scan_sequence, sequence_len,
-        sparse, sparse_entries_len, steps, steps_entry_len, unknown_key, walk_canonical,
+        check_rows, decode_one_into, decode_record, entry_len, example_len, field, join_prefix,
+        key_prefix_word, missing, one_canonical, present, present_into, put_context_header,
+        put_entry, put_example_header, put_lists_header, put_sparse, put_steps_entry,
+        scan_features, scan_sequence, sequence_len, sparse, sparse_entries_len, steps,
+        steps_entry_len, steps_into, unknown_key, walk_canonical,
     };
     pub use crate::described::RecordSchema;
     pub use crate::error::{Error, Result};

@@ -179,6 +179,101 @@ impl<T, C: Container, R: Read> Reader<T, C, R> {
     }
 }
 
+impl<T: DecodeOwned<C>, C: Container, R: Read> Reader<T, C, R> {
+    /// Reads the next record into `value`, reusing the buffers it holds: the value the
+    /// iterator would return, without allocating again the `String`, `Vec<u8>` and `Vec`
+    /// fields (and the steps of `Vec<Vec<_>>` feature lists) that already have room
+    /// ([`Decode::decode_into`]). `Ok(false)` at the end, with `value` untouched.
+    ///
+    /// Records that fail to decode are skipped as by the iterator; on an error `value` holds
+    /// some valid value of its type.
+    ///
+    /// ```
+    /// use tfrecord_core::{Example, Reader, ReaderOptions, TfExample, Writer, WriterOptions};
+    ///
+    /// #[derive(Example, Default)]
+    /// struct Doc {
+    ///     text: String,
+    ///     ids: Vec<i64>,
+    /// }
+    ///
+    /// let mut w = Writer::<Doc, TfExample, Vec<u8>>::new(Vec::new(), WriterOptions::new());
+    /// w.write(&Doc { text: "one".into(), ids: vec![1, 2] })?;
+    /// w.write(&Doc { text: "two".into(), ids: vec![3] })?;
+    /// let bytes = w.finish()?;
+    ///
+    /// let mut r = Reader::<Doc, TfExample, &[u8]>::new(&bytes[..], ReaderOptions::new());
+    /// let mut doc = Doc::default();
+    /// while r.read_into(&mut doc)? {
+    ///     println!("{}: {:?}", doc.text, doc.ids);
+    /// }
+    /// # Ok::<(), tfrecord_core::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Framing and decoding errors, naming the file, offset, record and key.
+    pub fn read_into(&mut self, value: &mut T) -> Result<bool> {
+        loop {
+            let Some(bytes) = self.inner.read_lent(&mut self.buf)? else {
+                return Ok(false);
+            };
+            match <T as Decode<'_, C>>::decode_into(value, bytes) {
+                Ok(()) => return Ok(true),
+                // Skipped under a policy that skips damage; else the error, located.
+                Err(e) => self.inner.skip_last(e).map_err(|e| self.locate_last(e))?,
+            }
+        }
+    }
+
+    /// Reads up to `n` records into `batch`, decoding into the values already in it
+    /// ([`read_into`](Self::read_into)) and pushing new ones past its length, then truncating
+    /// it to the records read; returns their number, 0 at the end. Handed the same `Vec`
+    /// again, the next call reuses the values and their buffers, so that a loop over batches
+    /// allocates only while the values grow:
+    ///
+    /// ```no_run
+    /// # use tfrecord_core::{Example, Reader};
+    /// #[derive(Example)]
+    /// struct Mnist {
+    ///     #[example(key = "image/encoded")]
+    ///     image: Vec<u8>,
+    ///     label: i64,
+    /// }
+    ///
+    /// let mut reader = Reader::<Mnist>::open("mnist.tfrecord")?;
+    /// let mut batch = Vec::new();
+    /// while reader.read_batch(&mut batch, 1024)? > 0 {
+    ///     println!("{} records, first label {}", batch.len(), batch[0].label);
+    /// }
+    /// # Ok::<(), tfrecord_core::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`read_into`](Self::read_into); `batch` then holds valid values, of which those
+    /// before the failing record are the records read.
+    pub fn read_batch(&mut self, batch: &mut Vec<T>, n: usize) -> Result<usize> {
+        let mut filled = 0;
+        while filled < n {
+            let more = match batch.get_mut(filled) {
+                Some(value) => self.read_into(value)?,
+                None => match self.next() {
+                    Some(value) => {
+                        batch.push(value?);
+                        true
+                    }
+                    None => false,
+                },
+            };
+            if !more {
+                break;
+            }
+            filled += 1;
+        }
+        batch.truncate(filled);
+        Ok(filled)
+    }
+}
+
 impl<T: DecodeOwned<C>, C: Container, R: Read> Iterator for Reader<T, C, R> {
     type Item = Result<T>;
 

@@ -116,6 +116,43 @@ fn one_pass_agrees(bytes: &[u8]) {
     agree::<OfRecord, StrictPlain>(bytes, Some("StrictPlain"));
 }
 
+/// Decodes `bytes` into the value of `prev` (`Decode::decode_into`, which reuses its buffers)
+/// and anew: both give the same value or the same error.
+fn into_agrees<'a, C, T>(prev: &'a [u8], bytes: &'a [u8])
+where
+    C: tfrecord_core::Container,
+    T: Decode<'a, C> + Debug,
+{
+    let Ok(mut into) = <T as Decode<'a, C>>::decode(prev) else {
+        return;
+    };
+    let into_result = into.decode_into(bytes).map(|()| into);
+    let fresh = <T as Decode<'a, C>>::decode(bytes);
+    match (&into_result, &fresh) {
+        (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "{bytes:?}"),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{bytes:?}"),
+        _ => panic!("decode_into {into_result:?}, decode {fresh:?}, bytes {bytes:?}"),
+    }
+}
+
+/// [`into_agrees`] for every derived type, in each container it supports.
+fn decode_into_agrees(prev: &[u8], bytes: &[u8]) {
+    into_agrees::<TfExample, Texts>(prev, bytes);
+    into_agrees::<OfRecord, Texts>(prev, bytes);
+    into_agrees::<TfExample, IntLists>(prev, bytes);
+    into_agrees::<OfRecord, IntLists>(prev, bytes);
+    into_agrees::<TfExample, Ints>(prev, bytes);
+    into_agrees::<TfExample, Opts>(prev, bytes);
+    into_agrees::<OfRecord, Opts>(prev, bytes);
+    into_agrees::<TfExample, Enums>(prev, bytes);
+    into_agrees::<TfExample, Defaults>(prev, bytes);
+    into_agrees::<TfExample, Borrowed<'_>>(prev, bytes);
+    into_agrees::<TfExample, StrictPlain>(prev, bytes);
+    into_agrees::<TfExample, Outer>(prev, bytes);
+    into_agrees::<TfExample, Sparsey>(prev, bytes);
+    into_agrees::<TfSequenceExample, Seq>(prev, bytes);
+}
+
 /// An Example holding the map entries `entries` (key, serialized `Feature`), in wire order.
 fn example_of(entries: &[(&str, Vec<u8>)]) -> Vec<u8> {
     let mut map = Vec::new();
@@ -189,5 +226,61 @@ proptest! {
             one_pass_agrees(bytes);
             cuts_and_overwrite(bytes, at, byte, one_pass_agrees);
         }
+        // Each record decoded into the value of every record before it (other lengths,
+        // other keys present), and its damaged versions into its own value.
+        for (i, bytes) in records.iter().enumerate() {
+            for prev in &records[..=i] {
+                decode_into_agrees(prev, bytes);
+            }
+            cuts_and_overwrite(bytes, at, byte, |b| decode_into_agrees(bytes, b));
+        }
+    }
+
+    /// Sequence records, in each style and damaged, decoded into the value of another.
+    #[test]
+    fn decode_into_agrees_for_sequences(
+        a in seq(),
+        b in seq(),
+        at in any::<prop::sample::Index>(),
+        byte in any::<u8>(),
+    ) {
+        let (a, b) = (
+            Encode::<TfSequenceExample>::encode_to_vec(&a),
+            Encode::<TfSequenceExample>::encode_to_vec(&b),
+        );
+        decode_into_agrees(&a, &b);
+        decode_into_agrees(&b, &a);
+        cuts_and_overwrite(&b, at, byte, |d| decode_into_agrees(&a, d));
+    }
+}
+
+proptest! {
+    #![proptest_config(cfg())]
+
+    /// `Reader::read_batch`, refilling one `Vec` in batches of every size, reads the values
+    /// the iterator reads, of records of other lengths from batch to batch.
+    #[test]
+    fn read_batch_reads_what_the_iterator_reads(
+        values in proptest::collection::vec(texts(), 0..12),
+        n in 1usize..5,
+    ) {
+        use tfrecord_core::{Reader, ReaderOptions, Writer, WriterOptions};
+        let mut w = Writer::<Texts, TfExample, Vec<u8>>::new(Vec::new(), WriterOptions::new());
+        for v in &values {
+            w.write(v).unwrap();
+        }
+        let bytes = w.finish().unwrap();
+        let open = || Reader::<Texts, TfExample, &[u8]>::new(&bytes[..], ReaderOptions::new());
+        let all: Vec<Texts> = open().collect::<Result<_, _>>().unwrap();
+        let mut reader = open();
+        let mut batch = Vec::new();
+        let mut batched = Vec::new();
+        while reader.read_batch(&mut batch, n).unwrap() > 0 {
+            prop_assert!(batch.len() <= n);
+            batched.extend(batch.iter().map(|v| format!("{v:?}")));
+        }
+        prop_assert!(batch.is_empty());
+        let expected: Vec<String> = all.iter().map(|v| format!("{v:?}")).collect();
+        prop_assert_eq!(batched, expected);
     }
 }

@@ -146,6 +146,22 @@ proptest! {
         let read: NestedSeq = Decode::<TfSequenceExample>::decode(&styled).unwrap();
         prop_assert_eq!(Encode::<TfSequenceExample>::encode_to_vec(&read), nested_bytes);
     }
+
+    /// `decode_into` a value holding other steps (more, fewer, longer) gives the value
+    /// `decode` gives, for every encoding of the steps, nested and flat.
+    #[test]
+    fn prop_decode_into_reuses_steps(a in nested_seq(), n in nested_seq(), s in style()) {
+        let nested_bytes = Encode::<TfSequenceExample>::encode_to_vec(&n);
+        let styled = styled_sequence(&n.seq_feats(), s);
+        for bytes in [&nested_bytes, &styled] {
+            let mut nested = a.clone();
+            nested.decode_into(bytes).unwrap();
+            prop_assert_eq!(Encode::<TfSequenceExample>::encode_to_vec(&nested), nested_bytes.clone());
+            let mut flat = FlatSeq::from(&a);
+            flat.decode_into(bytes).unwrap();
+            prop_assert_eq!(Encode::<TfSequenceExample>::encode_to_vec(&flat), nested_bytes.clone());
+        }
+    }
 }
 
 #[test]

@@ -81,6 +81,22 @@ pub trait Decode<'de, C: Container = TfExample>: Sized {
     /// Malformed protobuf, a missing required feature, a wrong kind or count, a value out of
     /// range; the error names the feature key.
     fn decode(bytes: &'de [u8]) -> Result<Self>;
+
+    /// Decodes one serialized message into `self`, giving `self` the value
+    /// [`decode`](Self::decode) would return while reusing the buffers it holds (the
+    /// derived decoders keep the allocations of `String`, `Vec<u8>` and `Vec` fields, and of
+    /// the steps of `Vec<Vec<_>>` feature lists, when the record is in the layout every
+    /// writer produces). The default decodes a new value and moves it in.
+    ///
+    /// On an error `self` holds some valid value of the type, not necessarily the old one.
+    ///
+    /// # Errors
+    /// As [`decode`](Self::decode).
+    #[inline]
+    fn decode_into(&mut self, bytes: &'de [u8]) -> Result<()> {
+        *self = Self::decode(bytes)?;
+        Ok(())
+    }
 }
 
 /// A type that decodes from container `C` without borrowing: `for<'de> Decode<'de, C>`.

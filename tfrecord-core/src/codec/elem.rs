@@ -55,6 +55,18 @@ pub trait DecodeElem<'de, D: Dialect>: Sized {
     /// A value out of the type's range, invalid UTF-8, an unknown enum variant.
     fn from_raw(raw: RawValue<'de>) -> Result<Self, FeatureProblem>;
 
+    /// Converts one wire value into `self`, reusing what `self` holds where it can (the
+    /// buffer of a `String` or a `Vec<u8>`); the same value as [`from_raw`](Self::from_raw).
+    /// On an error `self` holds some valid value.
+    ///
+    /// # Errors
+    /// As [`from_raw`](Self::from_raw).
+    #[inline]
+    fn assign_raw(&mut self, raw: RawValue<'de>) -> Result<(), FeatureProblem> {
+        *self = Self::from_raw(raw)?;
+        Ok(())
+    }
+
     /// Appends every value of a packed run (`KIND` is packed). The default decodes one value
     /// at a time; integers override it to read a word at a time, floats with a bulk
     /// conversion.
@@ -81,6 +93,21 @@ pub trait DecodeElem<'de, D: Dialect>: Sized {
         out: &mut Vec<Self>,
     ) -> Result<(), FeatureProblem> {
         Self::extend_packed(buf.get(..len).ok_or_else(run_past_end)?, out)
+    }
+
+    /// Every value of the packed run `buf[..len]` (`KIND` is packed) in a new vector, as
+    /// [`extend_packed_within`](Self::extend_packed_within) reads them. Integers and floats
+    /// count their values first and allocate the vector once at its final size: a derived
+    /// `Vec` field, or one step of a `Vec<Vec<_>>` feature list, is then one allocation with
+    /// no slack.
+    ///
+    /// # Errors
+    /// As [`extend_packed`](Self::extend_packed).
+    #[inline]
+    fn collect_packed_within(buf: &'de [u8], len: usize) -> Result<Vec<Self>, FeatureProblem> {
+        let mut out = Vec::new();
+        Self::extend_packed_within(buf, len, &mut out)?;
+        Ok(out)
     }
 
     /// Decodes a packed run (`KIND` is packed) of exactly `N` values into an array without
@@ -111,6 +138,41 @@ fn out_of_range(v: i128, ty: &'static str) -> FeatureProblem {
         value: v.to_string(),
         ty,
     }
+}
+
+/// The number of varints in a packed run: every varint ends in one byte below 0x80.
+#[inline(always)]
+fn varint_count(run: &[u8]) -> usize {
+    run.iter().filter(|b| **b < 0x80).count()
+}
+
+/// Appends the varints of the run `buf[..len]` to `out`, each converted by `conv`; the bytes
+/// of `buf` past `len` may be looked at (see [`DecodeElem::extend_packed_within`]).
+#[inline(always)] // the hot loop of every packed run: keep it in its caller
+fn push_varints<T>(
+    buf: &[u8],
+    len: usize,
+    out: &mut Vec<T>,
+    conv: fn(u64) -> Result<T, FeatureProblem>,
+) -> Result<(), FeatureProblem> {
+    let run = buf.get(..len).ok_or_else(run_past_end)?;
+    let mut pos = 0;
+    while pos < len {
+        // Eight bytes at a time while the buffer has them; the run's end, and varints longer
+        // than eight bytes, byte by byte.
+        let word = buf.get(pos..).and_then(<[u8]>::first_chunk::<8>);
+        let (v, n) = match word.and_then(|w| varint_in_word(u64::from_le_bytes(*w))) {
+            Some((v, n)) if n <= len - pos => (v, n),
+            _ => {
+                let mut rest = run.get(pos..).unwrap_or_default();
+                let v = get_varint(&mut rest).map_err(|_| bad_varint())?;
+                (v, len - pos - rest.len())
+            }
+        };
+        out.push(conv(v)?);
+        pos += n;
+    }
+    Ok(())
 }
 
 macro_rules! int_elem {
@@ -150,30 +212,20 @@ macro_rules! int_elem {
                 len: usize,
                 out: &mut Vec<Self>,
             ) -> Result<(), FeatureProblem> {
-                let conv: fn(u64) -> Result<$t, FeatureProblem> = $conv;
                 let run = buf.get(..len).ok_or_else(run_past_end)?;
-                // Every varint ends in one byte below 0x80: unless there is room for one value
-                // per byte already, reserve the count exactly.
+                // Unless there is room for one value per byte already, reserve the count
+                // exactly.
                 if out.capacity() - out.len() < len {
-                    out.reserve(run.iter().filter(|b| **b < 0x80).count());
+                    out.reserve(varint_count(run));
                 }
-                let mut pos = 0;
-                while pos < len {
-                    // Eight bytes at a time while the buffer has them; the run's end, and
-                    // varints longer than eight bytes, byte by byte.
-                    let word = buf.get(pos..).and_then(<[u8]>::first_chunk::<8>);
-                    let (v, n) = match word.and_then(|w| varint_in_word(u64::from_le_bytes(*w))) {
-                        Some((v, n)) if n <= len - pos => (v, n),
-                        _ => {
-                            let mut rest = run.get(pos..).unwrap_or_default();
-                            let v = get_varint(&mut rest).map_err(|_| bad_varint())?;
-                            (v, len - pos - rest.len())
-                        }
-                    };
-                    out.push(conv(v)?);
-                    pos += n;
-                }
-                Ok(())
+                push_varints(buf, len, out, $conv)
+            }
+            #[inline(always)]
+            fn collect_packed_within(buf: &'de [u8], len: usize) -> Result<Vec<Self>, FeatureProblem> {
+                let run = buf.get(..len).ok_or_else(run_past_end)?;
+                let mut out = Vec::with_capacity(varint_count(run));
+                push_varints(buf, len, &mut out, $conv)?;
+                Ok(out)
             }
             #[inline]
             fn array_packed<const N: usize>(mut run: &'de [u8]) -> Option<Result<[Self; N], FeatureProblem>> {
@@ -277,6 +329,13 @@ macro_rules! float_elem {
                 $extend(run, out)
             }
             #[inline]
+            fn collect_packed_within(buf: &'de [u8], len: usize) -> Result<Vec<Self>, FeatureProblem> {
+                let run = buf.get(..len).ok_or_else(run_past_end)?;
+                let mut out = Vec::with_capacity(run.len() / $n);
+                $extend(run, &mut out)?;
+                Ok(out)
+            }
+            #[inline]
             fn array_packed<const N: usize>(run: &'de [u8]) -> Option<Result<[Self; N], FeatureProblem>> {
                 if run.len() != N * $n {
                     return None;
@@ -344,8 +403,10 @@ macro_rules! bytes_encode {
 }
 
 /// `DecodeElem` for bytes-like types: `$t => |b| <Result<$t, FeatureProblem> from b: &'de [u8]>`.
+/// `=> |b| value, into |s| reuse` also overrides `assign_raw` with `reuse`, an expression of
+/// `s: &mut $t` and `b`.
 macro_rules! bytes_decode {
-    ($d:ty; $($t:ty => |$b:ident| $value:expr;)*) => {$(
+    ($d:ty; $($t:ty => |$b:ident| $value:expr $(, into |$s:ident| $into:expr)?;)*) => {$(
         impl<'de> DecodeElem<'de, $d> for $t {
             const KIND: ListKind = ListKind::Bytes;
             #[inline]
@@ -355,8 +416,31 @@ macro_rules! bytes_decode {
                     _ => Err(wrong_wire_type()),
                 }
             }
+            $(
+            #[inline]
+            fn assign_raw(&mut self, raw: RawValue<'de>) -> Result<(), FeatureProblem> {
+                match raw {
+                    RawValue::Bytes($b) => {
+                        let $s = self;
+                        $into
+                    }
+                    _ => Err(wrong_wire_type()),
+                }
+            }
+            )?
         }
     )*};
+}
+
+/// Replaces `s` with the bytes `b` as a string, reusing its buffer; the copy is validated, as
+/// in `from_raw`. On invalid UTF-8 `s` is left empty.
+#[inline]
+fn assign_string(s: &mut String, b: &[u8]) -> Result<(), FeatureProblem> {
+    let mut buf = std::mem::take(s).into_bytes();
+    buf.clear();
+    buf.extend_from_slice(b);
+    *s = String::from_utf8(buf).map_err(|_| FeatureProblem::Utf8)?;
+    Ok(())
 }
 
 fn utf8(b: &[u8]) -> Result<&str, FeatureProblem> {
@@ -375,8 +459,15 @@ macro_rules! bytes_elem {
             Cow<'_, str> => |s| s.as_bytes();
         }
         bytes_decode! { $d;
-            Vec<u8> => |b| Ok(b.to_vec());
-            String => |b| utf8(b).map(str::to_owned);
+            Vec<u8> => |b| Ok(b.to_vec()), into |s| {
+                s.clear();
+                s.extend_from_slice(b);
+                Ok(())
+            };
+            // The copy is validated rather than the record's bytes: a new allocation is
+            // word-aligned, which the standard library's ASCII check runs faster on.
+            String => |b| String::from_utf8(b.to_vec()).map_err(|_| FeatureProblem::Utf8),
+                into |s| assign_string(s, b);
             bytes::Bytes => |b| Ok(bytes::Bytes::copy_from_slice(b));
             &'de [u8] => |b| Ok(b);
             &'de str => |b| utf8(b);

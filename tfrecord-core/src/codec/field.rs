@@ -3,7 +3,10 @@
 use super::dialect::{Dialect, Of, Tf, TfLossy};
 use super::elem::{DecodeElem, EncodeElem};
 use super::message::FeatureBytes;
-use super::view::{FeatureView, canonical_feature, extend_canonical, one_canonical, same_kind};
+use super::view::{
+    FeatureView, canonical_feature, collect_canonical_within, extend_canonical_within,
+    one_canonical, same_kind,
+};
 use super::wire::{self, len_field_len, put_len_prefix, put_tag, put_varint};
 use crate::error::Error;
 use crate::feature::{FeatureProblem, ListKind};
@@ -25,6 +28,29 @@ pub(crate) fn decode_feature<'de, D: Dialect, T: DecodeField<'de, D>>(
         return r;
     }
     T::decode(&FeatureView::new::<D>(msg)?)
+}
+
+/// Decodes a present feature of `T` into `out` for the `decode_into` of one-value fields: a
+/// bytes value in the canonical layout is converted in place ([`DecodeElem::assign_raw`]),
+/// reusing a `String`'s or a `Vec<u8>`'s buffer; anything else is decoded anew.
+///
+/// # Errors
+/// As [`DecodeField::decode`].
+#[doc(hidden)]
+#[inline]
+pub fn decode_one_into<'de, D: Dialect, T: DecodeField<'de, D> + DecodeElem<'de, D>>(
+    out: &mut T,
+    msg: FeatureBytes<'de>,
+) -> Result<(), FeatureProblem> {
+    if <T as DecodeElem<'de, D>>::KIND == ListKind::Bytes
+        && let Some(bytes) = msg.single()
+        && let Some((tag, value)) = canonical_feature(bytes)
+        && D::kind(tag) == Some(ListKind::Bytes)
+    {
+        return out.assign_raw(super::elem::RawValue::Bytes(value));
+    }
+    *out = decode_feature::<D, T>(msg)?;
+    Ok(())
 }
 
 /// The length of a list message body holding `elems`.
@@ -112,6 +138,41 @@ pub trait DecodeField<'de, D: Dialect>: Sized {
         let _ = (found, value);
         None
     }
+    /// [`decode_canonical`](Self::decode_canonical) of the value `within[..len]`, where the
+    /// bytes of `within` past `len` (the rest of the enclosing message) may be looked at but
+    /// are not part of the value: packed integers are then read a word at a time to the
+    /// value's last byte (see [`DecodeElem::extend_packed_within`]). A feature list's step
+    /// loop calls it with the rest of the list.
+    #[inline]
+    fn decode_canonical_within(
+        found: ListKind,
+        within: &'de [u8],
+        len: usize,
+    ) -> Option<Result<Self, FeatureProblem>> {
+        Self::decode_canonical(found, within.get(..len)?)
+    }
+    /// Decodes a present feature into `self`, reusing what `self` holds where it can (a
+    /// `Vec`'s or a `String`'s buffer): the same value as [`decode`](Self::decode). On an
+    /// error `self` holds some valid value.
+    ///
+    /// # Errors
+    /// As [`decode`](Self::decode).
+    #[inline]
+    fn decode_into(&mut self, msg: FeatureBytes<'de>) -> Result<(), FeatureProblem> {
+        *self = decode_feature::<D, Self>(msg)?;
+        Ok(())
+    }
+    /// [`decode_canonical_within`](Self::decode_canonical_within) into `self`, reusing what it
+    /// holds where it can. `None` hands the feature to the general path, as there.
+    #[inline]
+    fn decode_canonical_into(
+        &mut self,
+        found: ListKind,
+        within: &'de [u8],
+        len: usize,
+    ) -> Option<Result<(), FeatureProblem>> {
+        Some(Self::decode_canonical_within(found, within, len)?.map(|v| *self = v))
+    }
     /// The value of an absent feature: `Some(None)` for options, `None` (an error) otherwise.
     #[inline]
     fn absent() -> Option<Self> {
@@ -149,6 +210,13 @@ macro_rules! __impl_scalar_field {
                 value: &'de [u8],
             ) -> ::core::option::Option<::core::result::Result<Self, $crate::__private::FeatureProblem>> {
                 $crate::__private::one_canonical::<$d, $t>(found, value)
+            }
+            #[inline]
+            fn decode_into(
+                &mut self,
+                msg: $crate::__private::FeatureBytes<'de>,
+            ) -> ::core::result::Result<(), $crate::__private::FeatureProblem> {
+                $crate::__private::decode_one_into::<$d, $t>(self, msg)
             }
         }
     )*};
@@ -252,8 +320,28 @@ macro_rules! scalar_fields {
             }
             #[inline]
             fn decode_canonical(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
-                let mut out = Vec::new();
-                Some(same_kind(T::KIND, found).and_then(|()| extend_canonical::<$d, T>(v, &mut out)).map(|()| out))
+                Some(same_kind(T::KIND, found).and_then(|()| collect_canonical_within::<$d, T>(v, v.len())))
+            }
+            #[inline(always)]
+            fn decode_canonical_within(found: ListKind, within: &'de [u8], len: usize) -> Option<Result<Self, FeatureProblem>> {
+                Some(same_kind(T::KIND, found).and_then(|()| collect_canonical_within::<$d, T>(within, len)))
+            }
+            #[inline]
+            fn decode_into(&mut self, msg: FeatureBytes<'de>) -> Result<(), FeatureProblem> {
+                self.clear();
+                if let Some(bytes) = msg.single()
+                    && let Some((tag, value)) = canonical_feature(bytes)
+                    && let Some(found) = <$d as Dialect>::kind(tag)
+                {
+                    same_kind(T::KIND, found)?;
+                    return extend_canonical_within::<$d, T>(value, value.len(), self);
+                }
+                FeatureView::new::<$d>(msg)?.extend_into::<$d, T>(self)
+            }
+            #[inline(always)]
+            fn decode_canonical_into(&mut self, found: ListKind, within: &'de [u8], len: usize) -> Option<Result<(), FeatureProblem>> {
+                self.clear();
+                Some(same_kind(T::KIND, found).and_then(|()| extend_canonical_within::<$d, T>(within, len, self)))
             }
         }
         impl<T: EncodeElem<$d>, const N: usize> EncodeField<$d> for [T; N] {
@@ -299,6 +387,10 @@ macro_rules! scalar_fields {
             #[inline]
             fn decode_canonical(found: ListKind, v: &'de [u8]) -> Option<Result<Self, FeatureProblem>> {
                 Some(T::decode_canonical(found, v)?.map(Some))
+            }
+            #[inline]
+            fn decode_canonical_within(found: ListKind, within: &'de [u8], len: usize) -> Option<Result<Self, FeatureProblem>> {
+                Some(T::decode_canonical_within(found, within, len)?.map(Some))
             }
             #[inline]
             fn absent() -> Option<Self> { Some(None) }

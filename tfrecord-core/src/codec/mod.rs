@@ -29,7 +29,7 @@ pub use container::{
 };
 pub use dialect::{Dialect, Of, Tf, TfLossy};
 pub use elem::{DecodeElem, EncodeElem, RawValue};
-pub use field::{DecodeField, EncodeField, FieldInfo};
+pub use field::{DecodeField, EncodeField, FieldInfo, decode_one_into};
 pub use message::FeatureBytes;
 pub(crate) use record::for_each_entry;
 pub use record::*;

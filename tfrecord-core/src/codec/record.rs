@@ -468,6 +468,19 @@ pub fn present<'de, D: Dialect, T: DecodeField<'de, D>>(
     super::field::decode_feature::<D, T>(m).map_err(|e| info.error(e))
 }
 
+/// Decodes a present feature into `value`, reusing what it holds ([`DecodeField::decode_into`]).
+///
+/// # Errors
+/// As [`field`].
+#[inline(always)]
+pub fn present_into<'de, D: Dialect, T: DecodeField<'de, D>>(
+    value: &mut T,
+    m: FeatureBytes<'de>,
+    info: &FieldInfo,
+) -> Result<()> {
+    value.decode_into(m).map_err(|e| info.error(e))
+}
+
 /// Checks a fixed-shape list's value count.
 ///
 /// # Errors
@@ -510,6 +523,21 @@ pub fn steps<'de, D: Dialect, L: DecodeSteps<'de, D>>(
     let Some(m) = slot else { return Ok(None) };
     L::decode_list(&m, info)
         .map(Some)
+        .map_err(|e| e.with_key(info.key))
+}
+
+/// Decodes a present `FeatureList` into a feature list field, reusing what it holds
+/// ([`DecodeSteps::decode_list_into`]).
+///
+/// # Errors
+/// As [`steps`].
+pub fn steps_into<'de, D: Dialect, L: DecodeSteps<'de, D>>(
+    value: &mut L,
+    m: FeatureBytes<'de>,
+    info: &FieldInfo,
+) -> Result<()> {
+    value
+        .decode_list_into(&m, info)
         .map_err(|e| e.with_key(info.key))
 }
 

@@ -39,6 +39,18 @@ pub trait DecodeSteps<'de, D: Dialect>: Sized {
     /// # Errors
     /// Malformed protobuf, and as [`DecodeField::decode`] for each step; naming the field.
     fn decode_list(list: &FeatureBytes<'de>, info: &FieldInfo) -> Result<Self>;
+
+    /// Decodes every step into `self`, reusing what it holds where it can (the steps' own
+    /// buffers): the value [`decode_list`](Self::decode_list) returns. On an error `self`
+    /// holds some valid value.
+    ///
+    /// # Errors
+    /// As [`decode_list`](Self::decode_list).
+    #[inline]
+    fn decode_list_into(&mut self, list: &FeatureBytes<'de>, info: &FieldInfo) -> Result<()> {
+        *self = Self::decode_list(list, info)?;
+        Ok(())
+    }
 }
 
 /// The `FeatureList` body length of steps whose feature bodies are `bodies` bytes long.
@@ -87,6 +99,22 @@ fn list_bytes(list: &FeatureBytes<'_>) -> usize {
     list.slices().map(<[u8]>::len).sum()
 }
 
+/// The number of steps of a `FeatureList` made only of steps (field 1, length-delimited, each
+/// within the bytes): `None` for anything else, which the step walk then words.
+#[inline]
+fn count_steps(bytes: &[u8]) -> Option<usize> {
+    let mut n = 0;
+    let mut rest = bytes;
+    while let [t, tail @ ..] = rest {
+        if *t != 0x0a {
+            return None;
+        }
+        rest = wire::split_len(tail)?.1;
+        n += 1;
+    }
+    Some(n)
+}
+
 /// Calls `fast` with the value of each leading step of a one-slice `FeatureList` that is a
 /// feature in the canonical layout with one-byte lengths, `0a L [t L' [0a L'' value]]`, its list
 /// of oneof member `tag` (so of the kind the field reads), until `fast` declines one; `fast`
@@ -133,12 +161,16 @@ pub(crate) fn canonical_step_values<'de>(
 
 impl<'de, D: Dialect, S: DecodeField<'de, D>> DecodeSteps<'de, D> for Vec<S> {
     fn decode_list(list: &FeatureBytes<'de>, info: &FieldInfo) -> Result<Self> {
-        // A step of one number takes 7 bytes or more in the canonical layout; whatever the step
-        // type, the reservation takes no more memory than the list's own bytes.
-        let steps = list_bytes(list) / std::mem::size_of::<S>().max(8);
+        // The steps counted in one walk over their headers, so that the vector is allocated
+        // once at its final size; a list in several pieces, or malformed, reserves no more
+        // memory than its own bytes and grows as the steps are read.
+        let steps = match list.single().and_then(count_steps) {
+            Some(n) => n,
+            None => list_bytes(list) / std::mem::size_of::<S>().max(8),
+        };
         let mut out = Vec::with_capacity(steps);
-        let rest = canonical_steps(list, D::tag(S::KIND), |value, _| {
-            match S::decode_canonical(S::KIND, value) {
+        let rest = canonical_steps(list, D::tag(S::KIND), |value, within| {
+            match S::decode_canonical_within(S::KIND, within, value.len()) {
                 Some(Ok(v)) => {
                     out.push(v);
                     true
@@ -168,6 +200,29 @@ impl<'de, D: Dialect, S: DecodeField<'de, D>> DecodeSteps<'de, D> for Vec<S> {
             Ok(())
         })?;
         Ok(out)
+    }
+
+    fn decode_list_into(&mut self, list: &FeatureBytes<'de>, info: &FieldInfo) -> Result<()> {
+        // Canonical steps are decoded into the steps already held, new ones pushed; a list
+        // with any other step is decoded anew by `decode_list`, which reads every layout and
+        // words the errors.
+        let mut n = 0;
+        let rest = canonical_steps(list, D::tag(S::KIND), |value, within| {
+            let r = match self.get_mut(n) {
+                Some(step) => step.decode_canonical_into(S::KIND, within, value.len()),
+                None => S::decode_canonical_within(S::KIND, within, value.len())
+                    .map(|r| r.map(|v| self.push(v))),
+            };
+            let ok = matches!(r, Some(Ok(())));
+            n += usize::from(ok);
+            ok
+        });
+        if rest.slices().any(|s| !s.is_empty()) {
+            *self = Self::decode_list(list, info)?;
+        } else {
+            self.truncate(n);
+        }
+        Ok(())
     }
 }
 
@@ -360,11 +415,30 @@ impl<'de, D: Dialect, T: DecodeElem<'de, D>> DecodeSteps<'de, D> for Ragged<T> {
         // arena it came from, which on a worker thread can be the main thread's (small freed
         // blocks pass between threads through each thread's cache), so that two workers
         // decoding side by side would take turns at the main arena's lock for every record.
-        let bytes = list_bytes(list);
         let mut out = Ragged {
             values: Vec::new(),
-            row_splits: Vec::with_capacity(bytes / 6 + 1),
+            row_splits: Vec::new(),
         };
+        out.fill(list, info)?;
+        Ok(out)
+    }
+
+    fn decode_list_into(&mut self, list: &FeatureBytes<'de>, info: &FieldInfo) -> Result<()> {
+        self.fill(list, info)
+    }
+}
+
+impl<T> Ragged<T> {
+    /// Replaces the steps with those of a `FeatureList`, keeping the buffers.
+    fn fill<'de, D: Dialect>(&mut self, list: &FeatureBytes<'de>, info: &FieldInfo) -> Result<()>
+    where
+        T: DecodeElem<'de, D>,
+    {
+        let out = self;
+        let bytes = list_bytes(list);
+        out.values.clear();
+        out.row_splits.clear();
+        out.row_splits.reserve(bytes / 6 + 1);
         out.row_splits.push(0);
         if T::KIND.is_packed() {
             out.values.reserve(bytes / 4);
@@ -394,9 +468,10 @@ impl<'de, D: Dialect, T: DecodeElem<'de, D>> DecodeSteps<'de, D> for Ragged<T> {
             out.row_splits.push(out.values.len());
             Ok(())
         })?;
-        Ok(out)
+        Ok(())
     }
 }
+
 /// Calls `f` with each step (one `Feature` message, field 1) of a `tensorflow.FeatureList`, in
 /// order, skipping unknown fields. The one walk over feature lists that both the derived
 /// decoders and the runtime parser use.

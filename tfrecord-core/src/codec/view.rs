@@ -415,6 +415,21 @@ pub(crate) fn extend_canonical_within<'de, D: Dialect, T: DecodeElem<'de, D>>(
     }
 }
 
+/// The values of the canonical value `within[..len]` in a new vector of their exact count
+/// (see [`extend_canonical_within`] for `within`).
+#[inline(always)]
+pub(crate) fn collect_canonical_within<'de, D: Dialect, T: DecodeElem<'de, D>>(
+    within: &'de [u8],
+    len: usize,
+) -> Result<Vec<T>, FeatureProblem> {
+    if T::KIND.is_packed() {
+        T::collect_packed_within(within, len)
+    } else {
+        let v = within.get(..len).ok_or_else(super::elem::run_past_end)?;
+        Ok(vec![T::from_raw(RawValue::Bytes(v))?])
+    }
+}
+
 /// Checks that a canonical-layout list of kind `found` suits a field of kind `expected`.
 #[inline]
 pub(crate) fn same_kind(expected: ListKind, found: ListKind) -> Result<(), FeatureProblem> {

@@ -192,6 +192,7 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
             )
         };
         let one_pass = one_pass(&cx, of, &fields, &container, record.deny_unknown_keys);
+        let decode_into = one_pass_into(&cx, of, &fields, &container, de, record.deny_unknown_keys);
         let encode_fields = heads.encode(&quote!(#p::EncodeFields<#dial>));
         let decode_fields = heads.decode(&quote!(#p::DecodeFields<#de, #dial>));
         let encode = heads.encode(&quote!(#p::Encode<#container>));
@@ -236,6 +237,7 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
                     #one_pass
                     #p::decode_record::<#container, Self>(__bytes, #deny)
                 }
+                #decode_into
             }
         });
     }
@@ -299,4 +301,67 @@ fn one_pass(
             return #p::Ok(Self { #(#inits)* });
         }
     })
+}
+
+/// `decode_into` for a struct [`one_pass`] can decode: the same walk, then each field decoded
+/// into `self`, reusing its buffers ([`Ctx::decode_into_stmt`]), in declaration order; a
+/// record in another layout is decoded anew by `decode`. Empty (the trait's default) when
+/// the struct has a field the walk cannot fill.
+fn one_pass_into(
+    cx: &Ctx<'_>,
+    of: bool,
+    fields: &[(&Field, &Binding)],
+    container: &TokenStream,
+    de: &syn::Lifetime,
+    deny: bool,
+) -> TokenStream {
+    let p = &cx.p;
+    if fields
+        .iter()
+        .any(|(f, _)| f.flatten || (!f.skip && matches!(f.kind, FeatureKind::Sparse { .. })))
+    {
+        return quote!();
+    }
+    let plain: Vec<(usize, &(&Field, &Binding))> =
+        fields.iter().filter(|(f, _)| !f.skip).enumerate().collect();
+    let local = |i: usize| format_ident!("__f{}", i);
+    let decls = plain.iter().map(|(i, _)| {
+        let l = local(*i);
+        quote!(let mut #l: #p::Option<&[u8]> = #p::None;)
+    });
+    let arms: Vec<(&str, TokenStream)> = plain
+        .iter()
+        .map(|(i, (f, _))| {
+            let l = local(*i);
+            (f.key.as_str(), quote!({ #l = #p::Some(__feature); true }))
+        })
+        .collect();
+    let unknown = if deny { quote!(false) } else { quote!(true) };
+    let dispatch = key_match(p, &quote!(__key), &arms, &unknown);
+    let mut next = 0usize;
+    let stmts = fields.iter().map(|(f, b)| {
+        let m = &b.member;
+        if f.skip {
+            return quote!(self.#m = ::core::default::Default::default(););
+        }
+        let l = local(next);
+        next += 1;
+        let stmt = cx.decode_into_stmt(of, f, b, &quote!(#l.map(#p::FeatureBytes::new)));
+        quote!(#stmt;)
+    });
+    quote! {
+        #[inline]
+        fn decode_into(&mut self, __bytes: &#de [u8]) -> #p::Result<()> {
+            '__canonical: {
+                #(#decls)*
+                if !#p::walk_canonical::<#container>(__bytes, |__key, __feature| #dispatch) {
+                    break '__canonical;
+                }
+                #(#stmts)*
+                return #p::Ok(());
+            }
+            *self = <Self as #p::Decode<#de, #container>>::decode(__bytes)?;
+            #p::Ok(())
+        }
+    }
 }

@@ -63,13 +63,21 @@ impl Ctx<'_> {
             }
             _ => quote_spanned!(span=> #p::field::<#d, #ty>(#slot, &__INFO)?),
         };
-        let check = match (&f.kind, b.info.container) {
+        let check = self.check(f, b, &quote!(&__v));
+        quote!({ #info let __v: #ty = #base; #check __v })
+    }
+
+    /// The shape check of a decoded (non-sequence) field, on `v`, an expression of `&T`;
+    /// empty for fields without one. Uses `__INFO`.
+    fn check(&self, f: &Field, b: &Binding, v: &TokenStream) -> TokenStream {
+        let p = &self.p;
+        match (&f.kind, b.info.container) {
             (FeatureKind::Fixed { shape }, Container::Vec) if !shape.is_empty() => {
                 let n = Lit::u64_unsuffixed(f.kind.fixed_count().unwrap_or(0));
                 if b.info.optional {
-                    quote!(if let #p::Some(__x) = &__v { #p::check_len(__x, #n, &__INFO)?; })
+                    quote!(if let #p::Some(__x) = #v { #p::check_len(__x, #n, &__INFO)?; })
                 } else {
-                    quote!(#p::check_len(&__v, #n, &__INFO)?;)
+                    quote!(#p::check_len(#v, #n, &__INFO)?;)
                 }
             }
             (FeatureKind::FixedSequence { shape, .. }, Container::Vec) => {
@@ -79,13 +87,44 @@ impl Ctx<'_> {
                     .try_fold(1u64, |a, &d| a.checked_mul(d));
                 let row = Lit::u64_unsuffixed(row.unwrap_or(0));
                 if b.info.optional {
-                    quote!(if let #p::Some(__x) = &__v { #p::check_rows(__x, #row, &__INFO)?; })
+                    quote!(if let #p::Some(__x) = #v { #p::check_rows(__x, #row, &__INFO)?; })
                 } else {
-                    quote!(#p::check_rows(&__v, #row, &__INFO)?;)
+                    quote!(#p::check_rows(#v, #row, &__INFO)?;)
                 }
             }
             _ => quote!(),
-        };
-        quote!({ #info let __v: #ty = #base; #check __v })
+        }
+    }
+
+    /// The statement that decodes a (non-sequence) field into `self.<member>` from an
+    /// `Option<FeatureBytes>` expression, for `decode_into`: a present feature through
+    /// `present_into`, which reuses the field's buffers, then the same check as
+    /// [`decode_value`](Self::decode_value); an absent one assigned as there.
+    pub(super) fn decode_into_stmt(
+        &self,
+        of: bool,
+        f: &Field,
+        b: &Binding,
+        slot: &TokenStream,
+    ) -> TokenStream {
+        let p = &self.p;
+        let ty = &b.ty;
+        let m = &b.member;
+        let d = self.dialect(of, f);
+        let span = self.spans(f).ty;
+        let info = self.info(f);
+        let check = self.check(f, b, &quote!(__v));
+        let absent = self.decode_value(of, f, b, &quote!(#p::None));
+        quote_spanned! {span=>
+            match #slot {
+                #p::Some(__m) => {
+                    #info
+                    #p::present_into::<#d, #ty>(&mut self.#m, __m, &__INFO)?;
+                    let __v: &#ty = &self.#m;
+                    #check
+                }
+                #p::None => self.#m = #absent,
+            }
+        }
     }
 }

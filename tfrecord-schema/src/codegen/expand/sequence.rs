@@ -4,6 +4,7 @@
 use proc_macro2::{Literal as Lit, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
+use super::field::Ctx;
 use super::heads::Prelude;
 use super::tokens::{byte_lit, key_match};
 use crate::codegen::attrs::{Binding, Container, Lowered, classify};
@@ -133,6 +134,53 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
         quote!(let mut __seq: [#p::Option<#p::FeatureBytes<#de>>; #ns] = ::core::array::from_fn(|_| #p::None);)
     };
     let (mut ci, mut si) = (0usize, 0usize);
+    let into_stmts: Vec<TokenStream> = fields
+        .iter()
+        .map(|(f, b)| {
+            let m = &b.member;
+            if f.skip {
+                return quote!(self.#m = ::core::default::Default::default(););
+            }
+            if is_steps(f) {
+                let i = Lit::usize_unsuffixed(si);
+                si += 1;
+                let slot = quote!(__seq.get_mut(#i).and_then(#p::Option::take));
+                if b.info.optional {
+                    let value = steps_value(&cx, f, b, &slot);
+                    return quote!(self.#m = #value;);
+                }
+                let ty = &b.ty;
+                let d = cx.dialect(false, f);
+                let info = cx.info(f);
+                let check = steps_check(&cx, f, b);
+                let absent = match &f.presence {
+                    Presence::TypeDefault | Presence::Default(_) => {
+                        quote!(self.#m = ::core::default::Default::default())
+                    }
+                    _ => quote!(return #p::Err(#p::missing(&__INFO))),
+                };
+                return quote_spanned! {cx.spans(f).ty=>
+                    {
+                        #info
+                        match #slot {
+                            #p::Some(__m) => {
+                                #p::steps_into::<#d, #ty>(&mut self.#m, __m, &__INFO)?;
+                                let __v: &#ty = &self.#m;
+                                #check
+                            }
+                            #p::None => { #absent; }
+                        }
+                    }
+                };
+            }
+            let i = Lit::usize_unsuffixed(ci);
+            ci += 1;
+            let slot = quote!(__ctx.get_mut(#i).and_then(#p::Option::take));
+            let stmt = cx.decode_into_stmt(false, f, b, &slot);
+            quote!(#stmt;)
+        })
+        .collect();
+    let (mut ci, mut si) = (0usize, 0usize);
     let inits = fields.iter().map(|(f, b)| {
         let m = &b.member;
         if f.skip {
@@ -141,40 +189,13 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
         if is_steps(f) {
             let i = Lit::usize_unsuffixed(si);
             si += 1;
-            let st = b.step_ty.as_ref().unwrap_or(&b.ty);
-            let lt = b.list_ty.as_ref().unwrap_or(&b.ty);
-            let d = cx.dialect(false, f);
-            let info = cx.info(f);
-            let absent = match (&f.presence, b.info.optional) {
-                (_, true) => quote!(#p::None),
-                (Presence::TypeDefault | Presence::Default(_), _) => quote!(::core::default::Default::default()),
-                _ => quote!(return #p::Err(#p::missing(&__INFO))),
-            };
-            let wrap = if b.info.optional { quote!(#p::Some(__v)) } else { quote!(__v) };
-            // A `Vec` step with a `shape` holds exactly that many values in every step, as
-            // TensorFlow's FixedLenSequenceFeature reads it.
-            let step_info = classify(st);
-            let check = match &f.kind {
-                FeatureKind::Steps { step } if step_info.container == Container::Vec && !step_info.optional => {
-                    match &**step {
-                        FeatureKind::Fixed { shape } if !shape.is_empty() => {
-                            let n = Lit::u64_unsuffixed(step.fixed_count().unwrap_or(0));
-                            quote!(for __s in __v.iter() { #p::check_len(__s, #n, &__INFO)?; })
-                        }
-                        _ => quote!(),
-                    }
-                }
-                _ => quote!(),
-            };
-            return quote_spanned! {cx.spans(f).ty=>
-                #m: {
-                    #info
-                    match #p::steps::<#d, #lt>(__seq.get_mut(#i).and_then(#p::Option::take), &__INFO)? {
-                        #p::Some(__v) => { #check #wrap }
-                        #p::None => #absent,
-                    }
-                },
-            };
+            let value = steps_value(
+                &cx,
+                f,
+                b,
+                &quote!(__seq.get_mut(#i).and_then(#p::Option::take)),
+            );
+            return quote!(#m: #value,);
         }
         let i = Lit::usize_unsuffixed(ci);
         ci += 1;
@@ -212,6 +233,66 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
                 #seq_decl
                 #p::scan_sequence(__bytes, #ctx_cb, #seq_cb)?;
                 #p::Ok(Self { #(#inits)* })
+            }
+            fn decode_into(&mut self, __bytes: &#de [u8]) -> #p::Result<()> {
+                #ctx_decl
+                #seq_decl
+                #p::scan_sequence(__bytes, #ctx_cb, #seq_cb)?;
+                #(#into_stmts)*
+                #p::Ok(())
+            }
+        }
+    }
+}
+
+/// The shape check of a decoded feature list field `__v` (a `Vec` step with a `shape` holds
+/// exactly that many values in every step, as TensorFlow's FixedLenSequenceFeature reads
+/// it); empty for other fields. Uses `__INFO`.
+fn steps_check(cx: &Ctx<'_>, f: &Field, b: &Binding) -> TokenStream {
+    let p = &cx.p;
+    let st = b.step_ty.as_ref().unwrap_or(&b.ty);
+    let step_info = classify(st);
+    match &f.kind {
+        FeatureKind::Steps { step }
+            if step_info.container == Container::Vec && !step_info.optional =>
+        {
+            match &**step {
+                FeatureKind::Fixed { shape } if !shape.is_empty() => {
+                    let n = Lit::u64_unsuffixed(step.fixed_count().unwrap_or(0));
+                    quote!(for __s in __v.iter() { #p::check_len(__s, #n, &__INFO)?; })
+                }
+                _ => quote!(),
+            }
+        }
+        _ => quote!(),
+    }
+}
+
+/// The value of a feature list field decoded from its `Option<FeatureBytes>` slot expression.
+fn steps_value(cx: &Ctx<'_>, f: &Field, b: &Binding, slot: &TokenStream) -> TokenStream {
+    let p = &cx.p;
+    let lt = b.list_ty.as_ref().unwrap_or(&b.ty);
+    let d = cx.dialect(false, f);
+    let info = cx.info(f);
+    let absent = match (&f.presence, b.info.optional) {
+        (_, true) => quote!(#p::None),
+        (Presence::TypeDefault | Presence::Default(_), _) => {
+            quote!(::core::default::Default::default())
+        }
+        _ => quote!(return #p::Err(#p::missing(&__INFO))),
+    };
+    let wrap = if b.info.optional {
+        quote!(#p::Some(__v))
+    } else {
+        quote!(__v)
+    };
+    let check = steps_check(cx, f, b);
+    quote_spanned! {cx.spans(f).ty=>
+        {
+            #info
+            match #p::steps::<#d, #lt>(#slot, &__INFO)? {
+                #p::Some(__v) => { #check #wrap }
+                #p::None => #absent,
             }
         }
     }
