@@ -3,9 +3,11 @@
 //! written back as records; Parquet through the re-exported [`parquet`] crate.
 //!
 //! The spec says what each feature is, whether it came from a TOML spec file, from
-//! `tfrecord infer` (`tfrecord_schema::infer`) or from an Arrow schema
+//! `tfrecord infer` (`tfrecord_schema::infer`), from a derived type
+//! ([`ArrowDecoder::for_type`], through `tfrecord_core::RecordSchema`) or from an Arrow schema
 //! ([`record_from_schema`]); [`ArrowDecoder`] turns batches of serialized records into record
-//! batches of that spec's columns, [`ArrowEncoder`] turns record batches back into records. The
+//! batches of that spec's columns, [`ArrowReader`] does it for a whole file (an Arrow
+//! `RecordBatchReader`), and [`ArrowEncoder`] turns record batches back into records. The
 //! values are decoded straight from the wire bytes into the column buffers
 //! (`tfrecord_core::columns`), which become the Arrow arrays without another copy.
 //!
