@@ -381,6 +381,67 @@ def dataset_table(log_dir):
     return "\n".join(lines) if len(lines) > 2 else None
 
 
+ARROW_FILE = "arrow.results"
+TFXBSL_FILE = "tfx_bsl.log"
+TF_ARROW_FILE = "tf_read_parse.log"
+
+
+def load_results(path):
+    """RESULT lines of one log, by (peer, variant, workload, op): CPU-time rates (records per
+    CPU second, median; wall time where a peer gives no CPU time)."""
+    rows = {}
+    if not os.path.exists(path):
+        return rows
+    with open(path) as fh:
+        for line in fh:
+            if not line.startswith("RESULT "):
+                continue
+            d = json.loads(line[7:])
+            cpu = statistics.median(d["cpu_secs"]) if d.get("cpu_secs") else statistics.median(d["secs"])
+            rows[(d["peer"], d["variant"], d["workload"], d["op"])] = dict(d, cpu_rps=d["records"] / cpu)
+    return rows
+
+
+def arrow_table(log_dir):
+    """Columnar and Arrow reads (`arrow.results`) beside tfx_bsl's decoder (`tfx_bsl.log`) and
+    TensorFlow's read_parse (`tf_read_parse.log`), all from one session, by CPU time."""
+    ours = load_results(os.path.join(log_dir, ARROW_FILE))
+    if not ours:
+        return None
+    tfx = load_results(os.path.join(log_dir, TFXBSL_FILE))
+    tf = load_results(os.path.join(log_dir, TF_ARROW_FILE))
+    lines = ["| workload | tfrecord-rs path | rec/s (CPU) | against | its rec/s (CPU) | ratio | target | met? |",
+             "|---|---|---|---|---|---|---|---|"]
+    for w in ["mnist", "ctr", "seq"]:
+        tf_rp = tf.get(("tensorflow", "st", w, "read_parse"))
+        rows = [
+            ("to_arrow", "st", "`ArrowReader` over the file: RecordBatches of 1024", ("tfx_bsl", "to_arrow"), 3),
+            ("to_arrow_mem", "st", "`ArrowDecoder` over records in memory", ("tfx_bsl", "to_arrow_mem"), 3),
+            ("read_parse", "columns", "`Reader::<T>::batches(1024)`: columns of a derived type", ("tf", None), 10),
+            ("read_parse", "owned", "`Reader::<T>` iterating owned structs, batches of 1024", ("tf", None), 5),
+            ("read_parse", "owned_batch", "`Reader::read_batch` refilling owned structs", ("tf", None), None),
+            ("read_parse", "st", "`Reader::next_lent`: borrowed structs (for reference)", ("tf", None), None),
+        ]
+        for op, variant, what, (peer, peer_op), target in rows:
+            r = ours.get(("tfrecord-rs", variant, w, op))
+            if not r:
+                continue
+            if peer == "tfx_bsl":
+                ref, name = tfx.get(("tfx_bsl", "st", w, peer_op)), f"tfx_bsl `{peer_op}`"
+            else:
+                ref, name = tf_rp, "TensorFlow read_parse (1 thread)"
+            ratio_s, ok = "", ""
+            if ref:
+                q = r["cpu_rps"] / ref["cpu_rps"]
+                ratio_s = f"{q:.1f}x"
+                if target is not None:
+                    ok = "**met**" if q >= target else "not met"
+            goal = f">= {target}x" if target is not None else ""
+            ref_s = fr(ref["cpu_rps"]) if ref else "-"
+            lines.append(f"| {w} | {what} | {fr(r['cpu_rps'])} | {name} | {ref_s} | {ratio_s} | {goal} | {ok} |")
+    return "\n".join(lines) if len(lines) > 2 else None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--logs", required=True)
@@ -434,6 +495,15 @@ def main():
                   f"tfrecord-dataset --bench dataset`, criterion medians of wall time, kept in "
                   f"`bench/results/{DATASET_FILE}`); the machine has 2 cores, shared during the run.\n")
         md.append(ds + "\n")
+    arrow = arrow_table(a.logs)
+    if arrow:
+        md.append("## Columns and Arrow\n")
+        md.append("Records to columns and Arrow RecordBatches, one thread, beside tfx_bsl's "
+                  "`ExamplesToRecordBatchDecoder` / `SequenceExamplesToRecordBatchDecoder` "
+                  "(`bench/tfx_bsl/`, its own virtualenv) and TensorFlow's `read_parse`, all "
+                  f"measured in one session (`bench/results/{ARROW_FILE}`, `{TFXBSL_FILE}`, "
+                  f"`{TF_ARROW_FILE}`). Rates by CPU time, the median of the runs.\n")
+        md.append(arrow + "\n")
     md.append("## Targets\n")
     md.append("The project's performance targets, judged on this run's wall-clock figures.\n")
     md.append(targets(res, rss) + "\n")

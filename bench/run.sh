@@ -7,6 +7,8 @@
 #   REPS=3 bench/run.sh               # fewer repetitions per measurement
 #   bench/run.sh tf_st rust cand      # only some harness steps (the table then lacks the rest)
 #   bench/run.sh --report-only bench/results   # rewrite BENCHMARKS.md from the kept logs
+#   bench/run.sh --arrow-only         # only the columns/Arrow rows (beside tfx_bsl and TF's
+#                                     # read_parse), into bench/results/, then rewrite the page
 #
 # The raw logs of the run (RESULT lines of every peer, machine.txt, load samples) are copied
 # to bench/results/, replacing the previous run's.
@@ -33,6 +35,25 @@ report() {
   log "wrote $OUT_MD"
 }
 
+# The columns and Arrow rows: tfrecord-bench's columnar, owned and Arrow reads, TensorFlow's
+# read_parse on one thread, and tfx_bsl's decoders (bench/tfx_bsl/, its own virtualenv), in one
+# session, into the directory $1.
+arrow_step() {
+  local dir="$1" py
+  log "arrow: tfrecord-bench --ops read_parse,to_arrow,to_arrow_mem; TensorFlow read_parse; tfx_bsl"
+  (cd "$REPO" && cargo build --release --locked --quiet -p tfrecord-bench) || return 1
+  "${CARGO_TARGET_DIR:-$REPO/target}/release/tfrecord-bench" --data "${DATA_DIR:-/tmp/peers/data}" \
+    --out "${OUT_DIR:-/tmp/peers/out}" --reps "${REPS:-5}" --workloads mnist,ctr,seq \
+    --ops read_parse,to_arrow,to_arrow_mem --variants st,owned,owned_batch,columns \
+    > "$dir/arrow.results" || return 1
+  py="${VENV:-/tmp/peers/tfenv}/bin/python"
+  [ -x "$py" ] || py="$REPO/.venv-interop/bin/python"
+  DATA_DIR="${DATA_DIR:-/tmp/peers/data}" "$py" "$PEERS_DIR/bench_tf.py" --mode st --ops read_parse \
+    --workloads mnist,ctr,seq --reps "${REPS:-5}" > "$dir/tf_read_parse.log" || return 1
+  REPS="${REPS:-5}" bash "$HERE/tfx_bsl/run.sh" --workloads mnist,ctr,seq --ops to_arrow,to_arrow_mem \
+    > "$dir/tfx_bsl.log" || return 1
+}
+
 if [ "${1:-}" = "--report-only" ]; then
   [ -n "${2:-}" ] || { log "usage: bench/run.sh --report-only LOG_DIR"; exit 2; }
   cmd="bench/run.sh"
@@ -43,6 +64,16 @@ fi
 
 PEERS_DIR="$(cd "${PEERS_DIR:-$REPO/../shared/peers}" && pwd)"
 [ -x "$PEERS_DIR/run_peers.sh" ] || { log "no run_peers.sh in $PEERS_DIR; set PEERS_DIR"; exit 1; }
+
+if [ "${1:-}" = "--arrow-only" ]; then
+  RESULTS="$HERE/results"
+  mkdir -p "$RESULTS"
+  arrow_step "$RESULTS"
+  cmd="bench/run.sh"
+  [ -f "$RESULTS/command.txt" ] && cmd="$(cat "$RESULTS/command.txt")"
+  report "$RESULTS" "$cmd"
+  exit 0
+fi
 
 export VENV="${VENV:-/tmp/peers/tfenv}"
 export LOG_DIR="${LOG_DIR:-/tmp/peers/logs/tfrecord-rs-$(date +%Y%m%d-%H%M%S)}"
@@ -113,6 +144,7 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "dataset_*", "*", "new", 
         median = json.load(fh)["median"]["point_estimate"]
     print(json.dumps({"group": group, "bench": bench, "median_ns": median}))
 PYEOF
+arrow_step "$LOG_DIR" || rc=$?
 kill "$sampler" 2>/dev/null || true
 cat /proc/loadavg > "$LOG_DIR/load-after.txt"
 log "load after the run: $(cat /proc/loadavg)"
