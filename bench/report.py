@@ -293,19 +293,12 @@ def load_cli(log_dir):
     """The RESULT lines of `cli.results` (one tfrecord-bench run of the library's reads beside
     the `cli` op), kept apart from the harness's logs; per (variant, workload, op), CPU-time
     rates (records and bytes per CPU second, median)."""
-    path = os.path.join(log_dir, CLI_FILE)
     rows = {}
-    if not os.path.exists(path):
-        return rows
-    with open(path) as fh:
-        for line in fh:
-            if not line.startswith("RESULT "):
-                continue
-            d = json.loads(line[7:])
-            cpu = statistics.median(d["cpu_secs"]) if d.get("cpu_secs") else statistics.median(d["secs"])
-            rows[(d["variant"], d["workload"], d["op"])] = dict(
-                d, cpu_rps=d["records"] / cpu, cpu_mbps=d["bytes"] / cpu / 1e6,
-                wall_mbps=d["bytes"] / statistics.median(d["secs"]) / 1e6, n=len(d["secs"]))
+    for (_, variant, workload, op), d in load_results(os.path.join(log_dir, CLI_FILE)).items():
+        cpu = d["records"] / d["cpu_rps"]
+        rows[(variant, workload, op)] = dict(
+            d, cpu_mbps=d["bytes"] / cpu / 1e6,
+            wall_mbps=d["bytes"] / statistics.median(d["secs"]) / 1e6, n=len(d["secs"]))
     return rows
 
 

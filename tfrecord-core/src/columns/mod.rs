@@ -67,6 +67,7 @@
 //! default; an Arrow list needs valid offsets). Errors name the record index and the feature key;
 //! the caller adds the file and byte offset.
 
+mod access;
 mod batches;
 mod decode;
 mod encode;
