@@ -237,6 +237,58 @@ def parse() -> dict[str, bytes]:
     return out
 
 
+def of_ints(values: list[int], tag: int = 5) -> bytes:
+    """An OFRecord Feature: int64 list (5) or int32 list (4)."""
+    return field(tag, field(1, b"".join(varint(v & 0xFFFFFFFFFFFFFFFF) for v in values)))
+
+
+def of_doubles(values: list[float]) -> bytes:
+    return field(3, field(1, b"".join(struct.pack("<d", v) for v in values)))
+
+
+def columns() -> dict[str, bytes]:
+    """Records for the columnar target's specs: every kind present, absent, empty and wrong."""
+    # Each feature's values by list type: "i" int64, "f" float, "b" bytes, "i32", "d" double.
+    values = {
+        "label": ("i", [7]), "score": ("f", [0.5]), "image": ("b", [b"a", b"b", b"c", b"d"]),
+        "ids": ("i", [1, 2, 3]), "flags": ("i", [0, 1]), "small": ("i", [5, 6]),
+        "points": ("f", [1.0, 2.0, 3.0, 4.0]), "box/row": ("i", [0, 3]), "box/col": ("i", [1, 2]),
+        "box/score": ("f", [0.25, 0.75]), "tokens": ("i", [1, 2, 3, 4, 5, 6]),
+        "tokens/len": ("i", [2, 1]), "rlimits": ("i", [1, 2, 3, 4, 5, 6]),
+        "rlimits/limits": ("i", [2, 6]), "words": ("b", [b"x", b"y"]),
+        "words/splits": ("i", [0, 1, 2]), "rids": ("i", [1, 2, 3]), "rids/rows": ("i", [0, 0, 2]),
+        "rstarts": ("f", [1.0, 2.0]), "rstarts/starts": ("i", [0, 1]),
+    }
+
+    def tf(feats):
+        enc = {"i": ints, "f": floats, "b": strings}
+        return {k: enc[t](v) for k, (t, v) in feats.items()}
+
+    def of(feats):
+        enc = {"i": of_ints, "f": floats, "b": strings, "i32": lambda v: of_ints(v, 4), "d": of_doubles}
+        return {k: enc[t](v) for k, (t, v) in feats.items()}
+
+    text = dict(values, name=("b", ["café".encode()]))
+    return {
+        "examples": batch([example(tf(text)), example({}), example(tf({"label": ("i", [1])}))]),
+        "out_of_range": batch([example(tf(dict(text, small=("i", [5, 2**31]))))]),
+        "bad_text": batch([example(tf(text)), example(tf(dict(text, name=("b", [b"\xff"]))))]),
+        "bad_splits": batch([example(tf(dict(text, **{"words/splits": ("i", [1, 2])})))]),
+        "huge_rows": batch([example(tf(dict(text, **{"rids/rows": ("i", [0, 0, 2**40])})))]),
+        "ofrecords": batch([
+            features(of(dict(values, small=("i32", [-5, 6]), wide=("d", [1.5, -0.0])))),
+            features({}),
+        ]),
+        "sequence": batch(tf_records(CONFORMANCE / "sequence.tfrecord")),
+        "sequences": batch([
+            sequence_example({"id": ints([1]), "lang": strings([b"en"])},
+                             {"tokens": [ints([1, 2]), ints([])], "scores": [floats([1.0, 2.0])],
+                              "words": [strings([b"a"])]}),
+            sequence_example({}, {}),
+        ]),
+    }
+
+
 def spec() -> dict[str, bytes]:
     return {p.stem: p.read_bytes() for p in sorted(SPECS.glob("*.toml"))}
 
@@ -323,6 +375,7 @@ def main() -> None:
     write("corpus", "messages", records)
     write("corpus", "derived", {**derived(), **records})
     write("corpus", "parse", parse())
+    write("corpus", "columns", columns())
     write("corpus", "spec", spec())
     write("regressions", "spec", spec_regressions())
     write("corpus", "avro_expr", avro_expr())

@@ -118,6 +118,11 @@ fn parse() {
 }
 
 #[test]
+fn columns() {
+    replay("columns");
+}
+
+#[test]
 fn spec() {
     replay("spec");
 }

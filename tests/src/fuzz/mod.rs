@@ -10,6 +10,7 @@
 //! | [`messages`](mod@messages) | a `tf.train.Example`, `SequenceExample` or `OFRecord` | decode, encode, decode round trips; JSON and OFRecord forms |
 //! | [`derived`](mod@derived) | the same, as `#[derive(Example)]` and `#[derive(SequenceExample)]` types | decode, encode, decode round trips |
 //! | [`parse`](mod@parse) | a batch of records | `tf.io.parse_example` / `parse_sequence_example` specs parse alike three ways |
+//! | [`columns`](mod@columns) | a batch of records | every kind of feature decodes to columns that write back to the same columns, or fails naming its record |
 //! | [`spec`](mod@spec) | a TOML spec | diagnostics render; the spec written back reads to the same schema |
 //! | [`avro_expr`](fn@avro_expr) | Avro key expressions | they read back to themselves and evaluate without panicking |
 //! | [`avro_file`](fn@avro_file) | an Avro object container file | every way of reading it counts the same records |
@@ -19,6 +20,7 @@
 //! (the `*_BOUND` constants, [`heap::Bound`]).
 
 pub mod avro;
+pub mod columns;
 pub mod derived;
 pub mod framing;
 pub mod heap;
@@ -28,6 +30,7 @@ pub mod parse;
 pub mod spec;
 
 pub use avro::{AVRO_EXPR_BOUND, AVRO_FILE_BOUND, avro_expr, avro_file};
+pub use columns::{COLUMNS_BOUND, columns};
 pub use derived::{Clip, Color, DERIVED_BOUND, Inner, Level, Mixed, derived};
 pub use framing::{FRAMING_BOUND, framing};
 pub use json::{JSON_BOUND, json_lines};
@@ -45,6 +48,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("messages", messages),
     ("derived", derived),
     ("parse", parse),
+    ("columns", columns),
     ("spec", spec),
     ("avro_expr", avro_expr),
     ("avro_file", avro_file),

@@ -13,7 +13,9 @@ impl ColumnBatch {
 impl Column {
     /// Whether row `i` holds a value (false for a null row, and past the last row).
     pub fn is_valid(&self, i: usize) -> bool {
-        self.valid.as_ref().is_none_or(|v| v.get(i).copied().unwrap_or(false))
+        self.valid
+            .as_ref()
+            .is_none_or(|v| v.get(i).copied().unwrap_or(false))
     }
 
     /// The offsets of the outermost list level (`rows + 1` of them), if the column's first

@@ -34,14 +34,19 @@ pub(crate) fn decode_batch<R: AsRef<[u8]>>(
         .collect();
     let mut features: Slots<'_> = vec![None; plan.features.len()];
     let mut lists: Slots<'_> = vec![None; plan.lists.len()];
-    let mut scratch = Scratch::default();
+    // The rows value row ids may make in the whole batch: 8 per input byte, plus 64 Ki (as the
+    // runtime parser allows), so that a huge id in a small record is an error, not an allocation.
+    let total: usize = records.iter().map(|r| r.as_ref().len()).sum();
+    let mut scratch = Scratch {
+        budget: total.saturating_mul(8).saturating_add(1 << 16),
+        ..Scratch::default()
+    };
     let mut predict = Predictor::default();
     for (j, record) in records.iter().enumerate() {
         let index = first_record.saturating_add(u64::try_from(j).unwrap_or(u64::MAX));
         let bytes = record.as_ref();
         collect(plan, bytes, &mut features, &mut lists, &mut predict)
             .map_err(|e| e.with_record(index))?;
-        scratch.budget = bytes.len().saturating_mul(8).saturating_add(1 << 16);
         for (c, b) in plan.cols.iter().zip(&mut cols) {
             let slots = if c.list { &lists } else { &features };
             b.record(plan.format, c, slots, &mut scratch)
@@ -166,7 +171,7 @@ struct Scratch {
     part: Vec<i64>,
     /// Row splits, relative to the record.
     splits: Vec<i64>,
-    /// How many rows a value-row-ids partition may make in the current record.
+    /// How many more rows value-row-ids partitions may make in the batch.
     budget: usize,
 }
 
@@ -611,9 +616,10 @@ fn splits(p: &Part, slots: &Slots<'_>, n: usize, format: Format, s: &mut Scratch
             });
             if rows > s.budget {
                 return Err(bad(format!(
-                    "makes {rows} rows, more than a record of its size may"
+                    "makes {rows} rows, more than a batch of its size may (8 per byte and 64 Ki)"
                 )));
             }
+            s.budget -= rows;
             s.splits.reserve(rows + 1);
             s.splits.push(0);
             let mut at = 0usize;
