@@ -105,7 +105,7 @@ pub(crate) enum Command {
     ///
     /// Columns follow the `tfrecord-arrow` type mapping: int64 -> Int64, float -> Float32,
     /// bytes -> Binary, string -> Utf8 (invalid UTF-8 is an error naming key and record), a
-    /// fixed shape [k] -> FixedSizeList(k) (nested for higher ranks), var -> List, a sequence
+    /// fixed shape `[k]` -> `FixedSizeList(k)` (nested for higher ranks), var -> List, a sequence
     /// -> List of its rows, sparse -> List of structs (indices..., value), ragged -> nested
     /// List, a feature list -> List per row; an absent feature without a default is null.
     /// Without `--spec`, the spec is inferred from the inputs first (as `tfrecord infer` does,
