@@ -1,57 +1,49 @@
-//! The columnar decoder's walk: each record's feature map searched once for the spec's keys,
-//! then each column's values appended from its feature's wire bytes.
+//! The columnar decoder's general path, which reads every layout protobuf allows and words the
+//! errors: each record's feature map collected once into slots for the spec's keys, then each
+//! column's values appended from its feature's wire bytes; and the columns being filled, which
+//! the fast path ([`fast`](super::fast)) fills too.
 
 use tfrecord_schema::ir::RecordKind;
 
 use super::plan::{Absent, ColPlan, Part, PartKind, Plan, Shape, to_i64};
-use super::{ByteColumn, Column, ColumnBatch, ColumnLayout, Leaf, Level, LevelKind};
+use super::{ByteColumn, Column, ColumnLayout, Leaf, Level, LevelKind};
 use crate::codec::view::ListPiece;
 use crate::codec::{
-    Container, DecodeElem, Dialect, FeatureBytes, FeatureView, Of, OfRecord, RawValue, Tf,
-    TfExample, TfLossy, canonical_step_values, for_each_step, scan_features, scan_sequence,
-    walk_canonical,
+    DecodeElem, Dialect, FeatureBytes, FeatureView, Of, OfRecord, RawValue, Tf, TfExample, TfLossy,
+    canonical_step_values, for_each_step, scan_features, scan_sequence,
 };
 use crate::compression::Format;
 use crate::error::{Error, Result};
 use crate::feature::{FeatureProblem, ListKind};
 use crate::parse::DType;
-use crate::parse::fast::{Sink, same_key};
+use crate::parse::fast::Sink;
 
 /// The feature found for each slot of a key table in the current record.
-type Slots<'de> = Vec<Option<FeatureBytes<'de>>>;
+pub(super) type Slots<'de> = Vec<Option<FeatureBytes<'de>>>;
 
-pub(crate) fn decode_batch<R: AsRef<[u8]>>(
+/// Decodes one record by the general path, which reads every layout protobuf allows and words
+/// the errors: its features collected into `features` and `lists` (empty, and left so), then
+/// each column's values appended in spec order.
+pub(super) fn general_record<'de>(
     plan: &Plan,
-    records: &[R],
-    first_record: u64,
-) -> Result<ColumnBatch> {
-    let rows = records.len();
-    let mut cols: Vec<Builder> = plan
-        .cols
-        .iter()
-        .zip(plan.layouts())
-        .map(|(c, l)| Builder::new(c, l, rows))
-        .collect();
-    let mut features: Slots<'_> = vec![None; plan.features.len()];
-    let mut lists: Slots<'_> = vec![None; plan.lists.len()];
-    let mut scratch = Scratch::default();
-    let mut predict = Predictor::default();
-    for (j, record) in records.iter().enumerate() {
-        let index = first_record.saturating_add(u64::try_from(j).unwrap_or(u64::MAX));
-        let bytes = record.as_ref();
-        collect(plan, bytes, &mut features, &mut lists, &mut predict)
-            .map_err(|e| e.with_record(index))?;
+    cols: &mut [Builder],
+    bytes: &'de [u8],
+    (features, lists): (&mut Slots<'de>, &mut Slots<'de>),
+    scratch: &mut Scratch,
+) -> Result<()> {
+    features.resize(plan.features.len(), None);
+    lists.resize(plan.lists.len(), None);
+    let res = collect(plan, bytes, features, lists).and_then(|()| {
         scratch.budget = bytes.len().saturating_mul(8).saturating_add(1 << 16);
-        for (c, b) in plan.cols.iter().zip(&mut cols) {
-            let slots = if c.list { &lists } else { &features };
-            b.record(plan.format, c, slots, &mut scratch)
-                .map_err(|e| e.with_record(index))?;
+        for (c, b) in plan.cols.iter().zip(cols.iter_mut()) {
+            let slots = if c.list { &*lists } else { &*features };
+            b.record(plan.format, c, slots, scratch)?;
         }
-    }
-    Ok(ColumnBatch {
-        rows,
-        columns: cols.into_iter().map(Builder::finish).collect(),
-    })
+        Ok(())
+    });
+    features.clear();
+    lists.clear();
+    res
 }
 
 /// Fills the slots with the record's features (a repeated key: the last entry).
@@ -60,46 +52,18 @@ fn collect<'de>(
     bytes: &'de [u8],
     features: &mut Slots<'de>,
     lists: &mut Slots<'de>,
-    predict: &mut Predictor<'de>,
 ) -> Result<()> {
-    features.fill(None);
-    lists.fill(None);
     let deny = plan.deny_unknown.as_deref();
+    let put_feature = |k: &[u8], v| put(&plan.features, features, k, v, deny);
     match (plan.format, plan.kind) {
-        (Format::OfRecord, _) => collect_map::<OfRecord>(plan, bytes, features, predict),
-        (Format::TfRecord, RecordKind::SequenceExample) => scan_sequence(
-            bytes,
-            |k, v| put(&plan.features, features, k, v, deny),
-            |k, v| put(&plan.lists, lists, k, v, deny),
-        ),
-        (Format::TfRecord, _) => collect_map::<TfExample>(plan, bytes, features, predict),
-    }
-}
-
-fn collect_map<'de, C: Container>(
-    plan: &Plan,
-    bytes: &'de [u8],
-    slots: &mut Slots<'de>,
-    predict: &mut Predictor<'de>,
-) -> Result<()> {
-    let deny = plan.deny_unknown.as_deref();
-    let mut pos = 0;
-    let canonical = walk_canonical::<C>(bytes, |key, feature| {
-        let slot = predict.lookup(&plan.features, pos, key);
-        pos += 1;
-        match slot {
-            Some(s) => {
-                slots[s] = Some(FeatureBytes::new(feature));
-                true
-            }
-            None => deny.is_none(),
+        (Format::OfRecord, _) => scan_features::<OfRecord>(bytes, put_feature),
+        (Format::TfRecord, RecordKind::SequenceExample) => {
+            scan_sequence(bytes, put_feature, |k, v| {
+                put(&plan.lists, lists, k, v, deny)
+            })
         }
-    });
-    if canonical {
-        return Ok(());
+        (Format::TfRecord, _) => scan_features::<TfExample>(bytes, put_feature),
     }
-    slots.fill(None);
-    scan_features::<C>(bytes, |k, v| put(&plan.features, slots, k, v, deny))
 }
 
 fn put<'de>(
@@ -124,44 +88,9 @@ fn put<'de>(
     Ok(())
 }
 
-/// Slot lookups guessed from the key at the same position in the previous record: the records
-/// of one file nearly always share their key order, so most entries take one key comparison
-/// instead of a binary search.
-#[derive(Default)]
-struct Predictor<'a> {
-    /// `(key, slot)` of the entry at each position of the previous record.
-    last: Vec<(&'a [u8], Option<usize>)>,
-}
-
-impl<'a> Predictor<'a> {
-    /// Positions remembered: enough for any spec, bounded whatever a record holds.
-    const MAX_POSITIONS: usize = 4096;
-
-    #[inline]
-    fn lookup(
-        &mut self,
-        table: &super::plan::KeyTable,
-        pos: usize,
-        key: &'a [u8],
-    ) -> Option<usize> {
-        if let Some(&(k, slot)) = self.last.get(pos)
-            && same_key(k, key)
-        {
-            return slot;
-        }
-        let slot = table.find(key);
-        if let Some(last) = self.last.get_mut(pos) {
-            *last = (key, slot);
-        } else if pos == self.last.len() && pos < Self::MAX_POSITIONS {
-            self.last.push((key, slot));
-        }
-        slot
-    }
-}
-
 /// Buffers reused across records.
 #[derive(Default)]
-struct Scratch {
+pub(super) struct Scratch {
     /// A partition feature's values.
     part: Vec<i64>,
     /// Row splits, relative to the record.
@@ -170,47 +99,72 @@ struct Scratch {
     budget: usize,
 }
 
+/// How much room a column's buffers are given at the start of a batch.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Room {
+    /// Values of the leaf.
+    pub(super) values: usize,
+    /// Bytes of its string values.
+    pub(super) bytes: usize,
+    /// Entries of the second level (the steps of a feature list).
+    pub(super) inner: usize,
+}
+
 /// A column being filled.
-struct Builder {
+pub(super) struct Builder {
     name: String,
-    valid: Vec<bool>,
-    nulls: bool,
-    levels: Vec<Level>,
-    leaf: Leaf,
+    /// Each row's validity, kept from the first null row on (every row before it is valid).
+    pub(super) valid: Vec<bool>,
+    /// Whether a row so far is null.
+    pub(super) nulls: bool,
+    /// The rows so far.
+    pub(super) rows: usize,
+    pub(super) levels: Vec<Level>,
+    pub(super) leaf: Leaf,
 }
 
 impl Builder {
-    fn new(c: &ColPlan, layout: &ColumnLayout, rows: usize) -> Self {
+    pub(super) fn new(c: &ColPlan, layout: &ColumnLayout, rows: usize, room: Room) -> Self {
         let levels = layout
             .levels
             .iter()
             .enumerate()
             .map(|(i, l)| match l {
                 LevelKind::List => {
-                    let mut offsets = Vec::with_capacity(if i == 0 { rows + 1 } else { 1 });
+                    let cap = match i {
+                        0 => rows,
+                        1 => room.inner,
+                        _ => 0,
+                    };
+                    let mut offsets = Vec::with_capacity(cap.saturating_add(1));
                     offsets.push(0);
                     Level::List(offsets)
                 }
                 LevelKind::Fixed(n) => Level::Fixed(*n),
             })
             .collect();
-        let leaf = match &c.shape {
+        let mut leaf = match &c.shape {
             Shape::Sparse { index } => Leaf::Sparse {
                 indices: vec![Vec::new(); index.len()],
                 values: Box::new(Leaf::empty(c.dtype)),
             },
             _ => Leaf::empty(c.dtype),
         };
+        leaf.reserve(room.values, room.bytes);
         Builder {
             name: layout.name.clone(),
-            valid: Vec::with_capacity(rows),
+            valid: Vec::new(),
             nulls: false,
+            rows: 0,
             levels,
             leaf,
         }
     }
 
-    fn finish(self) -> Column {
+    pub(super) fn finish(mut self) -> Column {
+        if self.nulls {
+            self.valid.resize(self.rows, true);
+        }
         Column {
             name: self.name,
             valid: self.nulls.then_some(self.valid),
@@ -219,13 +173,44 @@ impl Builder {
         }
     }
 
-    fn row(&mut self, valid: bool) {
-        self.valid.push(valid);
-        self.nulls |= !valid;
+    /// What the column holds: the room the next batch's column is given.
+    pub(super) fn held(&self) -> Room {
+        Room {
+            values: self.leaf.len(),
+            bytes: self.leaf.string_bytes(),
+            inner: match self.levels.get(1) {
+                Some(Level::List(offsets)) => offsets.len() - 1,
+                _ => 0,
+            },
+        }
+    }
+
+    /// Ends a row.
+    #[inline]
+    pub(super) fn row(&mut self, valid: bool) {
+        if !valid && !self.nulls {
+            self.nulls = true;
+            self.valid.clear();
+            self.valid.resize(self.rows, true);
+        }
+        if self.nulls {
+            self.valid.push(valid);
+        }
+        self.rows += 1;
+    }
+
+    /// The offsets of list level `i`.
+    #[inline]
+    pub(super) fn offsets(&mut self, i: usize) -> Option<&mut Vec<i64>> {
+        match self.levels.get_mut(i) {
+            Some(Level::List(offsets)) => Some(offsets),
+            _ => None,
+        }
     }
 
     /// Ends the row's entry of list level `i` after `count` more entries of the level below.
-    fn close(&mut self, i: usize, count: usize) {
+    #[inline]
+    pub(super) fn close(&mut self, i: usize, count: usize) {
         if let Some(Level::List(offsets)) = self.levels.get_mut(i) {
             let last = offsets.last().copied().unwrap_or(0);
             offsets.push(last + to_i64(count));
@@ -233,7 +218,7 @@ impl Builder {
     }
 
     /// A record of a list column without the feature.
-    fn absent_list(&mut self, c: &ColPlan) -> Result<()> {
+    pub(super) fn absent_list(&mut self, c: &ColPlan) -> Result<()> {
         match &c.absent {
             Absent::Error => Err(missing(&c.key)),
             Absent::Null | Absent::Default(_) => {
@@ -244,7 +229,7 @@ impl Builder {
         }
     }
 
-    fn record(
+    pub(super) fn record(
         &mut self,
         format: Format,
         c: &ColPlan,
@@ -358,7 +343,7 @@ impl Builder {
     /// Reads the leading steps of a feature list that are in the canonical layout (one list of
     /// one `value` field each), stopping at the first that is not, or whose count is wrong;
     /// returns the bytes of the steps left, or `None` for a leaf type it does not read.
-    fn canonical_steps<'de>(
+    pub(super) fn canonical_steps<'de>(
         &mut self,
         bytes: &'de [u8],
         tag: u32,
@@ -639,7 +624,7 @@ fn has_kind(format: Format, fb: &FeatureBytes<'_>) -> bool {
 }
 
 /// The list kind holding values of `dtype` in `format`'s messages.
-fn list_kind(dtype: DType, format: Format) -> ListKind {
+pub(super) fn list_kind(dtype: DType, format: Format) -> ListKind {
     let of = format == Format::OfRecord;
     match dtype {
         DType::Int64 | DType::Bool => ListKind::Int64,
@@ -704,7 +689,7 @@ fn append(
 }
 
 /// The oneof member of a list kind in `format`'s `Feature`.
-fn list_tag(format: Format, kind: ListKind) -> Option<u32> {
+pub(super) fn list_tag(format: Format, kind: ListKind) -> Option<u32> {
     if format == Format::OfRecord {
         Of::tag(kind)
     } else {
