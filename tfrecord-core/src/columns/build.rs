@@ -151,6 +151,7 @@ impl<'p> BatchBuilder<'p> {
 
 /// An empty slot vector's allocation, kept for the next record (a vector of the same layout
 /// collected in place).
-fn recycle(slots: Slots<'_>) -> Slots<'static> {
-    slots.into_iter().filter_map(|_| None).collect()
+fn recycle(mut slots: Slots<'_>) -> Slots<'static> {
+    slots.clear();
+    slots.into_iter().map(|_| None).collect()
 }

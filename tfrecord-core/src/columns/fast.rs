@@ -9,9 +9,9 @@
 
 use tfrecord_schema::ir::RecordKind;
 
-use super::Leaf;
 use super::decode::{Builder, list_kind, list_tag};
-use super::plan::{Absent, KeyTable, Plan, Shape};
+use super::plan::{Absent, KeyTable, Plan, Shape, to_i64};
+use super::{Leaf, Level};
 use crate::codec::view::{canonical_feature, short_feature};
 use crate::codec::wire::{get_varint, split_len};
 use crate::codec::{DecodeElem, Of, OfRecord, Tf, TfExample, TfLossy, walk_canonical};
@@ -189,7 +189,7 @@ impl<'p> FastRun<'p> {
     }
 
     /// Reads one map entry of key table `t` (0 features, 1 feature lists).
-    #[inline]
+    #[inline(always)]
     fn entry(&mut self, cols: &mut [Builder], t: usize, key: &[u8], feature: &[u8]) -> bool {
         let (slots, table) = if t == 0 {
             (&self.fast.features, &self.plan.features)
@@ -261,7 +261,7 @@ impl<'p> FastRun<'p> {
 }
 
 /// Reads one feature (its serialized `Feature` or `FeatureList`) into its column.
-#[inline]
+#[inline(always)]
 fn read(b: &mut Builder, format: Format, op: Op, tag: u32, feature: &[u8]) -> bool {
     // A `Feature` with no list set is an absent feature: the general path's to decide.
     if feature.is_empty() && !matches!(op, Op::StepsVar | Op::StepsFixed(_)) {
@@ -307,6 +307,16 @@ fn read(b: &mut Builder, format: Format, op: Op, tag: u32, feature: &[u8]) -> bo
             _ => false,
         },
         Op::StepsVar | Op::StepsFixed(_) => {
+            let (values, inner) = (b.leaf.len(), b.offsets(1).map_or(0, |o| o.len()));
+            if let Some(steps) = steps_fast(b, op, tag, feature) {
+                b.close(0, steps);
+                b.row(true);
+                return true;
+            }
+            b.leaf.truncate(values);
+            if let Some(o) = b.offsets(1) {
+                o.truncate(inner);
+            }
             let fixed = match op {
                 Op::StepsFixed(n) => Some(n),
                 _ => None,
@@ -325,6 +335,74 @@ fn read(b: &mut Builder, format: Format, op: Op, tag: u32, feature: &[u8]) -> bo
         b.row(true);
     }
     ok
+}
+
+/// A feature list of `int64` var steps or of one `float` per step, each step in the canonical
+/// layout, in one tight loop: the number of steps, or `None` (with `b` holding part of them)
+/// for any other list, which [`Builder::canonical_steps`] reads.
+#[inline]
+fn steps_fast(b: &mut Builder, op: Op, tag: u32, bytes: &[u8]) -> Option<usize> {
+    let t = u8::try_from(tag << 3 | 2).ok()?;
+    let Builder { leaf, levels, .. } = b;
+    match (op, leaf, levels.get_mut(1)) {
+        (Op::StepsFixed(1), Leaf::Float(v), _) => {
+            // `0a 08 t 06 0a 04` and the four bytes of the value, per step.
+            let (steps, []) = bytes.as_chunks::<10>() else {
+                return None;
+            };
+            v.reserve(steps.len());
+            for step in steps {
+                match step {
+                    [0x0a, 8, tt, 6, 0x0a, 4, x0, x1, x2, x3] if *tt == t => {
+                        v.push(f32::from_le_bytes([*x0, *x1, *x2, *x3]));
+                    }
+                    _ => return None,
+                }
+            }
+            Some(steps.len())
+        }
+        (Op::StepsVar, Leaf::Int64(v), Some(Level::List(inner))) => {
+            let mut rest = bytes;
+            let mut steps = 0;
+            let base = inner.last().copied().unwrap_or(0) - to_i64(v.len());
+            while let [0x0a, l1, tt, l2, 0x0a, l3, tail @ ..] = rest {
+                let len = usize::from(*l3);
+                if *tt != t
+                    || *l1 >= 0x80
+                    || usize::from(*l1) != len + 4
+                    || usize::from(*l2) != len + 2
+                {
+                    return None;
+                }
+                let (mut run, after) = tail.split_at_checked(len)?;
+                // Varints of up to three bytes inline; a run with a longer one decoded whole.
+                loop {
+                    let (x, next) = match run {
+                        [] => break,
+                        [a, r @ ..] if *a < 0x80 => (u64::from(*a), r),
+                        [a, b, r @ ..] if *b < 0x80 => {
+                            (u64::from(a & 0x7f) | u64::from(*b) << 7, r)
+                        }
+                        [a, b, c, r @ ..] if *c < 0x80 => (
+                            u64::from(a & 0x7f) | u64::from(b & 0x7f) << 7 | u64::from(*c) << 14,
+                            r,
+                        ),
+                        _ => {
+                            <i64 as DecodeElem<'_, Tf>>::extend_packed(run, v).ok()?;
+                            break;
+                        }
+                    };
+                    v.push(x.cast_signed());
+                    run = next;
+                }
+                inner.push(base + to_i64(v.len()));
+                steps += 1;
+                rest = after;
+            }
+            rest.is_empty().then_some(steps)
+        }
+        _ => None,
+    }
 }
 
 /// The one value of a `Feature` whose list (oneof member `tag`) holds one `value` field.
