@@ -25,10 +25,11 @@ const OPS: [&str; 12] = [
 ];
 
 /// The variants of those ops (`convert`'s are its output formats, `cli`'s the commands).
-const VARIANTS: [&str; 12] = [
+const VARIANTS: [&str; 13] = [
     "st",
     "owned",
     "owned_batch",
+    "columns",
     "mt2",
     "spec",
     "spec_mt2",
@@ -93,7 +94,8 @@ pub(crate) struct Args {
     /// Variants to run, comma-separated (default: all).
     ///
     /// `st` one thread with the derived types; `owned` one thread with the typed iterator's
-    /// owned values, `owned_batch` with `read_batch` refilling them; `mt2` two threads; `spec` the runtime spec
+    /// owned values, `owned_batch` with `read_batch` refilling them; `columns` the derived
+    /// type's columnar batches (`Reader::batches`); `mt2` two threads; `spec` the runtime spec
     /// parser on one thread, `spec_mt2` on two; `ofrecord` and `gzip` the outputs of `convert`.
     #[arg(
         long,

@@ -25,6 +25,7 @@
 //! | `read_parse` | `st` | `Reader::next_lent` (derived decode, strings borrowed from the read buffer) + typed columns, batches of 1024 |
 //! | `read_parse` | `owned` | what users write: `Reader::<T>::open(path)` and `for r in reader`, owned derived values (`String`, `Vec<u8>`, `Vec<i64>`, `[f32; 16]`, `i64`; `Vec<Vec<i64>>` per step of `seq`) pushed into a `Vec` of 1024 that a consumer reads whole (every value summed), then cleared |
 //! | `read_parse` | `owned_batch` | the same owned values read with `Reader::read_batch(&mut batch, 1024)`, which decodes each record into the value of the last batch at its place (`Decode::decode_into`: the `String`, `Vec` and per-step buffers reused), the same consumer |
+//! | `read_parse` | `columns` | `Reader::<T>::open(path)` + `batches(1024)`: the owned derived type's records decoded straight into one flat buffer per field (`columns::ColumnBatch`, Arrow's layout), one thread; each batch's values counted (strings one each) |
 //! | `read_parse` | `mt2` | 2 threads of `for_each_chunk`, each checking its chunks of whole frames and decoding their records in place (`Chunk::records`) into columns consumed every 1024 rows |
 //! | `read_parse` | `spec` | batches of 1024 read, then parsed by `parse::ExampleParser` / `SequenceExampleParser` (spec from the sidecar at run time), one thread |
 //! | `read_parse` | `spec_mt2` | the same 2 threads and chunks, running the spec parser on batches of 1024 records gathered from them |

@@ -159,6 +159,14 @@ pub(crate) fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
         );
         c.emit("owned_batch", "read_parse", &note, &t);
     }
+    if c.args.want("read_parse", "columns") {
+        let t = measure(c.args.reps, || read_columns::<S>(&sc.path), check)?;
+        let note = format!(
+            "Reader::<T>::open + batches(1024): the owned derived type's records decoded straight into columnar batches (one flat buffer per field, Arrow's layout), each batch's values counted{}",
+            c.gz_note()
+        );
+        c.emit("columns", "read_parse", &note, &t);
+    }
     let spec_name = if sc.is_sequence() {
         "SequenceExampleParser"
     } else {
@@ -250,6 +258,27 @@ fn read_owned_batches<S: Shape>(c: &Ctx<'_>) -> Outcome {
     {
         t.values += S::consume(&batch);
         t.rows += batch.len() as u64;
+    }
+    Ok(Totals {
+        records: t.rows,
+        ..t
+    })
+}
+
+/// The columnar read of `read_parse` `columns`: `Reader::batches` of the owned derived type,
+/// each batch's values counted (the leaf of every column: strings one each).
+fn read_columns<S: Shape>(path: &Path) -> Outcome {
+    // `open` guesses the compression from the name (`.gz`), as for the harness's files.
+    let reader = Reader::<S::Columnar, S::C>::open(path).map_err(|e| e.to_string())?;
+    let mut t = Totals::default();
+    for batch in reader.batches(BATCH).map_err(|e| e.to_string())? {
+        let batch = std::hint::black_box(batch.map_err(|e| e.to_string())?);
+        t.rows += batch.rows as u64;
+        t.values += batch
+            .columns
+            .iter()
+            .map(|col| col.leaf.len() as u64)
+            .sum::<u64>();
     }
     Ok(Totals {
         records: t.rows,
@@ -368,6 +397,8 @@ mod tests {
         assert_eq!((t.records, t.values), (n, payload), "read_raw mt2 counts");
         let t = read_batches(&sc, ReaderOptions::new(), SpecSink::new(&parser));
         check_totals(&sc, Some(expected), &t.expect("reads")).expect("all values");
+        let t = super::read_columns::<S>(&sc.path).expect("reads");
+        check_totals(&sc, Some(expected), &t).expect("all values");
     }
 
     #[test]

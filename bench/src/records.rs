@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use tfrecord_core::{Container, DecodeOwned};
+use tfrecord_core::{Container, DecodeOwned, RecordSchema};
 use tfrecord_core::{
     Decode, Encode, Example, Ragged, SequenceExample, TfExample, TfSequenceExample,
 };
@@ -143,6 +143,9 @@ pub(crate) trait Shape: 'static {
     /// The owned type a user reads with `Reader::<T>::open` (`String`, `Vec<u8>`, `Vec<i64>`,
     /// arrays; `Vec<Vec<i64>>` for a feature list of int64 lists).
     type User: DecodeOwned<Self::C> + Send;
+    /// The derived type `read_parse` `columns` reads as columnar batches (`Reader::batches`):
+    /// the owned record, strings as bytes as the sidecar's spec has them.
+    type Columnar: RecordSchema;
     /// The sidecar spec this type implements: (features or context features, feature lists).
     fn spec() -> (BTreeMap<String, Feat>, BTreeMap<String, Feat>);
     /// Appends one decoded record to the columns.
@@ -239,6 +242,7 @@ impl Shape for MnistShape {
     type Values = (Vec<u8>, i64);
     type Cols = MnistCols;
     type User = Mnist;
+    type Columnar = Mnist;
 
     fn spec() -> (BTreeMap<String, Feat>, BTreeMap<String, Feat>) {
         let mut f = BTreeMap::new();
@@ -336,6 +340,7 @@ macro_rules! ctr_types {
             type Values = CtrValues;
             type Cols = CtrCols;
             type User = CtrRow;
+            type Columnar = Ctr;
 
             fn spec() -> (BTreeMap<String, Feat>, BTreeMap<String, Feat>) {
                 let mut f = BTreeMap::new();
@@ -514,6 +519,7 @@ impl Shape for SeqShape {
     type Values = (i64, Vec<u8>, Ragged<i64>, Vec<f32>);
     type Cols = SeqCols;
     type User = SeqRow;
+    type Columnar = Seq;
 
     fn spec() -> (BTreeMap<String, Feat>, BTreeMap<String, Feat>) {
         let mut c = BTreeMap::new();

@@ -73,8 +73,7 @@ impl<T: RecordSchema, C: Container, R: Read> Reader<T, C, R> {
             decoder: ColumnDecoder::for_type::<T>(C::FORMAT)?,
             reader: self,
             size: n.max(1),
-            records: Vec::new(),
-            offsets: Vec::new(),
+            scratch: Vec::new(),
             done: false,
             record: PhantomData,
         })
@@ -86,10 +85,8 @@ pub struct Batches<T, C: Container, R: Read> {
     reader: Reader<T, C, R>,
     decoder: ColumnDecoder,
     size: usize,
-    /// The current batch's record buffers, reused.
-    records: Vec<Vec<u8>>,
-    /// Each record's frame offset, for errors.
-    offsets: Vec<Option<u64>>,
+    /// Where a record that is not lent whole out of the read buffer is copied.
+    scratch: Vec<u8>,
     done: bool,
     record: PhantomData<fn() -> T>,
 }
@@ -101,40 +98,29 @@ impl<T, C: Container, R: Read> Batches<T, C, R> {
     }
 
     fn next_batch(&mut self) -> Result<Option<ColumnBatch>> {
-        self.offsets.clear();
         let records = self.reader.records();
         let first = records.records_read();
+        let mut batch = self.decoder.start(self.size);
         let mut n = 0;
         while n < self.size {
-            if n == self.records.len() {
-                self.records.push(Vec::new());
-            }
-            if !records.read_into(&mut self.records[n])? {
+            // Each record decoded where the reader holds it: no copy of its own.
+            let Some(record) = records.read_lent(&mut self.scratch)? else {
                 self.done = true;
                 break;
+            };
+            let index = first.saturating_add(u64::try_from(n).unwrap_or(u64::MAX));
+            if let Err(mut e) = batch.push(record, index) {
+                if let Some(offset) = records.last_offset() {
+                    e = e.with_offset(offset);
+                }
+                return Err(match records.path() {
+                    Some(p) => e.with_path(p.to_path_buf()),
+                    None => e,
+                });
             }
-            self.offsets.push(records.last_offset());
             n += 1;
         }
-        if n == 0 {
-            return Ok(None);
-        }
-        let path = records.path().map(std::path::Path::to_path_buf);
-        self.decoder
-            .decode(&self.records[..n], first)
-            .map(Some)
-            .map_err(|mut e| {
-                let at = e
-                    .record()
-                    .and_then(|i| usize::try_from(i.checked_sub(first)?).ok());
-                if let Some(Some(offset)) = at.and_then(|i| self.offsets.get(i)) {
-                    e = e.with_offset(*offset);
-                }
-                match path {
-                    Some(p) => e.with_path(p),
-                    None => e,
-                }
-            })
+        Ok((n > 0).then(|| batch.finish()))
     }
 }
 

@@ -1,62 +1,47 @@
-//! The columnar decoder's walk: each record's feature map searched once for the spec's keys,
-//! then each column's values appended from its feature's wire bytes.
+//! The columnar decoder's general path, which reads every layout protobuf allows and words the
+//! errors: each record's feature map collected once into slots for the spec's keys, then each
+//! column's values appended from its feature's wire bytes; and the columns being filled, which
+//! the fast path ([`fast`](super::fast)) fills too.
 
 use tfrecord_schema::ir::RecordKind;
 
-use super::plan::{Absent, ColPlan, Part, PartKind, Plan, Shape, to_i64};
-use super::{ByteColumn, Column, ColumnBatch, ColumnLayout, Leaf, Level, LevelKind};
-use crate::codec::view::ListPiece;
+use super::partition::{Scratch, splits};
+use super::plan::{Absent, ColPlan, Part, Plan, Shape, to_i64};
+use super::values::{Slots, append, has_kind, int64s, list_kind, list_tag, missing, problem};
+use super::{Column, ColumnLayout, Leaf, Level, LevelKind};
 use crate::codec::{
-    Container, DecodeElem, Dialect, FeatureBytes, FeatureView, Of, OfRecord, RawValue, Tf,
-    TfExample, TfLossy, canonical_step_values, for_each_step, scan_features, scan_sequence,
-    walk_canonical,
+    DecodeElem, FeatureBytes, OfRecord, Tf, TfExample, canonical_step_values, for_each_step,
+    scan_features, scan_sequence,
 };
 use crate::compression::Format;
 use crate::error::{Error, Result};
-use crate::feature::{FeatureProblem, ListKind};
+use crate::feature::FeatureProblem;
 use crate::parse::DType;
-use crate::parse::fast::{Sink, same_key};
+use crate::parse::fast::Sink;
 
-/// The feature found for each slot of a key table in the current record.
-type Slots<'de> = Vec<Option<FeatureBytes<'de>>>;
-
-pub(crate) fn decode_batch<R: AsRef<[u8]>>(
+/// Decodes one record by the general path, which reads every layout protobuf allows and words
+/// the errors: its features collected into `features` and `lists` (empty, and left so), then
+/// each column's values appended in spec order.
+pub(super) fn general_record<'de>(
     plan: &Plan,
-    records: &[R],
-    first_record: u64,
-) -> Result<ColumnBatch> {
-    let rows = records.len();
-    let mut cols: Vec<Builder> = plan
-        .cols
-        .iter()
-        .zip(plan.layouts())
-        .map(|(c, l)| Builder::new(c, l, rows))
-        .collect();
-    let mut features: Slots<'_> = vec![None; plan.features.len()];
-    let mut lists: Slots<'_> = vec![None; plan.lists.len()];
-    // The rows value row ids may make in the whole batch: 8 per input byte, plus 64 Ki (as the
-    // runtime parser allows), so that a huge id in a small record is an error, not an allocation.
-    let total: usize = records.iter().map(|r| r.as_ref().len()).sum();
-    let mut scratch = Scratch {
-        budget: total.saturating_mul(8).saturating_add(1 << 16),
-        ..Scratch::default()
-    };
-    let mut predict = Predictor::default();
-    for (j, record) in records.iter().enumerate() {
-        let index = first_record.saturating_add(u64::try_from(j).unwrap_or(u64::MAX));
-        let bytes = record.as_ref();
-        collect(plan, bytes, &mut features, &mut lists, &mut predict)
-            .map_err(|e| e.with_record(index))?;
-        for (c, b) in plan.cols.iter().zip(&mut cols) {
-            let slots = if c.list { &lists } else { &features };
-            b.record(plan.format, c, slots, &mut scratch)
-                .map_err(|e| e.with_record(index))?;
+    cols: &mut [Builder],
+    bytes: &'de [u8],
+    (features, lists): (&mut Slots<'de>, &mut Slots<'de>),
+    scratch: &mut Scratch,
+) -> Result<()> {
+    features.resize(plan.features.len(), None);
+    lists.resize(plan.lists.len(), None);
+    let res = collect(plan, bytes, features, lists).and_then(|()| {
+        scratch.budget = scratch.budget.saturating_add(bytes.len().saturating_mul(8));
+        for (c, b) in plan.cols.iter().zip(cols.iter_mut()) {
+            let slots = if c.list { &*lists } else { &*features };
+            b.record(plan.format, c, slots, scratch)?;
         }
-    }
-    Ok(ColumnBatch {
-        rows,
-        columns: cols.into_iter().map(Builder::finish).collect(),
-    })
+        Ok(())
+    });
+    features.clear();
+    lists.clear();
+    res
 }
 
 /// Fills the slots with the record's features (a repeated key: the last entry).
@@ -65,46 +50,18 @@ fn collect<'de>(
     bytes: &'de [u8],
     features: &mut Slots<'de>,
     lists: &mut Slots<'de>,
-    predict: &mut Predictor<'de>,
 ) -> Result<()> {
-    features.fill(None);
-    lists.fill(None);
     let deny = plan.deny_unknown.as_deref();
+    let put_feature = |k: &[u8], v| put(&plan.features, features, k, v, deny);
     match (plan.format, plan.kind) {
-        (Format::OfRecord, _) => collect_map::<OfRecord>(plan, bytes, features, predict),
-        (Format::TfRecord, RecordKind::SequenceExample) => scan_sequence(
-            bytes,
-            |k, v| put(&plan.features, features, k, v, deny),
-            |k, v| put(&plan.lists, lists, k, v, deny),
-        ),
-        (Format::TfRecord, _) => collect_map::<TfExample>(plan, bytes, features, predict),
-    }
-}
-
-fn collect_map<'de, C: Container>(
-    plan: &Plan,
-    bytes: &'de [u8],
-    slots: &mut Slots<'de>,
-    predict: &mut Predictor<'de>,
-) -> Result<()> {
-    let deny = plan.deny_unknown.as_deref();
-    let mut pos = 0;
-    let canonical = walk_canonical::<C>(bytes, |key, feature| {
-        let slot = predict.lookup(&plan.features, pos, key);
-        pos += 1;
-        match slot {
-            Some(s) => {
-                slots[s] = Some(FeatureBytes::new(feature));
-                true
-            }
-            None => deny.is_none(),
+        (Format::OfRecord, _) => scan_features::<OfRecord>(bytes, put_feature),
+        (Format::TfRecord, RecordKind::SequenceExample) => {
+            scan_sequence(bytes, put_feature, |k, v| {
+                put(&plan.lists, lists, k, v, deny)
+            })
         }
-    });
-    if canonical {
-        return Ok(());
+        (Format::TfRecord, _) => scan_features::<TfExample>(bytes, put_feature),
     }
-    slots.fill(None);
-    scan_features::<C>(bytes, |k, v| put(&plan.features, slots, k, v, deny))
 }
 
 fn put<'de>(
@@ -129,93 +86,72 @@ fn put<'de>(
     Ok(())
 }
 
-/// Slot lookups guessed from the key at the same position in the previous record: the records
-/// of one file nearly always share their key order, so most entries take one key comparison
-/// instead of a binary search.
-#[derive(Default)]
-struct Predictor<'a> {
-    /// `(key, slot)` of the entry at each position of the previous record.
-    last: Vec<(&'a [u8], Option<usize>)>,
-}
-
-impl<'a> Predictor<'a> {
-    /// Positions remembered: enough for any spec, bounded whatever a record holds.
-    const MAX_POSITIONS: usize = 4096;
-
-    #[inline]
-    fn lookup(
-        &mut self,
-        table: &super::plan::KeyTable,
-        pos: usize,
-        key: &'a [u8],
-    ) -> Option<usize> {
-        if let Some(&(k, slot)) = self.last.get(pos)
-            && same_key(k, key)
-        {
-            return slot;
-        }
-        let slot = table.find(key);
-        if let Some(last) = self.last.get_mut(pos) {
-            *last = (key, slot);
-        } else if pos == self.last.len() && pos < Self::MAX_POSITIONS {
-            self.last.push((key, slot));
-        }
-        slot
-    }
-}
-
-/// Buffers reused across records.
-#[derive(Default)]
-struct Scratch {
-    /// A partition feature's values.
-    part: Vec<i64>,
-    /// Row splits, relative to the record.
-    splits: Vec<i64>,
-    /// How many more rows value-row-ids partitions may make in the batch.
-    budget: usize,
+/// How much room a column's buffers are given at the start of a batch.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Room {
+    /// Values of the leaf.
+    pub(super) values: usize,
+    /// Bytes of its string values.
+    pub(super) bytes: usize,
+    /// Entries of the second level (the steps of a feature list).
+    pub(super) inner: usize,
 }
 
 /// A column being filled.
-struct Builder {
+pub(super) struct Builder {
     name: String,
-    valid: Vec<bool>,
-    nulls: bool,
-    levels: Vec<Level>,
-    leaf: Leaf,
+    /// Each row's validity, kept from the first null row on (every row before it is valid).
+    pub(super) valid: Vec<bool>,
+    /// Whether a row so far is null.
+    pub(super) nulls: bool,
+    /// The rows so far.
+    pub(super) rows: usize,
+    pub(super) levels: Vec<Level>,
+    pub(super) leaf: Leaf,
 }
 
 impl Builder {
-    fn new(c: &ColPlan, layout: &ColumnLayout, rows: usize) -> Self {
+    pub(super) fn new(c: &ColPlan, layout: &ColumnLayout, rows: usize, room: Room) -> Self {
         let levels = layout
             .levels
             .iter()
             .enumerate()
             .map(|(i, l)| match l {
                 LevelKind::List => {
-                    let mut offsets = Vec::with_capacity(if i == 0 { rows + 1 } else { 1 });
+                    let cap = match i {
+                        0 => rows,
+                        1 => room.inner,
+                        _ => 0,
+                    };
+                    let mut offsets = Vec::with_capacity(cap.saturating_add(1));
                     offsets.push(0);
                     Level::List(offsets)
                 }
                 LevelKind::Fixed(n) => Level::Fixed(*n),
             })
             .collect();
-        let leaf = match &c.shape {
+        let mut leaf = match &c.shape {
             Shape::Sparse { index } => Leaf::Sparse {
                 indices: vec![Vec::new(); index.len()],
                 values: Box::new(Leaf::empty(c.dtype)),
             },
             _ => Leaf::empty(c.dtype),
         };
+        leaf.reserve(room.values, room.bytes);
         Builder {
             name: layout.name.clone(),
-            valid: Vec::with_capacity(rows),
+            valid: Vec::new(),
             nulls: false,
+            rows: 0,
             levels,
             leaf,
         }
     }
 
-    fn finish(self) -> Column {
+    pub(super) fn finish(mut self) -> Column {
+        if self.nulls {
+            self.valid.resize(self.rows, true);
+        }
         Column {
             name: self.name,
             valid: self.nulls.then_some(self.valid),
@@ -224,13 +160,44 @@ impl Builder {
         }
     }
 
-    fn row(&mut self, valid: bool) {
-        self.valid.push(valid);
-        self.nulls |= !valid;
+    /// What the column holds: the room the next batch's column is given.
+    pub(super) fn held(&self) -> Room {
+        Room {
+            values: self.leaf.len(),
+            bytes: self.leaf.string_bytes(),
+            inner: match self.levels.get(1) {
+                Some(Level::List(offsets)) => offsets.len() - 1,
+                _ => 0,
+            },
+        }
+    }
+
+    /// Ends a row.
+    #[inline]
+    pub(super) fn row(&mut self, valid: bool) {
+        if !valid && !self.nulls {
+            self.nulls = true;
+            self.valid.clear();
+            self.valid.resize(self.rows, true);
+        }
+        if self.nulls {
+            self.valid.push(valid);
+        }
+        self.rows += 1;
+    }
+
+    /// The offsets of list level `i`.
+    #[inline]
+    pub(super) fn offsets(&mut self, i: usize) -> Option<&mut Vec<i64>> {
+        match self.levels.get_mut(i) {
+            Some(Level::List(offsets)) => Some(offsets),
+            _ => None,
+        }
     }
 
     /// Ends the row's entry of list level `i` after `count` more entries of the level below.
-    fn close(&mut self, i: usize, count: usize) {
+    #[inline]
+    pub(super) fn close(&mut self, i: usize, count: usize) {
         if let Some(Level::List(offsets)) = self.levels.get_mut(i) {
             let last = offsets.last().copied().unwrap_or(0);
             offsets.push(last + to_i64(count));
@@ -238,7 +205,7 @@ impl Builder {
     }
 
     /// A record of a list column without the feature.
-    fn absent_list(&mut self, c: &ColPlan) -> Result<()> {
+    pub(super) fn absent_list(&mut self, c: &ColPlan) -> Result<()> {
         match &c.absent {
             Absent::Error => Err(missing(&c.key)),
             Absent::Null | Absent::Default(_) => {
@@ -249,7 +216,7 @@ impl Builder {
         }
     }
 
-    fn record(
+    pub(super) fn record(
         &mut self,
         format: Format,
         c: &ColPlan,
@@ -363,7 +330,7 @@ impl Builder {
     /// Reads the leading steps of a feature list that are in the canonical layout (one list of
     /// one `value` field each), stopping at the first that is not, or whose count is wrong;
     /// returns the bytes of the steps left, or `None` for a leaf type it does not read.
-    fn canonical_steps<'de>(
+    pub(super) fn canonical_steps<'de>(
         &mut self,
         bytes: &'de [u8],
         tag: u32,
@@ -511,313 +478,4 @@ impl Builder {
         self.row(true);
         Ok(())
     }
-}
-
-/// The row splits a ragged partition makes of `n` entries, relative to the record, in
-/// `scratch.splits`.
-fn splits(p: &Part, slots: &Slots<'_>, n: usize, format: Format, s: &mut Scratch) -> Result<()> {
-    s.splits.clear();
-    let n64 = to_i64(n);
-    let (key, kind) = match p {
-        Part::Uniform(k) => {
-            if !n.is_multiple_of(*k) {
-                return Err(Error::feature(format!(
-                    "a uniform row length of {k} does not divide the {n} values"
-                )));
-            }
-            s.splits.extend((0..=n / k).map(|r| to_i64(r * k)));
-            return Ok(());
-        }
-        Part::Keyed { slot, key, kind } => {
-            s.part.clear();
-            if let Some(fb) = slots[*slot].as_ref() {
-                int64s(fb, format, &mut s.part).map_err(|p| problem(key, DType::Int64, p))?;
-            }
-            (key, *kind)
-        }
-    };
-    let bad = |what: String| {
-        Error::feature(format!(
-            "ragged partition {key:?} ({}) {what}",
-            match kind {
-                PartKind::Splits => "row_splits",
-                PartKind::Lengths => "row_lengths",
-                PartKind::Starts => "row_starts",
-                PartKind::Limits => "row_limits",
-                PartKind::RowIds => "value_rowids",
-            }
-        ))
-        .with_key(key.clone())
-    };
-    let v = &s.part;
-    let sorted = v.windows(2).all(|w| w[0] <= w[1]);
-    match kind {
-        PartKind::Splits => {
-            if v.is_empty() && n == 0 {
-                s.splits.push(0);
-            } else if v.first() != Some(&0) || !sorted || v.last() != Some(&n64) {
-                return Err(bad(format!(
-                    "must start at 0, never decrease and end at the {n} entries it splits"
-                )));
-            } else {
-                s.splits.extend_from_slice(v);
-            }
-        }
-        PartKind::Lengths => {
-            s.splits.push(0);
-            let mut total = 0i64;
-            for &len in v {
-                total = match total.checked_add(len) {
-                    Some(t) if len >= 0 && t <= n64 => t,
-                    _ => return Err(bad(format!("must be lengths summing to {n}"))),
-                };
-                s.splits.push(total);
-            }
-            if total != n64 {
-                return Err(bad(format!("sum to {total}, not to the {n} entries")));
-            }
-        }
-        PartKind::Starts => {
-            if v.is_empty() {
-                if n != 0 {
-                    return Err(bad(format!("holds no rows for {n} entries")));
-                }
-                s.splits.push(0);
-            } else if v[0] != 0 || !sorted || v.last().is_some_and(|l| *l > n64) {
-                return Err(bad(format!(
-                    "must start at 0, never decrease and stay within the {n} entries"
-                )));
-            } else {
-                s.splits.extend_from_slice(v);
-                s.splits.push(n64);
-            }
-        }
-        PartKind::Limits => {
-            let ok = sorted
-                && v.first().is_none_or(|f| *f >= 0)
-                && v.last().copied().unwrap_or(0) == n64;
-            if !ok {
-                return Err(bad(format!(
-                    "must never decrease and end at the {n} entries it splits"
-                )));
-            }
-            s.splits.push(0);
-            s.splits.extend_from_slice(v);
-        }
-        PartKind::RowIds => {
-            if v.len() != n || !sorted || v.first().is_some_and(|f| *f < 0) {
-                return Err(bad(format!(
-                    "must hold one non-decreasing row id per entry ({n}), found {}",
-                    v.len()
-                )));
-            }
-            let rows = v.last().map_or(0, |l| {
-                usize::try_from(*l).unwrap_or(usize::MAX).saturating_add(1)
-            });
-            if rows > s.budget {
-                return Err(bad(format!(
-                    "makes {rows} rows, more than a batch of its size may (8 per byte and 64 Ki)"
-                )));
-            }
-            s.budget -= rows;
-            s.splits.reserve(rows + 1);
-            s.splits.push(0);
-            let mut at = 0usize;
-            for r in 0..rows {
-                while at < v.len() && v[at] == to_i64(r) {
-                    at += 1;
-                }
-                s.splits.push(to_i64(at));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Whether a `Feature` has a list set (malformed bytes count as set: decoding reports them).
-fn has_kind(format: Format, fb: &FeatureBytes<'_>) -> bool {
-    let view = if format == Format::OfRecord {
-        FeatureView::new::<Of>(fb.clone())
-    } else {
-        FeatureView::new::<Tf>(fb.clone())
-    };
-    view.map_or(true, |v| v.has_kind())
-}
-
-/// The list kind holding values of `dtype` in `format`'s messages.
-fn list_kind(dtype: DType, format: Format) -> ListKind {
-    let of = format == Format::OfRecord;
-    match dtype {
-        DType::Int64 | DType::Bool => ListKind::Int64,
-        DType::Int32 if of => ListKind::Int32,
-        DType::Int32 => ListKind::Int64,
-        DType::Float => ListKind::Float,
-        DType::Double if of => ListKind::Double,
-        DType::Double => ListKind::Float,
-        DType::Bytes | DType::String => ListKind::Bytes,
-    }
-}
-
-/// Appends the feature's values to `leaf`: how many, or `None` for a `Feature` with no list
-/// set.
-fn append(
-    leaf: &mut Leaf,
-    dtype: DType,
-    format: Format,
-    fb: &FeatureBytes<'_>,
-) -> std::result::Result<Option<usize>, FeatureProblem> {
-    let kind = list_kind(dtype, format);
-    // The layout every writer produces (one list, numbers packed): decoded without a view. Any
-    // other layout, an empty `Feature` and a malformed one take the general path below.
-    if let Some(bytes) = fb.single().filter(|b| !b.is_empty())
-        && let Some(tag) = list_tag(format, kind)
-        && let Some(n) = append_canonical(leaf, tag, bytes)?
-    {
-        return Ok(Some(n));
-    }
-    let values = if format == Format::OfRecord {
-        let view = FeatureView::new::<Of>(fb.clone())?;
-        if !view.has_kind() {
-            return Ok(None);
-        }
-        view.values::<Of>(kind)?
-    } else {
-        let view = FeatureView::new::<Tf>(fb.clone())?;
-        if !view.has_kind() {
-            return Ok(None);
-        }
-        view.values::<Tf>(kind)?
-    };
-    let before = leaf.len();
-    let of = format == Format::OfRecord;
-    match leaf {
-        Leaf::Int64(v) => values.extend_into::<Tf, i64>(v)?,
-        Leaf::Int32(v) if of => values.extend_into::<Of, i32>(v)?,
-        Leaf::Int32(v) => values.extend_into::<Tf, i32>(v)?,
-        Leaf::Bool(v) => values.extend_into::<Tf, bool>(v)?,
-        Leaf::Float(v) => values.extend_into::<Tf, f32>(v)?,
-        Leaf::Double(v) if of => values.extend_into::<Of, f64>(v)?,
-        Leaf::Double(v) => values.extend_into::<TfLossy, f64>(v)?,
-        Leaf::Bytes(col) => push_bytes(values, col, false)?,
-        Leaf::String(col) => push_bytes(values, col, true)?,
-        Leaf::Sparse { .. } => {
-            return Err(FeatureProblem::Malformed(
-                "a sparse leaf takes its values one level down",
-            ));
-        }
-    }
-    Ok(Some(leaf.len() - before))
-}
-
-/// The oneof member of a list kind in `format`'s `Feature`.
-fn list_tag(format: Format, kind: ListKind) -> Option<u32> {
-    if format == Format::OfRecord {
-        Of::tag(kind)
-    } else {
-        Tf::tag(kind)
-    }
-}
-
-/// [`Sink::extend_canonical`] into a leaf of one of the types the fast path reads: how many
-/// values, or `None` (with the leaf as it was) for any other layout or type.
-fn append_canonical(
-    leaf: &mut Leaf,
-    tag: u32,
-    bytes: &[u8],
-) -> std::result::Result<Option<usize>, FeatureProblem> {
-    fn fast<S: Sink>(
-        s: &mut S,
-        tag: u32,
-        bytes: &[u8],
-        undo: impl Fn(&mut S, usize),
-    ) -> Option<usize> {
-        let before = s.count();
-        let n = s.extend_canonical(tag, bytes);
-        if n.is_none() {
-            undo(s, before);
-        }
-        n
-    }
-    Ok(match leaf {
-        Leaf::Int64(v) => fast(v, tag, bytes, |v, n| v.truncate(n)),
-        Leaf::Float(v) => fast(v, tag, bytes, |v, n| v.truncate(n)),
-        Leaf::Bytes(c) => fast(c, tag, bytes, ByteColumn::truncate),
-        Leaf::String(c) => {
-            let before = c.len();
-            let n = fast(c, tag, bytes, ByteColumn::truncate);
-            if n.is_some()
-                && (before..c.len())
-                    .any(|i| c.get(i).is_some_and(|b| std::str::from_utf8(b).is_err()))
-            {
-                return Err(FeatureProblem::Utf8);
-            }
-            n
-        }
-        _ => None,
-    })
-}
-
-impl Sink for ByteColumn {
-    fn count(&self) -> usize {
-        self.len()
-    }
-
-    #[inline]
-    fn push_value(&mut self, value: &[u8]) -> Option<()> {
-        self.push(value);
-        Some(())
-    }
-}
-
-fn push_bytes(
-    mut values: crate::codec::view::Values<'_>,
-    col: &mut ByteColumn,
-    utf8: bool,
-) -> std::result::Result<(), FeatureProblem> {
-    while let Some(piece) = values.next_chunk()? {
-        let ListPiece::One(RawValue::Bytes(b)) = piece else {
-            return Err(FeatureProblem::Malformed(
-                "a bytes value that is not length-delimited",
-            ));
-        };
-        if utf8 && std::str::from_utf8(b).is_err() {
-            return Err(FeatureProblem::Utf8);
-        }
-        col.push(b);
-    }
-    Ok(())
-}
-
-/// Appends an `int64` feature's values (a partition or sparse index).
-fn int64s(
-    fb: &FeatureBytes<'_>,
-    format: Format,
-    out: &mut Vec<i64>,
-) -> std::result::Result<(), FeatureProblem> {
-    let mut leaf = Leaf::Int64(std::mem::take(out));
-    let res = append(&mut leaf, DType::Int64, format, fb);
-    if let Leaf::Int64(v) = leaf {
-        *out = v;
-    }
-    res.map(|_| ())
-}
-
-#[cold]
-fn missing(key: &str) -> Error {
-    Error::feature_problem(FeatureProblem::Missing, "required feature is missing")
-        .with_key(key.to_string())
-}
-
-#[cold]
-fn problem(key: &str, dtype: DType, p: FeatureProblem) -> Error {
-    let detail = match &p {
-        FeatureProblem::WrongKind { expected, found } => format!(
-            "data types don't match: expected {} ({}), found {}",
-            dtype.name(),
-            expected.name(),
-            found.name()
-        ),
-        other => other.to_string(),
-    };
-    Error::feature_problem(p, detail).with_key(key.to_string())
 }

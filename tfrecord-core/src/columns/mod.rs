@@ -69,9 +69,15 @@
 
 mod access;
 mod batches;
+mod build;
 mod decode;
 mod encode;
+mod fast;
+mod partition;
 mod plan;
+#[cfg(test)]
+mod tests;
+mod values;
 
 pub use batches::{Batches, columnar_record};
 
@@ -79,6 +85,7 @@ use crate::compression::Format;
 use crate::error::Result;
 use crate::parse::{DType, RecordSpec, Values};
 
+pub(crate) use build::BatchBuilder;
 pub(crate) use plan::Plan;
 
 /// One level of nesting of a [`Column`], from the row down to the values.
@@ -147,8 +154,14 @@ impl ByteColumn {
     }
 
     /// Appends a value.
+    #[inline]
     pub fn push(&mut self, value: &[u8]) {
-        self.data.extend_from_slice(value);
+        if value.len() <= 16 {
+            // A short value copied in a loop the compiler unrolls, not a call of `memcpy`.
+            self.data.extend(value.iter().copied());
+        } else {
+            self.data.extend_from_slice(value);
+        }
         self.offsets.push(plan::to_i64(self.data.len()));
     }
 }
@@ -227,6 +240,43 @@ impl Leaf {
             _ => return false,
         }
         true
+    }
+
+    /// Keeps the first `n` values (a sparse leaf: unchanged).
+    pub(crate) fn truncate(&mut self, n: usize) {
+        match self {
+            Leaf::Int64(v) => v.truncate(n),
+            Leaf::Int32(v) => v.truncate(n),
+            Leaf::Bool(v) => v.truncate(n),
+            Leaf::Float(v) => v.truncate(n),
+            Leaf::Double(v) => v.truncate(n),
+            Leaf::Bytes(c) | Leaf::String(c) => c.truncate(n),
+            Leaf::Sparse { .. } => {}
+        }
+    }
+
+    /// Reserves room for `values` more values (and `bytes` more bytes of strings).
+    pub(crate) fn reserve(&mut self, values: usize, bytes: usize) {
+        match self {
+            Leaf::Int64(v) => v.reserve(values),
+            Leaf::Int32(v) => v.reserve(values),
+            Leaf::Bool(v) => v.reserve(values),
+            Leaf::Float(v) => v.reserve(values),
+            Leaf::Double(v) => v.reserve(values),
+            Leaf::Bytes(c) | Leaf::String(c) => {
+                c.offsets.reserve(values);
+                c.data.reserve(bytes);
+            }
+            Leaf::Sparse { .. } => {}
+        }
+    }
+
+    /// The bytes of its string values (0 for other types).
+    pub(crate) fn string_bytes(&self) -> usize {
+        match self {
+            Leaf::Bytes(c) | Leaf::String(c) => c.data.len(),
+            _ => 0,
+        }
     }
 
     /// Appends `n` zeros (empty strings): the place a null row takes in fixed levels.
@@ -319,6 +369,10 @@ impl ColumnBatch {
 #[derive(Clone, Debug)]
 pub struct ColumnDecoder {
     plan: Plan,
+    /// The plan of the fast path, when it takes the spec.
+    fast: Option<fast::FastPlan>,
+    /// What each column held per record in the last batch.
+    hints: build::Hints,
 }
 
 impl ColumnDecoder {
@@ -329,8 +383,11 @@ impl ColumnDecoder {
     /// A spec the columnar layout cannot hold (a SequenceExample spec for OFRecord), or a
     /// default of the wrong type; the error names the feature.
     pub fn new(spec: &RecordSpec, format: Format) -> Result<Self> {
+        let plan = Plan::compile(spec, format)?;
         Ok(ColumnDecoder {
-            plan: Plan::compile(spec, format)?,
+            fast: fast::FastPlan::compile(&plan),
+            hints: build::Hints::new(plan.cols.len()),
+            plan,
         })
     }
 
@@ -347,7 +404,18 @@ impl ColumnDecoder {
     /// value out of range or not UTF-8, an invalid ragged partition, an unknown key where the
     /// spec denies them; the error names the record index and the feature key.
     pub fn decode<R: AsRef<[u8]>>(&self, records: &[R], first_record: u64) -> Result<ColumnBatch> {
-        decode::decode_batch(&self.plan, records, first_record)
+        let mut batch = self.start(records.len());
+        for (j, record) in records.iter().enumerate() {
+            let index = first_record.saturating_add(u64::try_from(j).unwrap_or(u64::MAX));
+            batch.push(record.as_ref(), index)?;
+        }
+        Ok(batch.finish())
+    }
+
+    /// A batch of about `rows` records, decoded as they are pushed (so that a reader can lend
+    /// each record out of its read buffer).
+    pub(crate) fn start(&self, rows: usize) -> BatchBuilder<'_> {
+        BatchBuilder::new(&self.plan, self.fast.as_ref(), &self.hints, rows)
     }
 }
 

@@ -46,6 +46,11 @@ impl KeyTable {
             .map(|i| self.keys[i].1)
     }
 
+    /// Each key and its slot.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&[u8], usize)> {
+        self.keys.iter().map(|(k, s)| (&**k, *s))
+    }
+
     /// The number of slots.
     pub(crate) fn len(&self) -> usize {
         self.keys.len()
