@@ -12,7 +12,7 @@
 
 use crate::codec::wire::{self, Fields, Value, put_len_prefix, put_varint, varint_len};
 use crate::error::{Error, Result};
-use crate::proto::check::{Kind, canonical_entry, check_list, single_list};
+use crate::proto::check::{Kind, canonical_entry, check_list, plain_list_is_sound, single_list};
 
 /// The direction of a conversion, with what each side calls a kind.
 #[derive(Clone, Copy)]
@@ -89,8 +89,19 @@ pub fn ofrecord_to_example_bytes(
 
 /// Rewrites the map entries (field 1) of a `Features` / `OFRecord` body into `out`.
 fn entries(dir: Direction, map: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    // The entries in the layout every writer produces come first, copied in one piece and
+    // then walked, each number list's tag rewritten in place; from the first entry that is
+    // not, what is left is cut and rewritten entry by entry.
+    let base = out.len();
+    out.extend_from_slice(map);
+    let mut at = 0;
+    while let Some((len, tag_at, tag)) = plain_entry(dir, &map[at..]) {
+        out[base + at + tag_at] = tag;
+        at += len;
+    }
+    out.truncate(base + at);
     let mut feature = Vec::new();
-    let mut fields = Fields::new(map);
+    let mut fields = Fields::new(&map[at..]);
     while let Some((num, value)) = fields.next_field().map_err(|e| malformed(dir, e.0))? {
         if num != 1 {
             continue;
@@ -129,6 +140,40 @@ fn entries(dir: Direction, map: &[u8], out: &mut Vec<u8>) -> Result<()> {
     Ok(())
 }
 
+/// The map field at the front of `map` when it is an entry in the layout every writer produces,
+/// under its one-byte tag and a shortest length, holding one sound list of a kind both sides
+/// have: `(length of the field, offset of the list's tag in it, the tag on the other side)`.
+/// `None` decides nothing: the general path reads the field and reports what is wrong.
+#[inline(always)]
+fn plain_entry(dir: Direction, map: &[u8]) -> Option<(usize, usize, u8)> {
+    let [0x0a, tail @ ..] = map else {
+        return None;
+    };
+    let (entry, after) = wire::split_len(tail)?;
+    let len = map.len() - after.len();
+    // A longer length than needed is read the same, but would not be written.
+    if len != 1 + varint_len(entry.len() as u64) + entry.len() {
+        return None;
+    }
+    let (_, value) = canonical_entry(entry)?;
+    let (tag, list) = single_list(value)?;
+    let (kind, new_tag) = retag(dir, tag)?;
+    plain_list_is_sound(kind, list).then_some((len, len - value.len(), new_tag))
+}
+
+/// The kind of a list under `tag` (a one-byte `Feature` field tag) and its tag on the other
+/// side; `None` for a kind that converts otherwise, or not at all.
+#[inline(always)]
+fn retag(dir: Direction, tag: u8) -> Option<(Kind, u8)> {
+    match (dir, tag) {
+        (_, 0x0a) => Some((Kind::Bytes, 0x0a)),
+        (_, 0x12) => Some((Kind::Float, 0x12)),
+        (Direction::ToOf, 0x1a) => Some((Kind::Int64, 0x2a)),
+        (Direction::ToTf { .. }, 0x2a) => Some((Kind::Int64, 0x1a)),
+        _ => None,
+    }
+}
+
 /// The entry in the layout every writer produces (`key`, then `value` holding one list), whose
 /// list is copied as it is: the entry is copied whole with the one byte of its list's tag
 /// rewritten. `Ok(false)` for any other entry, which the general path rewrites.
@@ -139,12 +184,8 @@ fn copy_canonical(dir: Direction, entry: &[u8], out: &mut Vec<u8>) -> Result<boo
     let Some((tag, list)) = single_list(value) else {
         return Ok(false);
     };
-    let (kind, new_tag) = match (dir, tag) {
-        (_, 0x0a) => (Kind::Bytes, 0x0a),
-        (_, 0x12) => (Kind::Float, 0x12),
-        (Direction::ToOf, 0x1a) => (Kind::Int64, 0x2a),
-        (Direction::ToTf { .. }, 0x2a) => (Kind::Int64, 0x1a),
-        _ => return Ok(false),
+    let Some((kind, new_tag)) = retag(dir, tag) else {
+        return Ok(false);
     };
     check_list(kind, list)
         .map_err(|what| malformed(dir, what).with_key(String::from_utf8_lossy(key).into_owned()))?;

@@ -58,6 +58,76 @@ pub(crate) fn check_list(kind: Kind, list: &[u8]) -> std::result::Result<(), &'s
     Ok(())
 }
 
+/// Whether `list`, a list body of `kind`, is in the layout every writer produces and sound:
+/// bytes values each in a field 1, numbers in one packed field 1 (or none). `true` only where
+/// [`check_list`] accepts; `false` decides nothing (the caller asks [`check_list`]), so this
+/// only has to be quick on the common layout.
+#[inline(always)]
+pub(crate) fn plain_list_is_sound(kind: Kind, list: &[u8]) -> bool {
+    if kind == Kind::Bytes {
+        let mut rest = list;
+        loop {
+            match rest {
+                [] => return true,
+                [0x0a, n, tail @ ..] if *n < 0x80 => match tail.get(usize::from(*n)..) {
+                    Some(after) => rest = after,
+                    None => return false,
+                },
+                [0x0a, tail @ ..] => match wire::split_len(tail) {
+                    Some((_, after)) => rest = after,
+                    None => return false,
+                },
+                _ => return false,
+            }
+        }
+    }
+    let run = match list {
+        [] => return true,
+        [0x0a, tail @ ..] => match wire::split_len(tail) {
+            Some((run, [])) => run,
+            _ => return false,
+        },
+        _ => return false,
+    };
+    match kind {
+        Kind::Float => run.len().is_multiple_of(4),
+        Kind::Double => run.len().is_multiple_of(8),
+        Kind::Int32 | Kind::Int64 => packed_varints_are_short(run),
+        Kind::Bytes => false,
+    }
+}
+
+/// Whether `run`, a packed run of varints, ends on a varint's last byte and holds no varint
+/// of ten bytes or more (the only ones that can overflow 64 bits): then every varint in it
+/// reads. Looks at eight bytes at a time; `false` decides nothing.
+#[inline(always)]
+fn packed_varints_are_short(run: &[u8]) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    if run.last().is_some_and(|&b| b >= 0x80) {
+        return false;
+    }
+    // Bytes with the high bit set (a varint goes on) just before the current word.
+    let mut going_on = 0u32;
+    let (words, tail) = run.as_chunks::<8>();
+    for w in words {
+        // The high bit of each byte that ends a varint.
+        let ends = !u64::from_le_bytes(*w) & HIGH;
+        // Nine bytes that go on make a varint of ten bytes or more; within one word there are
+        // at most six between two ends.
+        if ends == 0 || going_on + ends.trailing_zeros() / 8 >= 9 {
+            return false;
+        }
+        going_on = ends.leading_zeros() / 8;
+    }
+    for &b in tail {
+        going_on = if b < 0x80 { 0 } else { going_on + 1 };
+        if going_on >= 9 {
+            return false;
+        }
+    }
+    true
+}
+
 /// Which message a feature map belongs to, for its kinds and its messages.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Dialect {
@@ -82,17 +152,41 @@ fn walk<'a>(
     Ok(())
 }
 
+/// The kind of list field `num` of a `Feature` holds, as `dialect` numbers them; `None` for an
+/// unknown field, which decoding skips.
+#[inline(always)]
+fn kind_of(dialect: Dialect, num: u32) -> Option<Kind> {
+    match (dialect, num) {
+        (_, 1) => Some(Kind::Bytes),
+        (_, 2) => Some(Kind::Float),
+        (Dialect::Tf, 3) | (Dialect::Of, 5) => Some(Kind::Int64),
+        (Dialect::Of, 3) => Some(Kind::Double),
+        (Dialect::Of, 4) => Some(Kind::Int32),
+        _ => None,
+    }
+}
+
 /// A `Feature` body: each list of a known kind checked.
+#[inline(always)]
 fn feature(message: &'static str, dialect: Dialect, key: &[u8], body: &[u8]) -> Result<()> {
+    // One list in the layout every writer produces, checked in line; anything else (and any
+    // damage, to report it) the general way.
+    if let Some((tag, list)) = single_list(body)
+        && let Some(kind) = kind_of(dialect, u32::from(tag >> 3))
+        && plain_list_is_sound(kind, list)
+    {
+        return Ok(());
+    }
+    feature_fields(message, dialect, key, body)
+}
+
+/// [`feature`] for any layout, with the error naming the key.
+#[inline(never)]
+fn feature_fields(message: &'static str, dialect: Dialect, key: &[u8], body: &[u8]) -> Result<()> {
     let fast = single_list(body).map(|(tag, list)| (u32::from(tag >> 3), Value::Len(list)));
     let each = |num: u32, value: Value<'_>| {
-        let kind = match (dialect, num) {
-            (_, 1) => Kind::Bytes,
-            (_, 2) => Kind::Float,
-            (Dialect::Tf, 3) | (Dialect::Of, 5) => Kind::Int64,
-            (Dialect::Of, 3) => Kind::Double,
-            (Dialect::Of, 4) => Kind::Int32,
-            _ => return Ok(()),
+        let Some(kind) = kind_of(dialect, num) else {
+            return Ok(());
         };
         let checked = match value {
             Value::Len(list) => check_list(kind, list),
@@ -108,50 +202,96 @@ fn feature(message: &'static str, dialect: Dialect, key: &[u8], body: &[u8]) -> 
 }
 
 /// A map body (`Features`, `FeatureLists`, `OFRecord`): each entry's value checked by `value`.
+#[inline(always)]
 fn map(
     message: &'static str,
     body: &[u8],
     mut value: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
-    walk(message, body, |num, v| {
-        if num != 1 {
-            return Ok(());
+    let mut rest = body;
+    while let [tag, tail @ ..] = rest {
+        // An entry under its one-byte tag, as every writer puts it; any other field the general
+        // walk reads, which also reports what is malformed.
+        if *tag == 0x0a
+            && let Some((entry, after)) = wire::split_len(tail)
+        {
+            rest = after;
+            entry_value(message, entry, &mut value)?;
+            continue;
         }
-        let Value::Len(entry) = v else {
-            return Err(bad(message, "a map entry is not a message"));
+        let mut fields = Fields::new(rest);
+        let Some((num, v)) = fields.next_field().map_err(|e| bad(message, e.0))? else {
+            break;
         };
-        if let Some((key, v)) = canonical_entry(entry) {
-            return value(key, v);
+        rest = fields.rest();
+        if num == 1 {
+            let Value::Len(entry) = v else {
+                return Err(bad(message, "a map entry is not a message"));
+            };
+            entry_value(message, entry, &mut value)?;
         }
-        // The key may come after the value: the values are checked once the entry is read.
-        let mut key: &[u8] = &[];
-        let mut first: Option<&[u8]> = None;
-        let mut rest: Vec<&[u8]> = Vec::new();
-        walk(message, entry, |num, v| {
-            match (num, v) {
-                (1, Value::Len(k)) => key = k,
-                (2, Value::Len(b)) if first.is_none() => first = Some(b),
-                (2, Value::Len(b)) => rest.push(b),
-                (1 | 2, _) => {
-                    return Err(bad(
-                        message,
-                        "a map entry's key or value has the wrong wire type",
-                    ));
-                }
-                _ => {}
+    }
+    Ok(())
+}
+
+/// One map entry's value (or values) checked by `value`, with the entry's key.
+#[inline(always)]
+fn entry_value(
+    message: &'static str,
+    entry: &[u8],
+    value: &mut impl FnMut(&[u8], &[u8]) -> Result<()>,
+) -> Result<()> {
+    match canonical_entry(entry) {
+        Some((key, v)) => value(key, v),
+        None => entry_fields(message, entry, value),
+    }
+}
+
+/// [`entry_value`] for an entry in any layout.
+#[inline(never)]
+fn entry_fields(
+    message: &'static str,
+    entry: &[u8],
+    value: &mut impl FnMut(&[u8], &[u8]) -> Result<()>,
+) -> Result<()> {
+    // The key may come after the value: the values are checked once the entry is read.
+    let mut key: &[u8] = &[];
+    let mut first: Option<&[u8]> = None;
+    let mut rest: Vec<&[u8]> = Vec::new();
+    walk(message, entry, |num, v| {
+        match (num, v) {
+            (1, Value::Len(k)) => key = k,
+            (2, Value::Len(b)) if first.is_none() => first = Some(b),
+            (2, Value::Len(b)) => rest.push(b),
+            (1 | 2, _) => {
+                return Err(bad(
+                    message,
+                    "a map entry's key or value has the wrong wire type",
+                ));
             }
-            Ok(())
-        })?;
-        // A value written twice merges: each part is checked.
-        for b in first.into_iter().chain(rest) {
-            value(key, b)?;
+            _ => {}
         }
         Ok(())
-    })
+    })?;
+    // A value written twice merges: each part is checked.
+    for b in first.into_iter().chain(rest) {
+        value(key, b)?;
+    }
+    Ok(())
 }
 
 /// A map entry in the layout every writer produces, `key` then `value`: `(key, value)`.
+#[inline(always)]
 pub(crate) fn canonical_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
+    // A key and a value of under 128 bytes each, the usual case: `0a K key 12 V value`.
+    if let [0x0a, k, rest @ ..] = entry
+        && *k < 0x80
+        && let Some((key, [0x12, v, value @ ..])) = rest.split_at_checked(usize::from(*k))
+        && *v < 0x80
+        && usize::from(*v) == value.len()
+    {
+        return Some((key, value));
+    }
     let (key, rest) = entry
         .split_first()
         .filter(|(t, _)| **t == 0x0a)
@@ -164,6 +304,7 @@ pub(crate) fn canonical_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
 }
 
 /// A `Feature` body that is one list field and nothing else: `(tag byte, list body)`.
+#[inline(always)]
 pub(crate) fn single_list(feature: &[u8]) -> Option<(u8, &[u8])> {
     let (&tag, rest) = feature.split_first()?;
     let (list, rest) = wire::split_len(rest)?;
@@ -290,6 +431,91 @@ mod tests {
                 check_sequence_example(&bytes),
                 bytes_keys::SequenceExample::decode(&bytes).is_ok(),
             )?;
+        }
+    }
+
+    /// List bodies near the common layout: a packed field 1 (or bytes values), then damage.
+    fn list_body() -> impl Strategy<Value = Vec<u8>> {
+        // Varints of every length, some of ten bytes with a last byte past 1 (an overflow).
+        let varint = prop_oneof![
+            any::<u64>().prop_map(|v| {
+                let mut b = Vec::new();
+                wire::put_varint(&mut b, v);
+                b
+            }),
+            (0u8..0x80, 0usize..12).prop_map(|(last, n)| {
+                let mut b = vec![0x80u8; n];
+                b.push(last);
+                b
+            }),
+        ];
+        let packed = proptest::collection::vec(varint, 0..12).prop_map(|vs| {
+            let run = vs.concat();
+            let mut b = vec![0x0a];
+            wire::put_varint(&mut b, run.len() as u64);
+            b.extend_from_slice(&run);
+            b
+        });
+        let values =
+            proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..200), 0..4)
+                .prop_map(|vs| {
+                    let mut b = Vec::new();
+                    for v in vs {
+                        b.push(0x0a);
+                        wire::put_varint(&mut b, v.len() as u64);
+                        b.extend_from_slice(&v);
+                    }
+                    b
+                });
+        (
+            prop_oneof![packed, values],
+            proptest::collection::vec((any::<usize>(), any::<u8>()), 0..2),
+            any::<usize>(),
+        )
+            .prop_map(|(b, flips, cut)| {
+                if flips.is_empty() {
+                    b
+                } else {
+                    damage(b, &flips, cut)
+                }
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        /// The quick check of the common layout accepts only what the full check accepts, and
+        /// accepts the common layout itself whenever the full check does.
+        #[test]
+        fn the_quick_list_check_never_accepts_more(list in list_body()) {
+            for kind in [Kind::Bytes, Kind::Float, Kind::Double, Kind::Int32, Kind::Int64] {
+                let full = check_list(kind, &list).is_ok();
+                if plain_list_is_sound(kind, &list) {
+                    prop_assert!(full);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_quick_check_takes_short_varints_and_leaves_long_ones() {
+        for n in 0..=12usize {
+            for lead in 0..8usize {
+                // `lead` one-byte varints, then one of `n + 1` bytes ending in 2 (an overflow
+                // at ten bytes), so that the long varint falls anywhere in a word.
+                let mut run = vec![1u8; lead];
+                run.extend(std::iter::repeat_n(0x80, n));
+                run.push(2);
+                let mut list = vec![0x0a];
+                wire::put_varint(&mut list, run.len() as u64);
+                list.extend_from_slice(&run);
+                let full = check_list(Kind::Int64, &list).is_ok();
+                assert_eq!(full, n < 9, "{n} {lead}");
+                // Varints of up to eight bytes pass; one of nine may be left to the full check.
+                let quick = plain_list_is_sound(Kind::Int64, &list);
+                assert!(!quick || full, "{n} {lead}");
+                assert!(quick || n >= 8, "{n} {lead}");
+            }
         }
     }
 
