@@ -87,11 +87,31 @@ pub fn ofrecord_to_example_bytes(
     Ok(())
 }
 
+/// How many runs of entries in the usual layout one map has copied ahead in one piece; past
+/// that, entry by entry, so that a map mixing layouts is not copied over and over.
+const COPIED_RUNS: usize = 8;
+
 /// Rewrites the map entries (field 1) of a `Features` / `OFRecord` body into `out`.
 fn entries(dir: Direction, map: &[u8], out: &mut Vec<u8>) -> Result<()> {
-    // The entries in the layout every writer produces come first, copied in one piece and
-    // then walked, each number list's tag rewritten in place; from the first entry that is
-    // not, what is left is cut and rewritten entry by entry.
+    let mut feature = Vec::new();
+    let mut rest = map;
+    let mut runs = COPIED_RUNS;
+    loop {
+        if runs > 0 && plain_entry(dir, rest).is_some() {
+            runs -= 1;
+            rest = copy_run(dir, rest, out);
+        }
+        if rest.is_empty() {
+            return Ok(());
+        }
+        rest = rewrite_field(dir, rest, out, &mut feature)?;
+    }
+}
+
+/// Copies the entries in the layout every writer produces at the front of `map` to `out`: all
+/// of `map` in one piece, then walked, each number list's tag rewritten in place, and cut at
+/// the first entry in another layout. Returns the bytes from that entry on.
+fn copy_run<'a>(dir: Direction, map: &'a [u8], out: &mut Vec<u8>) -> &'a [u8] {
     let base = out.len();
     out.extend_from_slice(map);
     let mut at = 0;
@@ -100,44 +120,55 @@ fn entries(dir: Direction, map: &[u8], out: &mut Vec<u8>) -> Result<()> {
         at += len;
     }
     out.truncate(base + at);
-    let mut feature = Vec::new();
-    let mut fields = Fields::new(&map[at..]);
-    while let Some((num, value)) = fields.next_field().map_err(|e| malformed(dir, e.0))? {
-        if num != 1 {
-            continue;
-        }
-        let Value::Len(entry) = value else {
-            return Err(malformed(dir, "a feature map entry is not a message"));
-        };
-        if copy_canonical(dir, entry, out)? {
-            continue;
-        }
-        let mut key: &[u8] = &[];
-        feature.clear();
-        let mut entry_fields = Fields::new(entry);
-        while let Some((num, value)) = entry_fields.next_field().map_err(|e| malformed(dir, e.0))? {
-            match (num, value) {
-                (1, Value::Len(k)) => key = k,
-                // A value written twice merges, as protobuf merges a repeated message.
-                (2, Value::Len(v)) => feature_body(dir, key, v, &mut feature)?,
-                (1 | 2, _) => {
-                    return Err(malformed(
-                        dir,
-                        "a feature map entry's key or value has the wrong wire type",
-                    ));
-                }
-                _ => {}
-            }
-        }
-        let key_field = 1 + varint_len(key.len() as u64) + key.len();
-        let value_field = 1 + varint_len(feature.len() as u64) + feature.len();
-        put_len_prefix(out, 1, key_field + value_field);
-        put_len_prefix(out, 1, key.len());
-        out.extend_from_slice(key);
-        put_len_prefix(out, 2, feature.len());
-        out.extend_from_slice(&feature);
+    &map[at..]
+}
+
+/// Rewrites the field at the front of a non-empty map body into `out` (an entry) or skips it
+/// (any other field); `feature` is scratch space. Returns the bytes after it.
+fn rewrite_field<'a>(
+    dir: Direction,
+    map: &'a [u8],
+    out: &mut Vec<u8>,
+    feature: &mut Vec<u8>,
+) -> Result<&'a [u8]> {
+    let mut fields = Fields::new(map);
+    let Some((num, value)) = fields.next_field().map_err(|e| malformed(dir, e.0))? else {
+        return Ok(&[]);
+    };
+    if num != 1 {
+        return Ok(fields.rest());
     }
-    Ok(())
+    let Value::Len(entry) = value else {
+        return Err(malformed(dir, "a feature map entry is not a message"));
+    };
+    if copy_canonical(dir, entry, out)? {
+        return Ok(fields.rest());
+    }
+    let mut key: &[u8] = &[];
+    feature.clear();
+    let mut entry_fields = Fields::new(entry);
+    while let Some((num, value)) = entry_fields.next_field().map_err(|e| malformed(dir, e.0))? {
+        match (num, value) {
+            (1, Value::Len(k)) => key = k,
+            // A value written twice merges, as protobuf merges a repeated message.
+            (2, Value::Len(v)) => feature_body(dir, key, v, feature)?,
+            (1 | 2, _) => {
+                return Err(malformed(
+                    dir,
+                    "a feature map entry's key or value has the wrong wire type",
+                ));
+            }
+            _ => {}
+        }
+    }
+    let key_field = 1 + varint_len(key.len() as u64) + key.len();
+    let value_field = 1 + varint_len(feature.len() as u64) + feature.len();
+    put_len_prefix(out, 1, key_field + value_field);
+    put_len_prefix(out, 1, key.len());
+    out.extend_from_slice(key);
+    put_len_prefix(out, 2, feature.len());
+    out.extend_from_slice(feature);
+    Ok(fields.rest())
 }
 
 /// The map field at the front of `map` when it is an entry in the layout every writer produces,
@@ -187,8 +218,11 @@ fn copy_canonical(dir: Direction, entry: &[u8], out: &mut Vec<u8>) -> Result<boo
     let Some((kind, new_tag)) = retag(dir, tag) else {
         return Ok(false);
     };
-    check_list(kind, list)
-        .map_err(|what| malformed(dir, what).with_key(String::from_utf8_lossy(key).into_owned()))?;
+    if !plain_list_is_sound(kind, list) {
+        check_list(kind, list).map_err(|what| {
+            malformed(dir, what).with_key(String::from_utf8_lossy(key).into_owned())
+        })?;
+    }
     put_len_prefix(out, 1, entry.len());
     // The value is the entry's tail; its first byte is the list's tag.
     let tag_at = out.len() + (entry.len() - value.len());

@@ -167,7 +167,7 @@ fn kind_of(dialect: Dialect, num: u32) -> Option<Kind> {
 }
 
 /// A `Feature` body: each list of a known kind checked.
-#[inline(always)]
+#[inline]
 fn feature(message: &'static str, dialect: Dialect, key: &[u8], body: &[u8]) -> Result<()> {
     // One list in the layout every writer produces, checked in line; anything else (and any
     // damage, to report it) the general way.
@@ -202,36 +202,68 @@ fn feature_fields(message: &'static str, dialect: Dialect, key: &[u8], body: &[u
 }
 
 /// A map body (`Features`, `FeatureLists`, `OFRecord`): each entry's value checked by `value`.
-#[inline(always)]
 fn map(
     message: &'static str,
     body: &[u8],
     mut value: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
     let mut rest = body;
-    while let [tag, tail @ ..] = rest {
-        // An entry under its one-byte tag, as every writer puts it; any other field the general
-        // walk reads, which also reports what is malformed.
-        if *tag == 0x0a
-            && let Some((entry, after)) = wire::split_len(tail)
-        {
-            rest = after;
-            entry_value(message, entry, &mut value)?;
-            continue;
-        }
-        let mut fields = Fields::new(rest);
-        let Some((num, v)) = fields.next_field().map_err(|e| bad(message, e.0))? else {
-            break;
-        };
-        rest = fields.rest();
-        if num == 1 {
-            let Value::Len(entry) = v else {
-                return Err(bad(message, "a map entry is not a message"));
-            };
-            entry_value(message, entry, &mut value)?;
-        }
+    while !rest.is_empty() {
+        rest = map_field(message, rest, &mut value)?;
     }
     Ok(())
+}
+
+/// The field at the front of a non-empty map body: an entry's value checked by `value`, any
+/// other field skipped. Returns the bytes after it.
+#[inline(always)]
+fn map_field<'a>(
+    message: &'static str,
+    body: &'a [u8],
+    value: &mut impl FnMut(&[u8], &[u8]) -> Result<()>,
+) -> Result<&'a [u8]> {
+    // An entry under its one-byte tag, as every writer puts it; any other field the general
+    // walk reads, which also reports what is malformed.
+    if let [0x0a, tail @ ..] = body
+        && let Some((entry, after)) = wire::split_len(tail)
+    {
+        entry_value(message, entry, value)?;
+        return Ok(after);
+    }
+    let mut fields = Fields::new(body);
+    if let Some((num, v)) = fields.next_field().map_err(|e| bad(message, e.0))?
+        && num == 1
+    {
+        let Value::Len(entry) = v else {
+            return Err(bad(message, "a map entry is not a message"));
+        };
+        entry_value(message, entry, value)?;
+    }
+    Ok(fields.rest())
+}
+
+/// A feature map body (`Features`, `OFRecord`): each entry's feature checked.
+fn feature_map(message: &'static str, dialect: Dialect, body: &[u8]) -> Result<()> {
+    let mut rest = body;
+    loop {
+        // Entries in the layout every writer produces, holding one list in the layout they
+        // write, pass here; any other field (and any damage, to report it) the general way.
+        while let [0x0a, tail @ ..] = rest
+            && let Some((entry, after)) = wire::split_len(tail)
+            && let Some((_, value)) = canonical_entry(entry)
+            && let Some((tag, list)) = single_list(value)
+            && let Some(kind) = kind_of(dialect, u32::from(tag >> 3))
+            && plain_list_is_sound(kind, list)
+        {
+            rest = after;
+        }
+        if rest.is_empty() {
+            return Ok(());
+        }
+        rest = map_field(message, rest, &mut |key, v| {
+            feature(message, dialect, key, v)
+        })?;
+    }
 }
 
 /// One map entry's value (or values) checked by `value`, with the entry's key.
@@ -313,9 +345,7 @@ pub(crate) fn single_list(feature: &[u8]) -> Option<(u8, &[u8])> {
 }
 
 fn features(message: &'static str, body: &[u8]) -> Result<()> {
-    map(message, body, |key, v| {
-        feature(message, Dialect::Tf, key, v)
-    })
+    feature_map(message, Dialect::Tf, body)
 }
 
 /// Checks that `bytes` decode as a `tensorflow.Example`.
@@ -358,7 +388,7 @@ pub fn check_sequence_example(bytes: &[u8]) -> Result<()> {
 /// As [`check_example`].
 pub fn check_ofrecord(bytes: &[u8]) -> Result<()> {
     const M: &str = "oneflow.OFRecord";
-    map(M, bytes, |key, v| feature(M, Dialect::Of, key, v))
+    feature_map(M, Dialect::Of, bytes)
 }
 
 #[cfg(test)]
