@@ -12,7 +12,9 @@
 
 use crate::codec::wire::{self, Fields, Value, put_len_prefix, put_varint, varint_len};
 use crate::error::{Error, Result};
-use crate::proto::check::{Kind, canonical_entry, check_list, plain_list_is_sound, single_list};
+use crate::proto::check::{
+    self, Kind, canonical_entry, check_list, plain_list_is_sound, single_list,
+};
 
 /// The direction of a conversion, with what each side calls a kind.
 #[derive(Clone, Copy)]
@@ -171,25 +173,15 @@ fn rewrite_field<'a>(
     Ok(fields.rest())
 }
 
-/// The map field at the front of `map` when it is an entry in the layout every writer produces,
-/// under its one-byte tag and a shortest length, holding one sound list of a kind both sides
-/// have: `(length of the field, offset of the list's tag in it, the tag on the other side)`.
-/// `None` decides nothing: the general path reads the field and reports what is wrong.
+/// The map field at the front of `map` when it is a [`PlainEntry`](crate::proto::check::PlainEntry)
+/// holding a sound list of a kind both sides have: `(length of the field, offset of the list's
+/// tag in it, the tag on the other side)`. `None` decides nothing: the general path reads the
+/// field and reports what is wrong.
 #[inline(always)]
 fn plain_entry(dir: Direction, map: &[u8]) -> Option<(usize, usize, u8)> {
-    let [0x0a, tail @ ..] = map else {
-        return None;
-    };
-    let (entry, after) = wire::split_len(tail)?;
-    let len = map.len() - after.len();
-    // A longer length than needed is read the same, but would not be written.
-    if len != 1 + varint_len(entry.len() as u64) + entry.len() {
-        return None;
-    }
-    let (_, value) = canonical_entry(entry)?;
-    let (tag, list) = single_list(value)?;
-    let (kind, new_tag) = retag(dir, tag)?;
-    plain_list_is_sound(kind, list).then_some((len, len - value.len(), new_tag))
+    let entry = check::plain_entry(map)?;
+    let (kind, new_tag) = retag(dir, entry.tag)?;
+    plain_list_is_sound(kind, entry.list).then_some((entry.len, entry.tag_at, new_tag))
 }
 
 /// The kind of a list under `tag` (a one-byte `Feature` field tag) and its tag on the other

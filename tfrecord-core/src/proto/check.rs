@@ -248,14 +248,11 @@ fn feature_map(message: &'static str, dialect: Dialect, body: &[u8]) -> Result<(
     loop {
         // Entries in the layout every writer produces, holding one list in the layout they
         // write, pass here; any other field (and any damage, to report it) the general way.
-        while let [0x0a, tail @ ..] = rest
-            && let Some((entry, after)) = wire::split_len(tail)
-            && let Some((_, value)) = canonical_entry(entry)
-            && let Some((tag, list)) = single_list(value)
-            && let Some(kind) = kind_of(dialect, u32::from(tag >> 3))
-            && plain_list_is_sound(kind, list)
+        while let Some(entry) = plain_entry(rest)
+            && let Some(kind) = kind_of(dialect, u32::from(entry.tag >> 3))
+            && plain_list_is_sound(kind, entry.list)
         {
-            rest = after;
+            rest = &rest[entry.len..];
         }
         if rest.is_empty() {
             return Ok(());
@@ -310,6 +307,68 @@ fn entry_fields(
         value(key, b)?;
     }
     Ok(())
+}
+
+/// A feature map entry in the layout every writer produces, at the front of a map body: under
+/// its one-byte tag and a shortest length, `key` then `value`, the value one list.
+#[derive(Clone, Copy)]
+pub(crate) struct PlainEntry<'a> {
+    /// The bytes of the whole field, its tag and length included.
+    pub(crate) len: usize,
+    /// Where the list's tag is in the field.
+    pub(crate) tag_at: usize,
+    /// The list's tag: one byte, wire type 2.
+    pub(crate) tag: u8,
+    /// The list's body.
+    pub(crate) list: &'a [u8],
+}
+
+/// The entry at the front of `map` when it is a [`PlainEntry`]; `None` decides nothing (the
+/// general walk reads the field and reports what is wrong).
+#[inline(always)]
+pub(crate) fn plain_entry(map: &[u8]) -> Option<PlainEntry<'_>> {
+    // Every length under 128, the usual case: `0a E 0a K key 12 V T L list`, where the
+    // entry's length E bounds the others, so that each is one byte and fixed by what is left.
+    if let [0x0a, e, 0x0a, k, ..] = *map
+        && e < 0x80
+        && let Some(field) = map.get(..2 + usize::from(e))
+        && let Some(&[0x12, v, tag, l]) = field.get(4 + usize::from(k)..8 + usize::from(k))
+        && v.checked_add(k + 4) == Some(e)
+        && l.checked_add(k + 6) == Some(e)
+        && tag & 7 == LEN
+        && (0x08..0x80).contains(&tag)
+    {
+        let tag_at = 6 + usize::from(k);
+        return Some(PlainEntry {
+            len: field.len(),
+            tag_at,
+            tag,
+            list: &field[tag_at + 2..],
+        });
+    }
+    plain_entry_long(map)
+}
+
+/// [`plain_entry`] for entries of 128 bytes or more, and for what is not in the usual layout.
+#[inline]
+fn plain_entry_long(map: &[u8]) -> Option<PlainEntry<'_>> {
+    let [0x0a, tail @ ..] = map else {
+        return None;
+    };
+    let (entry, after) = wire::split_len(tail)?;
+    let len = map.len() - after.len();
+    // A longer length than needed is read the same, but is not what writers write.
+    if len != 1 + wire::varint_len(entry.len() as u64) + entry.len() {
+        return None;
+    }
+    let (_, value) = canonical_entry(entry)?;
+    let (tag, list) = single_list(value)?;
+    Some(PlainEntry {
+        len,
+        tag_at: len - value.len(),
+        tag,
+        list,
+    })
 }
 
 /// A map entry in the layout every writer produces, `key` then `value`: `(key, value)`.
@@ -546,6 +605,39 @@ mod tests {
                 assert!(!quick || full, "{n} {lead}");
                 assert!(quick || n >= 8, "{n} {lead}");
             }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        /// The one-byte form of a plain entry reads what the general form reads, on entries of
+        /// every size around 128 bytes, damaged or not.
+        #[test]
+        fn plain_entries_read_alike_in_both_forms(
+            key_len in 0usize..140,
+            list_len in 0usize..140,
+            tag in any::<u8>(),
+            flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..2),
+            cut in any::<usize>(),
+            tail in proptest::collection::vec(any::<u8>(), 0..3),
+        ) {
+            let mut value = vec![tag];
+            wire::put_varint(&mut value, list_len as u64);
+            value.extend(std::iter::repeat_n(0x5a, list_len));
+            let mut entry = vec![0x0a];
+            wire::put_varint(&mut entry, key_len as u64);
+            entry.extend(std::iter::repeat_n(b'k', key_len));
+            entry.push(0x12);
+            wire::put_varint(&mut entry, value.len() as u64);
+            entry.extend_from_slice(&value);
+            let mut map = vec![0x0a];
+            wire::put_varint(&mut map, entry.len() as u64);
+            map.extend_from_slice(&entry);
+            let mut map = if flips.is_empty() { map } else { damage(map, &flips, cut) };
+            map.extend_from_slice(&tail);
+            let read = |e: Option<PlainEntry<'_>>| e.map(|e| (e.len, e.tag_at, e.tag, e.list.to_vec()));
+            prop_assert_eq!(read(plain_entry(&map)), read(plain_entry_long(&map)));
         }
     }
 
