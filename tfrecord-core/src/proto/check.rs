@@ -333,8 +333,8 @@ pub(crate) fn plain_entry(map: &[u8]) -> Option<PlainEntry<'_>> {
         && e < 0x80
         && let Some(field) = map.get(..2 + usize::from(e))
         && let Some(&[0x12, v, tag, l]) = field.get(4 + usize::from(k)..8 + usize::from(k))
-        && v.checked_add(k + 4) == Some(e)
-        && l.checked_add(k + 6) == Some(e)
+        && usize::from(v) + usize::from(k) + 4 == usize::from(e)
+        && usize::from(l) + usize::from(k) + 6 == usize::from(e)
         && tag & 7 == LEN
         && (0x08..0x80).contains(&tag)
     {
