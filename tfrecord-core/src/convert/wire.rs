@@ -12,7 +12,9 @@
 
 use crate::codec::wire::{self, Fields, Value, put_len_prefix, put_varint, varint_len};
 use crate::error::{Error, Result};
-use crate::proto::check::{Kind, canonical_entry, check_list, single_list};
+use crate::proto::check::{
+    self, Kind, canonical_entry, check_list, plain_list_is_sound, single_list,
+};
 
 /// The direction of a conversion, with what each side calls a kind.
 #[derive(Clone, Copy)]
@@ -87,46 +89,112 @@ pub fn ofrecord_to_example_bytes(
     Ok(())
 }
 
+/// How many runs of entries in the usual layout one map has copied ahead in one piece; past
+/// that, entry by entry, so that a map mixing layouts is not copied over and over.
+const COPIED_RUNS: usize = 8;
+
 /// Rewrites the map entries (field 1) of a `Features` / `OFRecord` body into `out`.
 fn entries(dir: Direction, map: &[u8], out: &mut Vec<u8>) -> Result<()> {
     let mut feature = Vec::new();
-    let mut fields = Fields::new(map);
-    while let Some((num, value)) = fields.next_field().map_err(|e| malformed(dir, e.0))? {
-        if num != 1 {
-            continue;
+    let mut rest = map;
+    let mut runs = COPIED_RUNS;
+    loop {
+        if runs > 0 && plain_entry(dir, rest).is_some() {
+            runs -= 1;
+            rest = copy_run(dir, rest, out);
         }
-        let Value::Len(entry) = value else {
-            return Err(malformed(dir, "a feature map entry is not a message"));
-        };
-        if copy_canonical(dir, entry, out)? {
-            continue;
+        if rest.is_empty() {
+            return Ok(());
         }
-        let mut key: &[u8] = &[];
-        feature.clear();
-        let mut entry_fields = Fields::new(entry);
-        while let Some((num, value)) = entry_fields.next_field().map_err(|e| malformed(dir, e.0))? {
-            match (num, value) {
-                (1, Value::Len(k)) => key = k,
-                // A value written twice merges, as protobuf merges a repeated message.
-                (2, Value::Len(v)) => feature_body(dir, key, v, &mut feature)?,
-                (1 | 2, _) => {
-                    return Err(malformed(
-                        dir,
-                        "a feature map entry's key or value has the wrong wire type",
-                    ));
-                }
-                _ => {}
-            }
-        }
-        let key_field = 1 + varint_len(key.len() as u64) + key.len();
-        let value_field = 1 + varint_len(feature.len() as u64) + feature.len();
-        put_len_prefix(out, 1, key_field + value_field);
-        put_len_prefix(out, 1, key.len());
-        out.extend_from_slice(key);
-        put_len_prefix(out, 2, feature.len());
-        out.extend_from_slice(&feature);
+        rest = rewrite_field(dir, rest, out, &mut feature)?;
     }
-    Ok(())
+}
+
+/// Copies the entries in the layout every writer produces at the front of `map` to `out`: all
+/// of `map` in one piece, then walked, each number list's tag rewritten in place, and cut at
+/// the first entry in another layout. Returns the bytes from that entry on.
+fn copy_run<'a>(dir: Direction, map: &'a [u8], out: &mut Vec<u8>) -> &'a [u8] {
+    let base = out.len();
+    out.extend_from_slice(map);
+    let mut at = 0;
+    while let Some((len, tag_at, tag)) = plain_entry(dir, &map[at..]) {
+        out[base + at + tag_at] = tag;
+        at += len;
+    }
+    out.truncate(base + at);
+    &map[at..]
+}
+
+/// Rewrites the field at the front of a non-empty map body into `out` (an entry) or skips it
+/// (any other field); `feature` is scratch space. Returns the bytes after it.
+fn rewrite_field<'a>(
+    dir: Direction,
+    map: &'a [u8],
+    out: &mut Vec<u8>,
+    feature: &mut Vec<u8>,
+) -> Result<&'a [u8]> {
+    let mut fields = Fields::new(map);
+    let Some((num, value)) = fields.next_field().map_err(|e| malformed(dir, e.0))? else {
+        return Ok(&[]);
+    };
+    if num != 1 {
+        return Ok(fields.rest());
+    }
+    let Value::Len(entry) = value else {
+        return Err(malformed(dir, "a feature map entry is not a message"));
+    };
+    if copy_canonical(dir, entry, out)? {
+        return Ok(fields.rest());
+    }
+    let mut key: &[u8] = &[];
+    feature.clear();
+    let mut entry_fields = Fields::new(entry);
+    while let Some((num, value)) = entry_fields.next_field().map_err(|e| malformed(dir, e.0))? {
+        match (num, value) {
+            (1, Value::Len(k)) => key = k,
+            // A value written twice merges, as protobuf merges a repeated message.
+            (2, Value::Len(v)) => feature_body(dir, key, v, feature)?,
+            (1 | 2, _) => {
+                return Err(malformed(
+                    dir,
+                    "a feature map entry's key or value has the wrong wire type",
+                ));
+            }
+            _ => {}
+        }
+    }
+    let key_field = 1 + varint_len(key.len() as u64) + key.len();
+    let value_field = 1 + varint_len(feature.len() as u64) + feature.len();
+    put_len_prefix(out, 1, key_field + value_field);
+    put_len_prefix(out, 1, key.len());
+    out.extend_from_slice(key);
+    put_len_prefix(out, 2, feature.len());
+    out.extend_from_slice(feature);
+    Ok(fields.rest())
+}
+
+/// The map field at the front of `map` when it is a [`PlainEntry`](crate::proto::check::PlainEntry)
+/// holding a sound list of a kind both sides have: `(length of the field, offset of the list's
+/// tag in it, the tag on the other side)`. `None` decides nothing: the general path reads the
+/// field and reports what is wrong.
+#[inline(always)]
+fn plain_entry(dir: Direction, map: &[u8]) -> Option<(usize, usize, u8)> {
+    let entry = check::plain_entry(map)?;
+    let (kind, new_tag) = retag(dir, entry.tag)?;
+    plain_list_is_sound(kind, entry.list).then_some((entry.len, entry.tag_at, new_tag))
+}
+
+/// The kind of a list under `tag` (a one-byte `Feature` field tag) and its tag on the other
+/// side; `None` for a kind that converts otherwise, or not at all.
+#[inline(always)]
+fn retag(dir: Direction, tag: u8) -> Option<(Kind, u8)> {
+    match (dir, tag) {
+        (_, 0x0a) => Some((Kind::Bytes, 0x0a)),
+        (_, 0x12) => Some((Kind::Float, 0x12)),
+        (Direction::ToOf, 0x1a) => Some((Kind::Int64, 0x2a)),
+        (Direction::ToTf { .. }, 0x2a) => Some((Kind::Int64, 0x1a)),
+        _ => None,
+    }
 }
 
 /// The entry in the layout every writer produces (`key`, then `value` holding one list), whose
@@ -139,15 +207,14 @@ fn copy_canonical(dir: Direction, entry: &[u8], out: &mut Vec<u8>) -> Result<boo
     let Some((tag, list)) = single_list(value) else {
         return Ok(false);
     };
-    let (kind, new_tag) = match (dir, tag) {
-        (_, 0x0a) => (Kind::Bytes, 0x0a),
-        (_, 0x12) => (Kind::Float, 0x12),
-        (Direction::ToOf, 0x1a) => (Kind::Int64, 0x2a),
-        (Direction::ToTf { .. }, 0x2a) => (Kind::Int64, 0x1a),
-        _ => return Ok(false),
+    let Some((kind, new_tag)) = retag(dir, tag) else {
+        return Ok(false);
     };
-    check_list(kind, list)
-        .map_err(|what| malformed(dir, what).with_key(String::from_utf8_lossy(key).into_owned()))?;
+    if !plain_list_is_sound(kind, list) {
+        check_list(kind, list).map_err(|what| {
+            malformed(dir, what).with_key(String::from_utf8_lossy(key).into_owned())
+        })?;
+    }
     put_len_prefix(out, 1, entry.len());
     // The value is the entry's tail; its first byte is the list's tag.
     let tag_at = out.len() + (entry.len() - value.len());
