@@ -244,6 +244,43 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
     out
 }
 
+/// What both one-pass decodes start from: a local `__f{i}` per field that is not skipped (the
+/// bytes of its feature, once met), and the key match that fills them during the walk (`false`
+/// for an unknown key under `deny_unknown_keys`). `None` when the struct has a field the walk
+/// cannot fill (`flatten`, or a sparse field).
+fn canonical_walk(
+    cx: &Ctx<'_>,
+    fields: &[(&Field, &Binding)],
+    deny: bool,
+) -> Option<(Vec<TokenStream>, TokenStream)> {
+    let p = &cx.p;
+    if fields
+        .iter()
+        .any(|(f, _)| f.flatten || (!f.skip && matches!(f.kind, FeatureKind::Sparse { .. })))
+    {
+        return None;
+    }
+    let plain: Vec<(usize, &(&Field, &Binding))> =
+        fields.iter().filter(|(f, _)| !f.skip).enumerate().collect();
+    let local = |i: usize| format_ident!("__f{}", i);
+    let decls = plain
+        .iter()
+        .map(|(i, _)| {
+            let l = local(*i);
+            quote!(let mut #l: #p::Option<&[u8]> = #p::None;)
+        })
+        .collect();
+    let arms: Vec<(&str, TokenStream)> = plain
+        .iter()
+        .map(|(i, (f, _))| {
+            let l = local(*i);
+            (f.key.as_str(), quote!({ #l = #p::Some(__feature); true }))
+        })
+        .collect();
+    let unknown = if deny { quote!(false) } else { quote!(true) };
+    Some((decls, key_match(p, &quote!(__key), &arms, &unknown)))
+}
+
 /// The one-pass decode of a struct whose features are all plain (no `flatten`, no sparse
 /// field): the entries are walked once in the canonical layout, each feature's bytes kept in a
 /// local as its key is met (a repeated key: the last entry wins), and after the walk the
@@ -259,28 +296,8 @@ fn one_pass(
     deny: bool,
 ) -> Option<TokenStream> {
     let p = &cx.p;
-    if fields
-        .iter()
-        .any(|(f, _)| f.flatten || (!f.skip && matches!(f.kind, FeatureKind::Sparse { .. })))
-    {
-        return None;
-    }
-    let plain: Vec<(usize, &(&Field, &Binding))> =
-        fields.iter().filter(|(f, _)| !f.skip).enumerate().collect();
+    let (decls, dispatch) = canonical_walk(cx, fields, deny)?;
     let local = |i: usize| format_ident!("__f{}", i);
-    let decls = plain.iter().map(|(i, _)| {
-        let l = local(*i);
-        quote!(let mut #l: #p::Option<&[u8]> = #p::None;)
-    });
-    let arms: Vec<(&str, TokenStream)> = plain
-        .iter()
-        .map(|(i, (f, _))| {
-            let l = local(*i);
-            (f.key.as_str(), quote!({ #l = #p::Some(__feature); true }))
-        })
-        .collect();
-    let unknown = if deny { quote!(false) } else { quote!(true) };
-    let dispatch = key_match(p, &quote!(__key), &arms, &unknown);
     let mut next = 0usize;
     let inits = fields.iter().map(|(f, b)| {
         let m = &b.member;
@@ -316,28 +333,10 @@ fn one_pass_into(
     deny: bool,
 ) -> TokenStream {
     let p = &cx.p;
-    if fields
-        .iter()
-        .any(|(f, _)| f.flatten || (!f.skip && matches!(f.kind, FeatureKind::Sparse { .. })))
-    {
+    let Some((decls, dispatch)) = canonical_walk(cx, fields, deny) else {
         return quote!();
-    }
-    let plain: Vec<(usize, &(&Field, &Binding))> =
-        fields.iter().filter(|(f, _)| !f.skip).enumerate().collect();
+    };
     let local = |i: usize| format_ident!("__f{}", i);
-    let decls = plain.iter().map(|(i, _)| {
-        let l = local(*i);
-        quote!(let mut #l: #p::Option<&[u8]> = #p::None;)
-    });
-    let arms: Vec<(&str, TokenStream)> = plain
-        .iter()
-        .map(|(i, (f, _))| {
-            let l = local(*i);
-            (f.key.as_str(), quote!({ #l = #p::Some(__feature); true }))
-        })
-        .collect();
-    let unknown = if deny { quote!(false) } else { quote!(true) };
-    let dispatch = key_match(p, &quote!(__key), &arms, &unknown);
     let mut next = 0usize;
     let stmts = fields.iter().map(|(f, b)| {
         let m = &b.member;
