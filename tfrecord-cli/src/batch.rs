@@ -18,8 +18,10 @@ struct Origin {
 /// The records of one batch and their origins.
 pub(crate) struct Batch<'a> {
     files: &'a [PathBuf],
-    /// The records, in order.
-    pub(crate) records: Vec<Vec<u8>>,
+    /// The records' buffers, in order: the first `len` hold the batch, the rest are kept for
+    /// the next batches.
+    buffers: Vec<Vec<u8>>,
+    len: usize,
     origins: Vec<Origin>,
     size: usize,
 }
@@ -29,15 +31,42 @@ impl<'a> Batch<'a> {
     pub(crate) fn new(files: &'a [PathBuf], size: usize) -> Self {
         Batch {
             files,
-            records: Vec::new(),
+            buffers: Vec::new(),
+            len: 0,
             origins: Vec::new(),
             size,
         }
     }
 
-    /// Adds a record read at `loc`; true when the batch is full.
+    /// The records of the batch.
+    pub(crate) fn records(&self) -> &[Vec<u8>] {
+        &self.buffers[..self.len]
+    }
+
+    /// Adds a record read at `loc`, copied into a buffer of an earlier batch where there is
+    /// one; true when the batch is full.
+    pub(crate) fn push_copy(&mut self, record: &[u8], loc: &Location<'_>) -> bool {
+        match self.buffers.get_mut(self.len) {
+            Some(buf) => {
+                buf.clear();
+                buf.extend_from_slice(record);
+            }
+            None => self.buffers.push(record.to_vec()),
+        }
+        self.added(loc)
+    }
+
+    /// Adds a record made from one read at `loc`; true when the batch is full.
     pub(crate) fn push(&mut self, record: Vec<u8>, loc: &Location<'_>) -> bool {
-        self.records.push(record);
+        match self.buffers.get_mut(self.len) {
+            Some(buf) => *buf = record,
+            None => self.buffers.push(record),
+        }
+        self.added(loc)
+    }
+
+    fn added(&mut self, loc: &Location<'_>) -> bool {
+        self.len += 1;
         // The input the record came from (a shuffle mixes them).
         let file = self.files.iter().position(|f| f == loc.path).unwrap_or(0);
         self.origins.push(Origin {
@@ -45,12 +74,12 @@ impl<'a> Batch<'a> {
             offset: loc.offset,
             record: loc.record,
         });
-        self.records.len() >= self.size
+        self.len >= self.size
     }
 
-    /// Empties the batch.
+    /// Empties the batch (keeping its buffers).
     pub(crate) fn clear(&mut self) {
-        self.records.clear();
+        self.len = 0;
         self.origins.clear();
     }
 

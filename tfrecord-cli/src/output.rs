@@ -166,25 +166,11 @@ pub(crate) fn write_text_file(
         body(&mut out)?;
         return out.flush().map_err(|e| located(e).into());
     }
-    if fs::metadata(dest).is_ok_and(|m| !m.is_file()) {
-        let mut out = BufWriter::new(File::create(dest).map_err(located)?);
+    write_file(dest, |file| {
+        let mut out = BufWriter::new(file);
         body(&mut out)?;
-        return out.flush().map_err(|e| located(e).into());
-    }
-    let (file, temp) = create_temp(dest).map_err(located)?;
-    let mut temp = TempFile {
-        path: Some(Staged::new(temp)),
-    };
-    let mut out = BufWriter::new(file);
-    body(&mut out)?;
-    let file = out.into_inner().map_err(|e| located(e.into_error()))?;
-    file.sync_all().map_err(located)?;
-    drop(file);
-    if let Some(tmp) = &temp.path {
-        fs::rename(tmp.path(), dest).map_err(located)?;
-    }
-    temp.disarm();
-    Ok(())
+        out.into_inner().map_err(|e| located(e.into_error()).into())
+    })
 }
 
 /// Writes a file with `body`, which gets the open file and gives it back when done: in place

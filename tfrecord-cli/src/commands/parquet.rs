@@ -101,18 +101,18 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
             .map_err(|e| parquet_error(out, e))?;
         let mut batch = Batch::new(&files, size);
         let flush = |batch: &mut Batch<'_>, writer: &mut ArrowWriter<File>| -> CliResult<()> {
-            if batch.records.is_empty() {
+            if batch.records().is_empty() {
                 return Ok(());
             }
             let rb = decoder
-                .decode(&batch.records, 0)
+                .decode(batch.records(), 0)
                 .map_err(|e| batch.locate(e))?;
             writer.write(&rb).map_err(|e| parquet_error(out, e))?;
             batch.clear();
             Ok(())
         };
         dataset::for_each(&sources, &args.read, verify, &args.dataset, |bytes, loc| {
-            if batch.push(bytes.to_vec(), loc) {
+            if batch.push_copy(bytes, loc) {
                 flush(&mut batch, &mut writer)?;
             }
             Ok(Flow::Continue)

@@ -47,10 +47,10 @@ impl Parser {
 
 /// Parses and prints the batch (if it holds any records), then empties it.
 fn flush(batch: &mut Batch<'_>, parser: &Parser, out: &mut Stdout) -> CliResult<()> {
-    if batch.records.is_empty() {
+    if batch.records().is_empty() {
         return Ok(());
     }
-    let value = parser.parse(&batch.records).map_err(|e| batch.locate(e))?;
+    let value = parser.parse(batch.records()).map_err(|e| batch.locate(e))?;
     let line =
         serde_json::to_string(&value).map_err(|e| CliError::Output(std::io::Error::other(e)))?;
     writeln!(out, "{line}")?;
@@ -91,12 +91,12 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
     with_stdout(|out| {
         let verify = !args.no_verify_data_crc;
         dataset::for_each(&sources, &args.read, verify, &args.dataset, |bytes, loc| {
-            let record = if from_of {
-                ofrecord_as_example(bytes, loc)?
+            let full = if from_of {
+                batch.push(ofrecord_as_example(bytes, loc)?, loc)
             } else {
-                bytes.to_vec()
+                batch.push_copy(bytes, loc)
             };
-            if batch.push(record, loc) {
+            if full {
                 flush(&mut batch, &parser, out)?;
             }
             Ok(Flow::Continue)
