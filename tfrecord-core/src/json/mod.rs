@@ -317,28 +317,41 @@ fn tf_feature(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<tensorflow::Featu
         ("floatList", "float_list"),
         ("int64List", "int64_list"),
     ];
+    let kind = one_list(v, what, &known, |i, values, w| {
+        Ok(match i {
+            0 => Kind::BytesList(tensorflow::BytesList {
+                value: each(values, w, parse_bytes)?,
+            }),
+            1 => Kind::FloatList(tensorflow::FloatList {
+                value: each(values, w, parse_float)?,
+            }),
+            _ => Kind::Int64List(tensorflow::Int64List {
+                value: each(values, w, parse_i64)?,
+            }),
+        })
+    })?;
+    Ok(tensorflow::Feature { kind })
+}
+
+/// The one list of a `Feature`'s oneof `kind` (members `known`, by index), built by `build`
+/// from its values; `None` when no member is set.
+fn one_list<K>(
+    v: &Tree<'_>,
+    what: &dyn fmt::Display,
+    known: &[(&str, &str)],
+    build: impl Fn(usize, &[Tree<'_>], &dyn fmt::Display) -> Result<K>,
+) -> Result<Option<K>> {
     let mut kind = None;
-    for (i, val) in fields(v, what, &known)? {
+    for (i, val) in fields(v, what, known)? {
         if kind.is_some() {
             return Err(Error::json(format!(
                 "{what}: more than one member of the oneof `kind` is set"
             )));
         }
         let w = Sub::Field(what, known[i].0);
-        let values = list_values(val, &w)?;
-        kind = Some(match i {
-            0 => Kind::BytesList(tensorflow::BytesList {
-                value: each(values, &w, parse_bytes)?,
-            }),
-            1 => Kind::FloatList(tensorflow::FloatList {
-                value: each(values, &w, parse_float)?,
-            }),
-            _ => Kind::Int64List(tensorflow::Int64List {
-                value: each(values, &w, parse_i64)?,
-            }),
-        });
+        kind = Some(build(i, list_values(val, &w)?, &w)?);
     }
-    Ok(tensorflow::Feature { kind })
+    Ok(kind)
 }
 
 fn feature_map<T>(
@@ -454,33 +467,25 @@ fn of_feature(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<oneflow::Feature>
         ("int32List", "int32_list"),
         ("int64List", "int64_list"),
     ];
-    let mut kind = None;
-    for (i, val) in fields(v, what, &known)? {
-        if kind.is_some() {
-            return Err(Error::json(format!(
-                "{what}: more than one member of the oneof `kind` is set"
-            )));
-        }
-        let w = Sub::Field(what, known[i].0);
-        let values = list_values(val, &w)?;
-        kind = Some(match i {
+    let kind = one_list(v, what, &known, |i, values, w| {
+        Ok(match i {
             0 => Kind::BytesList(oneflow::BytesList {
-                value: each(values, &w, parse_bytes)?,
+                value: each(values, w, parse_bytes)?,
             }),
             1 => Kind::FloatList(oneflow::FloatList {
-                value: each(values, &w, parse_float)?,
+                value: each(values, w, parse_float)?,
             }),
             2 => Kind::DoubleList(oneflow::DoubleList {
-                value: each(values, &w, parse_double)?,
+                value: each(values, w, parse_double)?,
             }),
             3 => Kind::Int32List(oneflow::Int32List {
-                value: each(values, &w, parse_i32)?,
+                value: each(values, w, parse_i32)?,
             }),
             _ => Kind::Int64List(oneflow::Int64List {
-                value: each(values, &w, parse_i64)?,
+                value: each(values, w, parse_i64)?,
             }),
-        });
-    }
+        })
+    })?;
     Ok(oneflow::Feature { kind })
 }
 
