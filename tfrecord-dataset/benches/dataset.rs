@@ -1,8 +1,9 @@
 //! Criterion benches of the data set layer, on files made here (8 shards of CTR-like Examples
 //! in a temporary directory): typed reads on 1 and 2 threads (`Ctr`, with three heap fields
-//! per record, and `Dense`, the same records read into fields that need no allocation), and a
-//! shuffle buffer of 10,000 records against no shuffling. The process uses the system
-//! allocator (see `DatasetOptions::threads` on what it costs values decoded on workers).
+//! per record, one by one with `values` and in batches of 1024 with `value_batches`; and
+//! `Dense`, the same records read into fields that need no allocation), and a shuffle buffer
+//! of 10,000 records against no shuffling. The process uses the system allocator (see
+//! `DatasetOptions::threads` on what it costs values decoded on workers).
 //!
 //! `cargo bench -p tfrecord-dataset --bench dataset`; CI only builds it
 //! (`cargo bench --workspace --no-run`).
@@ -83,6 +84,17 @@ fn read_as<T: tfrecord_core::DecodeOwned + Send + 'static>(ds: &Dataset) -> u64 
     n
 }
 
+/// Batches of 1024 `Ctr` values, each dropped (given back) before the next.
+fn read_batches(ds: &Dataset) -> u64 {
+    let mut n = 0;
+    for batch in ds.value_batches::<Ctr>(1024).expect("starts") {
+        let batch = batch.expect("reads");
+        n += black_box(&*batch).len() as u64;
+    }
+    assert_eq!(n, SHARDS * PER_SHARD);
+    n
+}
+
 fn dataset(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
     write_shards(dir.path());
@@ -97,6 +109,9 @@ fn dataset(c: &mut Criterion) {
             .with_options(DatasetOptions::new().threads(threads));
         g.bench_function(format!("values_threads_{threads}"), |b| {
             b.iter(|| read_all(&ds));
+        });
+        g.bench_function(format!("value_batches_threads_{threads}"), |b| {
+            b.iter(|| read_batches(&ds));
         });
         g.bench_function(format!("dense_threads_{threads}"), |b| {
             b.iter(|| read_as::<Dense>(&ds));
@@ -113,6 +128,12 @@ fn dataset(c: &mut Criterion) {
         .clone()
         .with_options(DatasetOptions::new().shuffle(Shuffle::new(1).buffer_size(10_000)));
     g.bench_function("buffer_10000", |b| b.iter(|| read_all(&shuffled)));
+    g.bench_function("value_batches_unshuffled", |b| {
+        b.iter(|| read_batches(&plain))
+    });
+    g.bench_function("value_batches_buffer_10000", |b| {
+        b.iter(|| read_batches(&shuffled));
+    });
     g.finish();
 }
 

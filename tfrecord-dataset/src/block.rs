@@ -3,10 +3,12 @@
 
 use std::marker::PhantomData;
 use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use tfrecord_core::{Container, DecodeOwned, Format};
 
 use crate::error::{Error, Result};
+use crate::spares::Spares;
 
 /// Where reading a split starts or resumes: the record index and the byte offset of its frame
 /// (in the decompressed stream).
@@ -59,11 +61,14 @@ impl<O> Block<O> {
     pub(crate) fn into_cursor(self) -> Cursor<O> {
         match self.contents {
             Contents::Items(items) => Cursor::Items(items.into_iter()),
-            Contents::Raw(raw) => Cursor::Raw(RawCursor {
-                block: raw,
-                next: 0,
-                from: 0,
-            }),
+            Contents::Raw(raw) => Cursor::Raw(
+                RawCursor {
+                    block: raw,
+                    next: 0,
+                    from: 0,
+                },
+                Vec::new(),
+            ),
         }
     }
 }
@@ -72,8 +77,9 @@ impl<O> Block<O> {
 pub(crate) enum Cursor<O> {
     /// Decoded records.
     Items(std::vec::IntoIter<Item<O>>),
-    /// Raw records, decoded by [`next`](Cursor::next).
-    Raw(RawCursor),
+    /// Raw records, decoded by [`next`](Cursor::next), with values to decode them into
+    /// ([`Decoder::spares`]).
+    Raw(RawCursor, Vec<O>),
 }
 
 /// The position in a raw block.
@@ -93,7 +99,7 @@ impl<O> Cursor<O> {
     pub(crate) fn is_empty(&self) -> bool {
         match self {
             Cursor::Items(items) => items.len() == 0,
-            Cursor::Raw(c) => c.next >= c.block.records.len() && c.block.failure.is_none(),
+            Cursor::Raw(c, _) => c.next >= c.block.records.len() && c.block.failure.is_none(),
         }
     }
 
@@ -103,12 +109,16 @@ impl<O> Cursor<O> {
         decoder: &D,
         path: &Path,
     ) -> Option<Item<O>> {
-        let c = match self {
+        let (c, spares) = match self {
             Cursor::Items(items) => return items.next(),
-            Cursor::Raw(c) => c,
+            Cursor::Raw(c, spares) => (c, spares),
         };
         if let Some(&(to, record, offset, end)) = c.block.records.get(c.next) {
-            let value = decode(decoder, &c.block.data[c.from..to], path, record, offset);
+            if c.next == 0 {
+                decoder.spares(c.block.records.len(), spares);
+            }
+            let bytes = &c.block.data[c.from..to];
+            let value = decode(decoder, spares.pop(), bytes, path, record, offset);
             c.next += 1;
             c.from = to;
             if value.is_err() {
@@ -132,15 +142,20 @@ impl<O> Cursor<O> {
     }
 }
 
-/// Decodes one record, locating an error at the record.
-fn decode<D: Decoder>(
+/// Decodes one record (into `spare` if there is one), locating an error at the record.
+pub(crate) fn decode<D: Decoder>(
     decoder: &D,
+    spare: Option<D::Out>,
     bytes: &[u8],
     path: &Path,
     record: u64,
     offset: u64,
 ) -> Result<D::Out> {
-    decoder.decode(bytes).map_err(|e| {
+    let decoded = match spare {
+        Some(mut value) => decoder.decode_into(&mut value, bytes).map(|()| value),
+        None => decoder.decode(bytes),
+    };
+    decoded.map_err(|e| {
         Error::Record(
             e.with_path(path.to_path_buf())
                 .with_offset(offset)
@@ -150,7 +165,7 @@ fn decode<D: Decoder>(
 }
 
 /// At most this many records in one block.
-pub(crate) const BLOCK_RECORDS: usize = 256;
+pub(crate) const BLOCK_RECORDS: usize = 512;
 /// A block ends after the record that brings its payload bytes to this.
 pub(crate) const BLOCK_BYTES: usize = 1 << 20;
 
@@ -170,6 +185,28 @@ pub(crate) trait Decoder: Send + Sync + 'static {
     const FORMAT: Option<Format>;
     /// Decodes one record.
     fn decode(&self, bytes: &[u8]) -> tfrecord_core::Result<Self::Out>;
+
+    /// Decodes one record into `value`, reusing what it holds where it can.
+    fn decode_into(&self, value: &mut Self::Out, bytes: &[u8]) -> tfrecord_core::Result<()> {
+        *value = self.decode(bytes)?;
+        Ok(())
+    }
+
+    /// Moves up to `n` values of records already handed out into `into`, for the next records
+    /// to be decoded into (the default keeps none).
+    fn spares(&self, n: usize, into: &mut Vec<Self::Out>) {
+        let _ = (n, into);
+    }
+
+    /// Whether records are decoded on the caller's thread as they leave (behind a shuffle
+    /// buffer when `buffered`, and on `threads` threads), rather than as they are read.
+    fn late(&self, threads: usize, buffered: bool) -> bool {
+        // Values decoded on a worker and freed on the caller's thread make the allocator's
+        // arenas contend (glibc: several times slower on two threads than on one): with
+        // worker threads, they read and check the records' bytes, and the caller decodes each
+        // as it leaves, as it does behind a shuffle buffer.
+        Self::DEFERRED && (threads > 1 || buffered)
+    }
 }
 
 /// Records as their bytes.
@@ -217,12 +254,28 @@ pub(crate) fn recycle(mut buf: Vec<u8>) {
     });
 }
 
-/// Records as values of a derived type `T` of container `C`.
-pub(crate) struct Typed<T, C>(PhantomData<fn() -> (T, C)>);
+/// Records as values of a derived type `T` of container `C`, decoded into the values of
+/// earlier records when they come back ([`Spares`]).
+pub(crate) struct Typed<T, C> {
+    spares: Option<Arc<Spares<T>>>,
+    container: PhantomData<fn() -> C>,
+}
 
 impl<T, C> Typed<T, C> {
+    /// Each record into a new value.
     pub(crate) fn new() -> Self {
-        Typed(PhantomData)
+        Typed {
+            spares: None,
+            container: PhantomData,
+        }
+    }
+
+    /// Into the values `spares` keeps, when it has some.
+    pub(crate) fn reusing(spares: Arc<Spares<T>>) -> Self {
+        Typed {
+            spares: Some(spares),
+            container: PhantomData,
+        }
     }
 }
 
@@ -233,6 +286,52 @@ impl<T: DecodeOwned<C> + Send + 'static, C: Container> Decoder for Typed<T, C> {
     const FORMAT: Option<Format> = Some(C::FORMAT);
     fn decode(&self, bytes: &[u8]) -> tfrecord_core::Result<T> {
         <T as tfrecord_core::Decode<'_, C>>::decode(bytes)
+    }
+
+    fn decode_into(&self, value: &mut T, bytes: &[u8]) -> tfrecord_core::Result<()> {
+        <T as tfrecord_core::Decode<'_, C>>::decode_into(value, bytes)
+    }
+
+    fn spares(&self, n: usize, into: &mut Vec<T>) {
+        if let Some(spares) = &self.spares {
+            spares.take(n, into);
+        }
+    }
+
+    fn late(&self, threads: usize, buffered: bool) -> bool {
+        // Values that come back are decoded into on whichever thread decodes: nothing is
+        // allocated on one thread and freed on another, so the workers decode.
+        match self.spares {
+            Some(_) => threads <= 1 && buffered,
+            None => threads > 1 || buffered,
+        }
+    }
+}
+
+/// The buffers of raw blocks done with, for new blocks to fill again: a block is usually
+/// filled on one thread and emptied on another, and a buffer of that size freed on the other
+/// thread goes back to the allocator's arena of the first (glibc: trimmed, and faulted in again
+/// on the next block).
+static BLOCK_BUFFERS: Mutex<Vec<BlockBuffers>> = Mutex::new(Vec::new());
+
+type BlockBuffers = (Vec<u8>, Vec<(usize, u64, u64, u64)>);
+
+/// Most block buffers kept: about as many as blocks in flight in a few data sets.
+const KEPT_BLOCK_BUFFERS: usize = 64;
+
+impl Drop for RawBlock {
+    fn drop(&mut self) {
+        if self.data.capacity() > 2 * BLOCK_BYTES || self.data.capacity() == 0 {
+            return;
+        }
+        let mut data = std::mem::take(&mut self.data);
+        let mut records = std::mem::take(&mut self.records);
+        data.clear();
+        records.clear();
+        let mut kept = BLOCK_BUFFERS.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() < KEPT_BLOCK_BUFFERS {
+            kept.push((data, records));
+        }
     }
 }
 
@@ -250,9 +349,19 @@ pub(crate) struct RawBlock {
 impl RawBlock {
     /// An empty block.
     pub(crate) fn new() -> Self {
+        let kept = BLOCK_BUFFERS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let (data, records) = kept.unwrap_or_else(|| {
+            (
+                Vec::with_capacity(64 << 10),
+                Vec::with_capacity(BLOCK_RECORDS),
+            )
+        });
         RawBlock {
-            data: Vec::with_capacity(64 << 10),
-            records: Vec::with_capacity(BLOCK_RECORDS),
+            data,
+            records,
             failure: None,
             last: false,
         }

@@ -7,11 +7,12 @@ use tfrecord_core::{Container, DecodeOwned, TfExample};
 
 use crate::block::{Raw, Typed};
 use crate::checkpoint::Checkpoint;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::options::DatasetOptions;
 use crate::pipeline::Pipeline;
 use crate::plan::epoch_splits;
 use crate::sources::{SourceFile, Sources};
+use crate::spares::Spares;
 use crate::split::Split;
 
 /// Record files and how to read them. [`records`](Self::records) reads raw records,
@@ -133,6 +134,53 @@ impl Dataset {
             )?,
         })
     }
+
+    /// Records decoded as `T` from `tensorflow.Example`s, `size` at a time (the last batch of
+    /// the stream may hold fewer), in the order [`values`](Self::values) gives them (see
+    /// [`value_batches_in`](Self::value_batches_in) for other containers).
+    ///
+    /// A [`ValueBatch`] that is dropped gives its values back, and later records are decoded into
+    /// them ([`Decode::decode_into`](tfrecord_core::Decode::decode_into)), keeping their
+    /// `String` and `Vec` buffers: once the first batches are back, reading allocates nothing
+    /// per record, and with several [`threads`](DatasetOptions::threads) the values are
+    /// decoded on all of them (nothing is allocated on one thread and freed on another).
+    /// [`ValueBatch::into_vec`] keeps the values instead.
+    ///
+    /// # Errors
+    /// As [`values`](Self::values), and a `size` of 0.
+    pub fn value_batches<T>(&self, size: usize) -> Result<ValueBatches<T, TfExample>>
+    where
+        T: DecodeOwned<TfExample> + Send + 'static,
+    {
+        self.value_batches_in::<T, TfExample>(size)
+    }
+
+    /// Records decoded as `T` from container `C`, `size` at a time, as
+    /// [`value_batches`](Self::value_batches) does.
+    ///
+    /// # Errors
+    /// As [`value_batches`](Self::value_batches).
+    pub fn value_batches_in<T, C>(&self, size: usize) -> Result<ValueBatches<T, C>>
+    where
+        T: DecodeOwned<C> + Send + 'static,
+        C: Container,
+    {
+        if size == 0 {
+            return Err(Error::Options("a batch size of 0".to_owned()));
+        }
+        let spares = Arc::new(Spares::new());
+        Ok(ValueBatches {
+            inner: Pipeline::new(
+                Arc::clone(&self.files),
+                self.options.clone(),
+                Typed::reusing(Arc::clone(&spares)),
+                self.resume.as_ref(),
+            )?,
+            spares,
+            size,
+            error: None,
+        })
+    }
 }
 
 /// A raw record and where it came from.
@@ -235,5 +283,100 @@ where
 
     fn next(&mut self) -> Option<Result<T>> {
         Some(self.inner.next()?.map(|l| l.value))
+    }
+}
+
+/// The records of a [`Dataset`] decoded as `T` from container `C`, in [`ValueBatch`]es of a fixed
+/// size (the last may be smaller). An error comes after the batch of the values before it, and
+/// ends the stream. Decode errors name the file, byte offset, record index and feature key.
+pub struct ValueBatches<T, C = TfExample>
+where
+    T: DecodeOwned<C> + Send + 'static,
+    C: Container,
+{
+    inner: Pipeline<Typed<T, C>>,
+    spares: Arc<Spares<T>>,
+    size: usize,
+    /// The error that came after the values of the last batch given.
+    error: Option<Error>,
+}
+
+impl<T, C> ValueBatches<T, C>
+where
+    T: DecodeOwned<C> + Send + 'static,
+    C: Container,
+{
+    /// The position after the last batch given; [`Dataset::resume`] continues from it (with
+    /// batches or values alike).
+    pub fn checkpoint(&self) -> Checkpoint {
+        self.inner.checkpoint()
+    }
+}
+
+impl<T, C> Iterator for ValueBatches<T, C>
+where
+    T: DecodeOwned<C> + Send + 'static,
+    C: Container,
+{
+    type Item = Result<ValueBatch<T>>;
+
+    fn next(&mut self) -> Option<Result<ValueBatch<T>>> {
+        if let Some(e) = self.error.take() {
+            return Some(Err(e));
+        }
+        let mut values = self.spares.vector(self.size);
+        let res = self.inner.fill(&mut values, self.size);
+        if values.is_empty() {
+            self.spares.give(values);
+            return res.err().map(Err);
+        }
+        self.error = res.err();
+        Some(Ok(ValueBatch {
+            values,
+            spares: Arc::clone(&self.spares),
+        }))
+    }
+}
+
+/// Consecutive values of a [`ValueBatches`] stream: a slice of `T` (through `Deref`). Dropped, it
+/// gives the values back for later records to be decoded into; [`into_vec`](Self::into_vec)
+/// keeps them.
+pub struct ValueBatch<T> {
+    values: Vec<T>,
+    spares: Arc<Spares<T>>,
+}
+
+impl<T> ValueBatch<T> {
+    /// The values, kept (they are not given back for reuse).
+    pub fn into_vec(mut self) -> Vec<T> {
+        std::mem::take(&mut self.values)
+    }
+}
+
+impl<T> std::ops::Deref for ValueBatch<T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        &self.values
+    }
+}
+
+impl<T> std::ops::DerefMut for ValueBatch<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.values
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for ValueBatch<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.values).finish()
+    }
+}
+
+impl<T> Drop for ValueBatch<T> {
+    fn drop(&mut self) {
+        if self.values.capacity() > 0 {
+            self.spares.give(std::mem::take(&mut self.values));
+        }
     }
 }

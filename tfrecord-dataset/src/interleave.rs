@@ -244,6 +244,48 @@ impl<O> Interleave<O> {
         }
     }
 
+    /// Moves the values of the next records into `out`, as [`next`](Self::next) would give
+    /// them one by one: at least one, and more while the turn stays with the same split and
+    /// its block has records left, up to `out.len() == max`. `None` at the end of the epoch,
+    /// with nothing moved; an error ends a split as in `next`, after the values moved before
+    /// it in this call.
+    pub(crate) fn next_many<D: Decoder<Out = O>>(
+        &mut self,
+        fetcher: &mut Fetcher<D>,
+        max: usize,
+        out: &mut Vec<O>,
+    ) -> Option<Result<()>> {
+        let (split, item) = self.next(fetcher)?;
+        match item.value {
+            Ok(value) => out.push(value),
+            Err(e) => return Some(Err(e)),
+        }
+        // One slot keeps the turn; with more, the turn stays while `block_index` counts on.
+        let single = self.slots.len() == 1;
+        let ci = self.cycle_index;
+        while out.len() < max && (single || self.block_index > 0) {
+            let Some(slot) = self.slots[ci].as_mut().filter(|s| s.split == split) else {
+                break;
+            };
+            let Some(item) = slot.pending.next(fetcher.decoder(), fetcher.path(split)) else {
+                break;
+            };
+            match item.value {
+                Ok(value) => out.push(value),
+                Err(e) => return Some(Err(e)),
+            }
+            slot.next = Start {
+                record: item.record + 1,
+                offset: item.end,
+            };
+            self.block_index += 1;
+            if self.block_index == self.block_length {
+                self.advance();
+            }
+        }
+        Some(Ok(()))
+    }
+
     /// Non-deterministic mode: passes the turn to the next slot (in cycle order) that has
     /// records ready, or is empty while splits remain. False when there is none.
     fn pass_turn<D: Decoder<Out = O>>(&mut self, fetcher: &mut Fetcher<D>) -> bool {

@@ -24,8 +24,11 @@
 //!   name and renamed only when the set is complete.
 //!
 //! Records come raw ([`Dataset::records`], each with its file, offset and index) or decoded as
-//! types deriving `Example` / `SequenceExample` ([`Dataset::values`], decoded on the reading
-//! threads). Errors name the file, byte offset, record index and feature key.
+//! types deriving `Example` / `SequenceExample`: one by one ([`Dataset::values`]) or in
+//! [`ValueBatch`]es of a fixed size ([`Dataset::value_batches`]), decoded on every reading
+//! thread into the values of batches already given back, so that reading allocates nothing per
+//! record.
+//! Errors name the file, byte offset, record index and feature key.
 //!
 //! # Example
 //!
@@ -84,11 +87,12 @@ mod pool;
 mod rng;
 mod shuffle;
 mod sources;
+mod spares;
 mod split;
 mod writer;
 
 pub use checkpoint::Checkpoint;
-pub use dataset::{Dataset, Record, Records, Values};
+pub use dataset::{Dataset, Record, Records, ValueBatch, ValueBatches, Values};
 pub use error::{Error, Result};
 pub use options::{DatasetOptions, Order, Shuffle};
 pub use sources::{SourceFile, Sources, expand_path};

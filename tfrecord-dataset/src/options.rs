@@ -183,20 +183,21 @@ impl DatasetOptions {
     /// Threads that read and decode, the caller's included (default 1: only the caller's).
     /// With more, `threads - 1` worker threads read splits ahead into bounded queues, and the
     /// caller's thread hands records out and does the same work while its next block is not
-    /// ready. A split is read by one thread at a time (in order), while its
-    /// records are decoded (derived types) on every thread, so even one split gains from
-    /// threads; raw records gain across splits. Memory stays bounded by
-    /// `(cycle_length + threads) * (threads + 1)` blocks of at most 256 records or 1 MiB of
-    /// payload each (plus the record being read when one is larger), plus the shuffle buffer.
+    /// ready. A split is read by one thread at a time (in order), while its records are
+    /// decoded on every thread, so even one split gains from threads. Memory stays bounded by
+    /// `(cycle_length + threads) * (2 * threads + 2)` blocks of at most 256 records or 1 MiB
+    /// of payload each (plus the record being read when one is larger), plus the shuffle
+    /// buffer.
     ///
-    /// Values decoded on a worker are allocated there and freed wherever the caller drops them.
-    /// glibc's allocator serializes such frees against the worker's own allocations (its
-    /// arenas are per thread and locked), so for derived types with several heap fields
-    /// (`Vec`, `String`) extra threads can be slower than one under it; a thread-caching
-    /// allocator as the program's `#[global_allocator]` (mimalloc, jemalloc) removes that.
-    /// Types whose fields need no allocation (numbers, arrays) gain the most. Raw records are
-    /// read and checked on the workers and copied out on the caller's thread (a copy costs
-    /// less than handing an allocation across threads), so they gain little from threads.
+    /// [`Dataset::value_batches`](crate::Dataset::value_batches) gains the most: its values
+    /// are decoded on every thread into the values of batches already given back, so nothing
+    /// is allocated per record. [`Dataset::values`](crate::Dataset::values) hands out values the caller
+    /// keeps, and a value allocated on a worker but freed on the caller's thread is slow under
+    /// glibc's allocator (its arenas are per thread and locked: several times slower on two
+    /// threads than on one for types with `Vec` and `String` fields), so its workers only
+    /// read and check the records' bytes, and each value is decoded on the caller's thread;
+    /// it gains little from threads. Raw records are likewise read and checked on the workers
+    /// and copied out on the caller's thread.
     #[must_use]
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads.max(1);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tfrecord_core::ReaderOptions;
 
-use crate::block::{Decoder, Raw, Start, recycle};
+use crate::block::{BLOCK_RECORDS, Decoder, Raw, Start, decode, recycle};
 use crate::checkpoint::{BufferState, Checkpoint};
 use crate::error::{Error, Result};
 use crate::fetch::Fetcher;
@@ -90,6 +90,15 @@ impl<E: Decoder> Stage<E> {
         }
     }
 
+    /// Values of the next records, moved into `out` up to `max` at once, when there is no
+    /// shuffle buffer (`None` otherwise, and at the end of the epoch).
+    fn next_many(&mut self, max: usize, out: &mut Vec<E::Out>) -> Option<Result<()>> {
+        if self.buffer.is_some() {
+            return None;
+        }
+        self.interleave.next_many(&mut self.fetcher, max, out)
+    }
+
     fn save(&self, ckpt: &mut Checkpoint) {
         ckpt.interleave = Some(self.interleave.state());
         ckpt.shuffle = self.buffer.as_ref().map(|b| BufferState {
@@ -112,11 +121,12 @@ fn buffer_size(opts: &DatasetOptions) -> Option<(u64, usize)> {
 enum Stages<D: Decoder> {
     /// As they are read: on the worker threads, or as they are handed out.
     Direct(Stage<D>),
-    /// Behind a shuffle buffer, or with worker threads: the records' bytes are read (and
-    /// checked) ahead, and each is decoded on the caller's thread as it leaves. A buffer of decoded values holds several allocations per
-    /// record, each cold by the time it leaves; bytes are one, and the decoded value is new
-    /// when the caller gets it.
-    Late(Stage<Raw>, Arc<D>),
+    /// As the decoder asks ([`Decoder::late`]: behind a shuffle buffer, or with worker
+    /// threads for values the caller keeps): the records' bytes are read (and checked) ahead,
+    /// and each is decoded on the caller's thread as it leaves. A buffer of decoded values
+    /// holds several allocations per record, each cold by the time it leaves; bytes are one,
+    /// and the decoded value is new when the caller gets it.
+    Late(Stage<Raw>, Arc<D>, Vec<D::Out>),
 }
 
 /// One epoch being read.
@@ -133,14 +143,10 @@ impl<D: Decoder> Run<D> {
         let splits: Arc<[Split]> = epoch_splits(&ctx.files, &ctx.opts, epoch).into();
         let paths = splits.iter().map(|s| Arc::from(s.path.as_path())).collect();
         let opts = &ctx.opts;
-        // Values decoded on a worker and freed on the caller's thread make the allocator's
-        // arenas contend (glibc: several times slower on two threads than on one): with
-        // worker threads, they read and check the records' bytes, and the caller decodes each
-        // as it leaves, as it does behind a shuffle buffer.
-        let late = D::DEFERRED && (opts.threads > 1 || buffer_size(opts).is_some());
+        let late = ctx.decoder.late(opts.threads, buffer_size(opts).is_some());
         let stages = if late {
             let stage = Stage::open(opts, Arc::new(Raw), splits, epoch, saved, first_byte)?;
-            Stages::Late(stage, Arc::clone(&ctx.decoder))
+            Stages::Late(stage, Arc::clone(&ctx.decoder), Vec::new())
         } else {
             let decoder = Arc::clone(&ctx.decoder);
             let stage = Stage::open(opts, decoder, splits, epoch, saved, no_touch)?;
@@ -156,17 +162,16 @@ impl<D: Decoder> Run<D> {
     fn next(&mut self) -> Option<Result<Held<D::Out>>> {
         let next = match &mut self.stages {
             Stages::Direct(stage) => stage.next(),
-            Stages::Late(stage, decoder) => stage.next().map(|res| {
+            Stages::Late(stage, decoder, spares) => stage.next().map(|res| {
                 let held = res?;
-                let decoded = decoder.decode(&held.value);
+                if spares.is_empty() {
+                    decoder.spares(BLOCK_RECORDS, spares);
+                }
+                let path = &self.paths[held.split];
+                let (record, offset) = (held.at.record, held.at.offset);
+                let decoded = decode(&**decoder, spares.pop(), &held.value, path, record, offset);
                 recycle(held.value);
-                let value = decoded.map_err(|e| {
-                    Error::Record(
-                        e.with_path(self.paths[held.split].to_path_buf())
-                            .with_offset(held.at.offset)
-                            .with_record(held.at.record),
-                    )
-                })?;
+                let value = decoded?;
                 Ok(Held {
                     value,
                     split: held.split,
@@ -180,11 +185,22 @@ impl<D: Decoder> Run<D> {
         next
     }
 
+    /// As [`Stage::next_many`], when records are decoded as they are read.
+    fn next_many(&mut self, max: usize, out: &mut Vec<D::Out>) -> Option<Result<()>> {
+        let Stages::Direct(stage) = &mut self.stages else {
+            return None;
+        };
+        let before = out.len();
+        let res = stage.next_many(max, out);
+        self.records += (out.len() - before) as u64;
+        res
+    }
+
     fn save(&self, ckpt: &mut Checkpoint) {
         ckpt.epoch_records = self.records;
         match &self.stages {
             Stages::Direct(stage) => stage.save(ckpt),
-            Stages::Late(stage, _) => stage.save(ckpt),
+            Stages::Late(stage, ..) => stage.save(ckpt),
         }
     }
 }
@@ -356,6 +372,48 @@ impl<D: Decoder> Pipeline<D> {
                 }
             }
         }
+    }
+
+    /// Moves the values of the next records into `out` until it holds `n`, or the stream ends:
+    /// what [`next`](Self::next) gives, taken a run at a time where it can be (records of one
+    /// block, in a stretch with nothing to skip).
+    ///
+    /// # Errors
+    /// As `next`; the values moved before the error stay in `out`.
+    pub(crate) fn fill(&mut self, out: &mut Vec<D::Out>, n: usize) -> Result<()> {
+        while out.len() < n {
+            let opts = &self.ctx.opts;
+            let mut room = n - out.len();
+            if let Some(take) = opts.take {
+                let left = opts.skip.saturating_add(take).saturating_sub(self.records);
+                room = room.min(usize::try_from(left).unwrap_or(usize::MAX));
+            }
+            if room > 1
+                && self.records >= opts.skip
+                && !self.finished
+                && !self.failed
+                && let Some(run) = self.run.as_mut()
+            {
+                let before = out.len();
+                let res = run.next_many(before + room, out);
+                self.records += (out.len() - before) as u64;
+                match res {
+                    Some(Ok(())) => continue,
+                    Some(Err(e)) => {
+                        self.failed = true;
+                        return Err(e);
+                    }
+                    // The end of the epoch, or a run that hands records out one at a time.
+                    None => {}
+                }
+            }
+            match self.next() {
+                Some(Ok(held)) => out.push(held.value),
+                Some(Err(e)) => return Err(e),
+                None => break,
+            }
+        }
+        Ok(())
     }
 
     fn finish(&mut self) {

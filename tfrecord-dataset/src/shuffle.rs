@@ -152,7 +152,7 @@ pub(crate) fn no_touch<O>(_: &O) -> u8 {
 /// For raw records: their first byte. (A `&Vec` to fit `fn(&O) -> u8` with `O = Vec<u8>`.)
 #[allow(clippy::ptr_arg)]
 pub(crate) fn first_byte(bytes: &Vec<u8>) -> u8 {
-    bytes.first().copied().unwrap_or(0)
+    bytes.iter().step_by(64).take(8).fold(0, |acc, b| acc ^ b)
 }
 
 #[cfg(test)]

@@ -1,0 +1,171 @@
+//! ValueBatches of typed values: the same values in the same order as one by one, on any thread
+//! count, whether batches are given back (their values decoded into again) or kept; a
+//! checkpoint between batches resumes exactly; an error comes after the values before it.
+
+use std::fs;
+
+use tfrecord_dataset::{Dataset, DatasetOptions, Error, Shuffle};
+
+use super::support::{Labelled, open, write_typed_set};
+
+const COUNTS: [usize; 7] = [300, 0, 41, 700, 5, 260, 1];
+
+fn data() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_typed_set(dir.path(), &COUNTS);
+    dir
+}
+
+fn configurations() -> Vec<(&'static str, DatasetOptions)> {
+    vec![
+        ("sequential", DatasetOptions::new()),
+        ("interleave", DatasetOptions::new().interleave(3, 2)),
+        (
+            "shuffled",
+            DatasetOptions::new()
+                .interleave(2, 5)
+                .shuffle(Shuffle::new(4).buffer_size(100)),
+        ),
+        (
+            "epochs, skip, take",
+            DatasetOptions::new()
+                .shuffle(Shuffle::new(9).buffer_size(30))
+                .epochs(Some(2))
+                .skip(17)
+                .take(1500),
+        ),
+        ("shard", DatasetOptions::new().shard(1, 3).skip(3)),
+    ]
+}
+
+fn values(ds: &Dataset) -> Vec<Labelled> {
+    ds.values::<Labelled>()
+        .expect("starts")
+        .collect::<Result<_, _>>()
+        .expect("reads")
+}
+
+/// Every batch's values, each batch dropped (given back) before the next is read.
+fn batched(ds: &Dataset, size: usize) -> Vec<Vec<Labelled>> {
+    ds.value_batches::<Labelled>(size)
+        .expect("starts")
+        .map(|b| b.expect("reads").to_vec())
+        .collect()
+}
+
+#[test]
+fn batches_hold_the_values_in_order_on_any_thread_count() {
+    let dir = data();
+    for (name, opts) in configurations() {
+        let expected = values(&open(dir.path(), opts.clone()));
+        assert!(!expected.is_empty(), "{name}");
+        for threads in [1, 2, 3] {
+            for size in [1, 7, 256, 5000] {
+                let ds = open(dir.path(), opts.clone().threads(threads));
+                let batches = batched(&ds, size);
+                let (last, full) = batches.split_last().expect("a batch");
+                assert!(
+                    full.iter().all(|b| b.len() == size) && (1..=size).contains(&last.len()),
+                    "{name}, {threads} threads, size {size}: batch sizes"
+                );
+                let got: Vec<Labelled> = batches.into_iter().flatten().collect();
+                assert!(
+                    got == expected,
+                    "{name}, {threads} threads, size {size}: {} values, expected {}",
+                    got.len(),
+                    expected.len()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn kept_batches_hold_their_values() {
+    let dir = data();
+    let ds = open(
+        dir.path(),
+        DatasetOptions::new().interleave(3, 1).threads(2),
+    );
+    let kept: Vec<Vec<Labelled>> = ds
+        .value_batches::<Labelled>(64)
+        .expect("starts")
+        .map(|b| b.expect("reads").into_vec())
+        .collect();
+    let got: Vec<Labelled> = kept.into_iter().flatten().collect();
+    assert!(got == values(&ds), "{} values", got.len());
+}
+
+#[test]
+fn a_checkpoint_between_batches_resumes_exactly() {
+    let dir = data();
+    let opts = DatasetOptions::new()
+        .interleave(4, 3)
+        .shuffle(Shuffle::new(5).buffer_size(50))
+        .threads(2);
+    let ds = open(dir.path(), opts);
+    let full = values(&ds);
+    for taken in [0, 1, 3, 20] {
+        let mut batches = ds.value_batches::<Labelled>(50).expect("starts");
+        let mut got: Vec<Labelled> = Vec::new();
+        for b in batches.by_ref().take(taken) {
+            got.extend_from_slice(&b.expect("reads"));
+        }
+        let resumed = ds.clone().resume(batches.checkpoint());
+        drop(batches);
+        got.extend(values(&resumed));
+        assert!(got == full, "resumed after {taken} batches");
+    }
+}
+
+#[test]
+fn an_error_comes_after_the_batch_of_the_values_before_it() {
+    let dir = data();
+    let damaged = dir.path().join("train-00003-of-00007.tfrecord");
+    let at = Dataset::open([&damaged])
+        .expect("lists")
+        .records()
+        .expect("starts")
+        .nth(400)
+        .expect("a record")
+        .expect("reads")
+        .offset();
+    let mut bytes = fs::read(&damaged).expect("reads");
+    // A byte of the record's payload: its data checksum no longer matches.
+    bytes[usize::try_from(at).expect("small") + 14] ^= 0x20;
+    fs::write(&damaged, bytes).expect("writes");
+
+    for threads in [1, 2] {
+        let ds = open(dir.path(), DatasetOptions::new().threads(threads));
+        let mut one_by_one = ds.values::<Labelled>().expect("starts");
+        let before: Vec<Labelled> = one_by_one.by_ref().map_while(Result::ok).collect();
+        assert_eq!(before.len(), 300 + 41 + 400);
+        assert!(one_by_one.next().is_none());
+
+        let mut batches = ds.value_batches::<Labelled>(128).expect("starts");
+        let mut got: Vec<Labelled> = Vec::new();
+        let err = loop {
+            match batches.next().expect("an error before the end") {
+                Ok(b) => got.extend_from_slice(&b),
+                Err(e) => break e,
+            }
+        };
+        assert!(got == before, "{threads} threads: {} values", got.len());
+        let Error::Record(inner) = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(inner.path(), Some(damaged.as_path()));
+        assert_eq!((inner.offset(), inner.record()), (Some(at), Some(400)));
+        assert!(batches.next().is_none(), "nothing after an error");
+    }
+}
+
+#[test]
+fn a_batch_size_of_zero_is_a_usage_error() {
+    let dir = data();
+    let err = open(dir.path(), DatasetOptions::new())
+        .value_batches::<Labelled>(0)
+        .err()
+        .expect("size 0");
+    assert!(err.is_usage(), "{err:?}");
+}
