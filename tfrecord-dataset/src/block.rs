@@ -61,14 +61,11 @@ impl<O> Block<O> {
     pub(crate) fn into_cursor(self) -> Cursor<O> {
         match self.contents {
             Contents::Items(items) => Cursor::Items(items.into_iter()),
-            Contents::Raw(raw) => Cursor::Raw(
-                RawCursor {
-                    block: raw,
-                    next: 0,
-                    from: 0,
-                },
-                Vec::new(),
-            ),
+            Contents::Raw(raw) => Cursor::Raw(RawCursor {
+                block: raw,
+                next: 0,
+                from: 0,
+            }),
         }
     }
 }
@@ -77,9 +74,8 @@ impl<O> Block<O> {
 pub(crate) enum Cursor<O> {
     /// Decoded records.
     Items(std::vec::IntoIter<Item<O>>),
-    /// Raw records, decoded by [`next`](Cursor::next), with values to decode them into
-    /// ([`Decoder::spares`]).
-    Raw(RawCursor, Vec<O>),
+    /// Raw records, decoded by [`next`](Cursor::next).
+    Raw(RawCursor),
 }
 
 /// The position in a raw block.
@@ -99,7 +95,7 @@ impl<O> Cursor<O> {
     pub(crate) fn is_empty(&self) -> bool {
         match self {
             Cursor::Items(items) => items.len() == 0,
-            Cursor::Raw(c, _) => c.next >= c.block.records.len() && c.block.failure.is_none(),
+            Cursor::Raw(c) => c.next >= c.block.records.len() && c.block.failure.is_none(),
         }
     }
 
@@ -109,16 +105,13 @@ impl<O> Cursor<O> {
         decoder: &D,
         path: &Path,
     ) -> Option<Item<O>> {
-        let (c, spares) = match self {
+        let c = match self {
             Cursor::Items(items) => return items.next(),
-            Cursor::Raw(c, spares) => (c, spares),
+            Cursor::Raw(c) => c,
         };
         if let Some(&(to, record, offset, end)) = c.block.records.get(c.next) {
-            if c.next == 0 {
-                decoder.spares(c.block.records.len(), spares);
-            }
             let bytes = &c.block.data[c.from..to];
-            let value = decode(decoder, spares.pop(), bytes, path, record, offset);
+            let value = decode(decoder, bytes, path, record, offset);
             c.next += 1;
             c.from = to;
             if value.is_err() {
@@ -142,20 +135,15 @@ impl<O> Cursor<O> {
     }
 }
 
-/// Decodes one record (into `spare` if there is one), locating an error at the record.
+/// Decodes one record, locating an error at the record.
 pub(crate) fn decode<D: Decoder>(
     decoder: &D,
-    spare: Option<D::Out>,
     bytes: &[u8],
     path: &Path,
     record: u64,
     offset: u64,
 ) -> Result<D::Out> {
-    let decoded = match spare {
-        Some(mut value) => decoder.decode_into(&mut value, bytes).map(|()| value),
-        None => decoder.decode(bytes),
-    };
-    decoded.map_err(|e| {
+    decoder.decode(bytes).map_err(|e| {
         Error::Record(
             e.with_path(path.to_path_buf())
                 .with_offset(offset)
@@ -196,6 +184,12 @@ pub(crate) trait Decoder: Send + Sync + 'static {
     /// to be decoded into (the default keeps none).
     fn spares(&self, n: usize, into: &mut Vec<Self::Out>) {
         let _ = (n, into);
+    }
+
+    /// Whether the decoder decodes into values given back ([`spares`](Self::spares)), which
+    /// is done best a block at a time, in the block's own places.
+    fn reuses(&self) -> bool {
+        false
     }
 
     /// Whether records are decoded on the caller's thread as they leave (behind a shuffle
@@ -298,13 +292,16 @@ impl<T: DecodeOwned<C> + Send + 'static, C: Container> Decoder for Typed<T, C> {
         }
     }
 
+    fn reuses(&self) -> bool {
+        self.spares.is_some()
+    }
+
     fn late(&self, threads: usize, buffered: bool) -> bool {
-        // Values that come back are decoded into on whichever thread decodes: nothing is
-        // allocated on one thread and freed on another, so the workers decode.
-        match self.spares {
-            Some(_) => threads <= 1 && buffered,
-            None => threads > 1 || buffered,
-        }
+        // Values that come back are decoded into on whichever thread decodes, a block at a
+        // time in the block's places: nothing is allocated on one thread and freed on another,
+        // so the workers decode, and a shuffle buffer holds the values (measured faster than
+        // holding bytes and decoding each as it leaves).
+        self.spares.is_none() && (threads > 1 || buffered)
     }
 }
 
@@ -390,27 +387,64 @@ impl RawBlock {
     }
 
     /// Decodes every record; a decode error ends the block (and the split) there.
-    pub(crate) fn decode<D: Decoder>(self, decoder: &D, path: &Path) -> Block<D::Out> {
-        let last = self.last;
-        let mut items = Vec::with_capacity(self.records.len() + 1);
-        let mut cursor = Block {
-            contents: Contents::Raw(self),
-            last,
-        }
-        .into_cursor();
-        while let Some(item) = cursor.next(decoder, path) {
-            let failed = item.value.is_err();
-            items.push(item);
-            if failed {
+    pub(crate) fn decode<D: Decoder>(mut self, decoder: &D, path: &Path) -> Block<D::Out> {
+        let n = self.records.len();
+        let mut items: Vec<Item<D::Out>> = Vec::with_capacity(n + 1);
+        // The values given back are moved into their places first and decoded into there.
+        let mut spares = Vec::new();
+        decoder.spares(n, &mut spares);
+        items.extend(spares.into_iter().map(|value| Item {
+            value: Ok(value),
+            record: 0,
+            offset: 0,
+            end: 0,
+        }));
+        let mut from = 0;
+        for (i, &(to, record, offset, end)) in self.records.iter().enumerate() {
+            let bytes = &self.data[from..to];
+            from = to;
+            let res = match items.get_mut(i) {
+                Some(Item { value: Ok(v), .. }) => decoder.decode_into(v, bytes),
+                _ => decoder.decode(bytes).map(|v| {
+                    items.push(Item {
+                        value: Ok(v),
+                        record,
+                        offset,
+                        end,
+                    })
+                }),
+            };
+            if let Err(e) = res {
+                let e = e
+                    .with_path(path.to_path_buf())
+                    .with_offset(offset)
+                    .with_record(record);
+                items.truncate(i);
+                items.push(Item {
+                    value: Err(Error::Record(e)),
+                    record,
+                    offset,
+                    end,
+                });
                 return Block {
                     contents: Contents::Items(items),
                     last: true,
                 };
             }
+            let item = &mut items[i];
+            (item.record, item.offset, item.end) = (record, offset, end);
+        }
+        if let Some((err, at)) = self.failure.take() {
+            items.push(Item {
+                value: Err(err),
+                record: at.record,
+                offset: at.offset,
+                end: at.offset,
+            });
         }
         Block {
             contents: Contents::Items(items),
-            last,
+            last: self.last,
         }
     }
 }

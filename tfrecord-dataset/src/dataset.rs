@@ -1,7 +1,9 @@
 //! The data set: files and options, read as raw records or as derived types.
 
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use tfrecord_core::{Container, DecodeOwned, TfExample};
 
@@ -23,6 +25,33 @@ pub struct Dataset {
     files: Arc<[SourceFile]>,
     options: DatasetOptions,
     resume: Option<Checkpoint>,
+    reuse: Reuse,
+}
+
+/// The values [`ValueBatch`]es gave back, per type: shared by every iterator of a data set and
+/// of its clones, so that a new iterator (an epoch read by a new loop) decodes into the values
+/// the last one gave back.
+#[derive(Clone, Default)]
+struct Reuse(Arc<Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>);
+
+impl Reuse {
+    /// The values kept for `T`.
+    fn spares<T: Send + 'static>(&self) -> Arc<Spares<T>> {
+        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = kept
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Arc::new(Spares::<T>::new()));
+        // The entry of `T`'s id holds a `Spares<T>`.
+        Arc::clone(entry)
+            .downcast::<Spares<T>>()
+            .unwrap_or_else(|_| Arc::new(Spares::new()))
+    }
+}
+
+impl std::fmt::Debug for Reuse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reuse")
+    }
 }
 
 impl Dataset {
@@ -52,6 +81,7 @@ impl Dataset {
             files: files.into(),
             options: DatasetOptions::new(),
             resume: None,
+            reuse: Reuse::default(),
         }
     }
 
@@ -139,7 +169,8 @@ impl Dataset {
     /// the stream may hold fewer), in the order [`values`](Self::values) gives them (see
     /// [`value_batches_in`](Self::value_batches_in) for other containers).
     ///
-    /// A [`ValueBatch`] that is dropped gives its values back, and later records are decoded into
+    /// A [`ValueBatch`] that is dropped gives its values back (to this data set and its clones,
+    /// for this and later iterators), and later records are decoded into
     /// them ([`Decode::decode_into`](tfrecord_core::Decode::decode_into)), keeping their
     /// `String` and `Vec` buffers: once the first batches are back, reading allocates nothing
     /// per record, and with several [`threads`](DatasetOptions::threads) the values are
@@ -168,7 +199,7 @@ impl Dataset {
         if size == 0 {
             return Err(Error::Options("a batch size of 0".to_owned()));
         }
-        let spares = Arc::new(Spares::new());
+        let spares = self.reuse.spares::<T>();
         Ok(ValueBatches {
             inner: Pipeline::new(
                 Arc::clone(&self.files),

@@ -125,7 +125,12 @@ impl<D: Decoder> Inline<D> {
                 }
             }
         };
-        if D::DEFERRED {
+        if D::DEFERRED && self.decoder.reuses() {
+            // Decoded at once, into the values given back, in their places in the block.
+            reader
+                .read_raw()
+                .decode(&*self.decoder, &self.splits[split].path)
+        } else if D::DEFERRED {
             // Decoded as handed out: each value is made just before it is used.
             let raw = reader.read_raw();
             let last = raw.is_last();

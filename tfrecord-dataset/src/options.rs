@@ -79,7 +79,9 @@ impl Shuffle {
 
     /// The record shuffle buffer, tf.data's `shuffle(buffer_size)`: the buffer is filled, then
     /// each record out is drawn uniformly from it and its place is taken by the next record in.
-    /// 0 or 1: records keep the (interleaved) order of the splits.
+    /// 0 or 1: records keep the (interleaved) order of the splits. The buffer holds records'
+    /// bytes (raw records, and `values`, which decodes each as it leaves), or decoded values
+    /// (`value_batches`, whose values are decoded into in place on the reading threads).
     #[must_use]
     pub fn buffer_size(mut self, records: usize) -> Self {
         self.buffer_size = records;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tfrecord_core::ReaderOptions;
 
-use crate::block::{BLOCK_RECORDS, Decoder, Raw, Start, decode, recycle};
+use crate::block::{Decoder, Raw, Start, decode, recycle};
 use crate::checkpoint::{BufferState, Checkpoint};
 use crate::error::{Error, Result};
 use crate::fetch::Fetcher;
@@ -126,7 +126,7 @@ enum Stages<D: Decoder> {
     /// and each is decoded on the caller's thread as it leaves. A buffer of decoded values
     /// holds several allocations per record, each cold by the time it leaves; bytes are one,
     /// and the decoded value is new when the caller gets it.
-    Late(Stage<Raw>, Arc<D>, Vec<D::Out>),
+    Late(Stage<Raw>, Arc<D>),
 }
 
 /// One epoch being read.
@@ -146,7 +146,7 @@ impl<D: Decoder> Run<D> {
         let late = ctx.decoder.late(opts.threads, buffer_size(opts).is_some());
         let stages = if late {
             let stage = Stage::open(opts, Arc::new(Raw), splits, epoch, saved, first_byte)?;
-            Stages::Late(stage, Arc::clone(&ctx.decoder), Vec::new())
+            Stages::Late(stage, Arc::clone(&ctx.decoder))
         } else {
             let decoder = Arc::clone(&ctx.decoder);
             let stage = Stage::open(opts, decoder, splits, epoch, saved, no_touch)?;
@@ -162,14 +162,11 @@ impl<D: Decoder> Run<D> {
     fn next(&mut self) -> Option<Result<Held<D::Out>>> {
         let next = match &mut self.stages {
             Stages::Direct(stage) => stage.next(),
-            Stages::Late(stage, decoder, spares) => stage.next().map(|res| {
+            Stages::Late(stage, decoder) => stage.next().map(|res| {
                 let held = res?;
-                if spares.is_empty() {
-                    decoder.spares(BLOCK_RECORDS, spares);
-                }
                 let path = &self.paths[held.split];
                 let (record, offset) = (held.at.record, held.at.offset);
-                let decoded = decode(&**decoder, spares.pop(), &held.value, path, record, offset);
+                let decoded = decode(&**decoder, &held.value, path, record, offset);
                 recycle(held.value);
                 let value = decoded?;
                 Ok(Held {
@@ -200,7 +197,7 @@ impl<D: Decoder> Run<D> {
         ckpt.epoch_records = self.records;
         match &self.stages {
             Stages::Direct(stage) => stage.save(ckpt),
-            Stages::Late(stage, ..) => stage.save(ckpt),
+            Stages::Late(stage, _) => stage.save(ckpt),
         }
     }
 }

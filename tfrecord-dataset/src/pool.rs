@@ -114,6 +114,20 @@ impl<D: Decoder> Shared<D> {
         }
     }
 
+    /// A block as the interleave gets it: a raw one is decoded here at once when the decoder
+    /// reuses values (a block at a time, in place), else record by record as handed out.
+    fn hand_out(&self, block: Block<D::Out>, split: usize) -> Block<D::Out> {
+        match block.contents {
+            Contents::Raw(raw) if self.decoder.reuses() => {
+                raw.decode(&*self.decoder, &self.splits[split].path)
+            }
+            contents => Block {
+                contents,
+                last: block.last,
+            },
+        }
+    }
+
     /// Blocks queued per split: deep enough that a thread reading one split ahead keeps busy
     /// while the others decode the split being handed out (with `threads + 1`, two threads
     /// were no faster than one on 8 shards).
@@ -208,7 +222,8 @@ impl<D: Decoder> Pool<D> {
         loop {
             if let Some(block) = take_front(&mut state, split, true) {
                 shared.wake_worker(&state);
-                return block;
+                drop(state);
+                return shared.hand_out(block, split);
             }
             if state.broken {
                 let start = state
@@ -236,7 +251,8 @@ impl<D: Decoder> Pool<D> {
         if block.is_some() {
             self.shared.wake_worker(&state);
         }
-        block
+        drop(state);
+        block.map(|b| self.shared.hand_out(b, split))
     }
 
     /// What turns records into values.

@@ -6,9 +6,10 @@
 
 use std::sync::{Mutex, PoisonError};
 
-/// At most this many batches are kept: a value is only kept once it was handed out, so what
-/// is kept is bounded by what the reader had in flight; this caps the vectors as well.
-const KEPT_BATCHES: usize = 64;
+/// At most this many batches are kept (and as many emptied vectors): a value is only kept once
+/// it was handed out, so what is kept is bounded by what was in flight, and this caps it (the
+/// values of this many batches stay with the data set once reading stops).
+const KEPT_BATCHES: usize = 16;
 
 /// The values kept, and the emptied vectors of batches to fill again.
 pub(crate) struct Spares<T> {

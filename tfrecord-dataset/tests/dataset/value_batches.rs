@@ -118,15 +118,14 @@ fn a_checkpoint_between_batches_resumes_exactly() {
     }
 }
 
-#[test]
-fn an_error_comes_after_the_batch_of_the_values_before_it() {
-    let dir = data();
-    let damaged = dir.path().join("train-00003-of-00007.tfrecord");
+/// Flips a payload byte of record `index` of shard `shard`; returns its path and frame offset.
+fn damage(dir: &std::path::Path, shard: usize, index: usize) -> (std::path::PathBuf, u64) {
+    let damaged = dir.join(format!("train-{shard:05}-of-00007.tfrecord"));
     let at = Dataset::open([&damaged])
         .expect("lists")
         .records()
         .expect("starts")
-        .nth(400)
+        .nth(index)
         .expect("a record")
         .expect("reads")
         .offset();
@@ -134,29 +133,39 @@ fn an_error_comes_after_the_batch_of_the_values_before_it() {
     // A byte of the record's payload: its data checksum no longer matches.
     bytes[usize::try_from(at).expect("small") + 14] ^= 0x20;
     fs::write(&damaged, bytes).expect("writes");
+    (damaged, at)
+}
 
-    for threads in [1, 2] {
-        let ds = open(dir.path(), DatasetOptions::new().threads(threads));
-        let mut one_by_one = ds.values::<Labelled>().expect("starts");
-        let before: Vec<Labelled> = one_by_one.by_ref().map_while(Result::ok).collect();
-        assert_eq!(before.len(), 300 + 41 + 400);
-        assert!(one_by_one.next().is_none());
+#[test]
+fn an_error_comes_after_the_batch_of_the_values_before_it() {
+    // Early (before any batch is given back) and late (decoding into values given back).
+    for (shard, index, before_it) in [(0, 3, 3), (3, 400, 300 + 41 + 400)] {
+        let dir = data();
+        let (damaged, at) = damage(dir.path(), shard, index);
+        for threads in [1, 2] {
+            let ds = open(dir.path(), DatasetOptions::new().threads(threads));
+            let mut one_by_one = ds.values::<Labelled>().expect("starts");
+            let before: Vec<Labelled> = one_by_one.by_ref().map_while(Result::ok).collect();
+            assert_eq!(before.len(), before_it);
+            assert!(one_by_one.next().is_none());
 
-        let mut batches = ds.value_batches::<Labelled>(128).expect("starts");
-        let mut got: Vec<Labelled> = Vec::new();
-        let err = loop {
-            match batches.next().expect("an error before the end") {
-                Ok(b) => got.extend_from_slice(&b),
-                Err(e) => break e,
-            }
-        };
-        assert!(got == before, "{threads} threads: {} values", got.len());
-        let Error::Record(inner) = &err else {
-            panic!("{err:?}")
-        };
-        assert_eq!(inner.path(), Some(damaged.as_path()));
-        assert_eq!((inner.offset(), inner.record()), (Some(at), Some(400)));
-        assert!(batches.next().is_none(), "nothing after an error");
+            let mut batches = ds.value_batches::<Labelled>(128).expect("starts");
+            let mut got: Vec<Labelled> = Vec::new();
+            let err = loop {
+                match batches.next().expect("an error before the end") {
+                    Ok(b) => got.extend_from_slice(&b),
+                    Err(e) => break e,
+                }
+            };
+            assert!(got == before, "{threads} threads: {} values", got.len());
+            let Error::Record(inner) = &err else {
+                panic!("{err:?}")
+            };
+            assert_eq!(inner.path(), Some(damaged.as_path()));
+            let index = u64::try_from(index).expect("small");
+            assert_eq!((inner.offset(), inner.record()), (Some(at), Some(index)));
+            assert!(batches.next().is_none(), "nothing after an error");
+        }
     }
 }
 
