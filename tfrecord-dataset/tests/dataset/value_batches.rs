@@ -4,6 +4,7 @@
 
 use std::fs;
 
+use proptest::prelude::*;
 use tfrecord_dataset::{Dataset, DatasetOptions, Error, Shuffle};
 
 use super::support::{Labelled, open, write_typed_set};
@@ -77,6 +78,48 @@ fn batches_hold_the_values_in_order_on_any_thread_count() {
                 );
             }
         }
+    }
+}
+
+/// Options of every kind, from drawn numbers.
+fn options(
+    (cycle, block, seed, buffer): (usize, usize, u64, usize),
+    (epochs, skip, take, threads): (u64, u64, Option<u64>, usize),
+) -> DatasetOptions {
+    let mut opts = DatasetOptions::new()
+        .epochs(Some(epochs))
+        .skip(skip)
+        .threads(threads);
+    if cycle > 1 {
+        opts = opts.interleave(cycle, block);
+    }
+    if buffer > 0 {
+        opts = opts.shuffle(Shuffle::new(seed).buffer_size(buffer));
+    }
+    if let Some(take) = take {
+        opts = opts.take(take);
+    }
+    opts
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Random files, orders, shuffles, epochs, skips, takes, thread counts and batch sizes:
+    /// the batches hold what `values` gives, in its order.
+    #[test]
+    fn batches_equal_values_for_random_sets_and_options(
+        counts in prop::collection::vec(0usize..400, 1..6),
+        order in (1usize..4, 1usize..6, any::<u64>(), prop_oneof![Just(0usize), 1usize..300]),
+        cut in (1u64..3, 0u64..50, prop::option::of(0u64..900), 1usize..4),
+        size in 1usize..300,
+    ) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_typed_set(dir.path(), &counts);
+        let ds = open(dir.path(), options(order, cut));
+        let expected = values(&open(dir.path(), options(order, (cut.0, cut.1, cut.2, 1))));
+        let got: Vec<Labelled> = batched(&ds, size).into_iter().flatten().collect();
+        prop_assert!(got == expected, "{} values, expected {}", got.len(), expected.len());
     }
 }
 
