@@ -134,7 +134,10 @@ impl Dataset {
     }
 
     /// Records decoded as `T` from `tensorflow.Example`s (see [`values_in`](Self::values_in)
-    /// for other containers). Decoding happens on the reading threads.
+    /// for other containers), one value at a time for the caller to keep. With several
+    /// [`threads`](DatasetOptions::threads) the workers read and check the records, and each
+    /// value is decoded on the caller's thread as it is handed out;
+    /// [`value_batches`](Self::value_batches) decodes on every thread.
     ///
     /// # Errors
     /// As [`records`](Self::records), and a file listed with another format than TFRecord.
