@@ -4,8 +4,8 @@
 //! will ask for has a bounded queue of blocks in split order. A worker either reads the next
 //! block of a split (one worker per split at a time, so a split is read from its first record
 //! to its last as a single thread would) or decodes a block already read (any number at once,
-//! each into its own place in the queue). The interleave takes blocks off the front of a queue once decoded. So one split is
-//! decoded on every thread, and several splits are read at once.
+//! each into its own place in the queue). The interleave takes blocks off the front of a queue
+//! once decoded. So one split is decoded on every thread, and several splits are read at once.
 //!
 //! Work is taken from the split the interleave needs soonest: the open splits in split order,
 //! then the next unopened ones; within a split, decoding before reading.
