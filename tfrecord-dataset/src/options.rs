@@ -191,15 +191,15 @@ impl DatasetOptions {
     /// of payload each (plus the record being read when one is larger), plus the shuffle
     /// buffer.
     ///
-    /// [`Dataset::value_batches`](crate::Dataset::value_batches) gains the most: its values
-    /// are decoded on every thread into the values of batches already given back, so nothing
-    /// is allocated per record. [`Dataset::values`](crate::Dataset::values) hands out values the caller
-    /// keeps, and a value allocated on a worker but freed on the caller's thread is slow under
-    /// glibc's allocator (its arenas are per thread and locked: several times slower on two
-    /// threads than on one for types with `Vec` and `String` fields), so its workers only
-    /// read and check the records' bytes, and each value is decoded on the caller's thread;
-    /// it gains little from threads. Raw records are likewise read and checked on the workers
-    /// and copied out on the caller's thread.
+    /// [`Dataset::value_batches`](crate::Dataset::value_batches) gains the most: its values are
+    /// decoded on every thread into the values of batches already given back, so nothing is
+    /// allocated per record. [`Dataset::values`](crate::Dataset::values) hands out values the
+    /// caller keeps, and a value allocated on a worker but freed on the caller's thread is slow
+    /// under glibc's allocator (its arenas are per thread and locked: several times slower on two
+    /// threads than on one for types with `Vec` and `String` fields), so its workers only read and
+    /// check the records' bytes, and each value is decoded on the caller's thread; it gains little
+    /// from threads. Raw records are likewise read and checked on the workers and copied out on the
+    /// caller's thread.
     #[must_use]
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads.max(1);

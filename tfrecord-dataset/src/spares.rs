@@ -1,8 +1,8 @@
 //! Values of records already handed out, kept to decode later records into: the values of a
-//! [`ValueBatch`](crate::ValueBatch) come back here when it is dropped, and the threads that
-//! decode take them out a block at a time. A value decoded into keeps its `String` and `Vec` buffers
-//! ([`Decode::decode_into`](tfrecord_core::Decode::decode_into)), so once batches come back
-//! reading allocates nothing per record, and no value made on one thread is freed on another.
+//! [`ValueBatch`](crate::ValueBatch) come back here when it is dropped, and the threads that decode
+//! take them out a block at a time. A value decoded into keeps its `String` and `Vec` buffers
+//! ([`Decode::decode_into`](tfrecord_core::Decode::decode_into)), so once batches come back reading
+//! allocates nothing per record, and no value made on one thread is freed on another.
 
 use std::sync::{Mutex, PoisonError};
 
