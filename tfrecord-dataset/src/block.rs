@@ -153,7 +153,7 @@ pub(crate) fn decode<D: Decoder>(
 }
 
 /// At most this many records in one block.
-pub(crate) const BLOCK_RECORDS: usize = 512;
+pub(crate) const BLOCK_RECORDS: usize = 256;
 /// A block ends after the record that brings its payload bytes to this.
 pub(crate) const BLOCK_BYTES: usize = 1 << 20;
 
@@ -308,17 +308,21 @@ impl<T: DecodeOwned<C> + Send + 'static, C: Container> Decoder for Typed<T, C> {
 /// The buffers of raw blocks done with, for new blocks to fill again: a block is usually
 /// filled on one thread and emptied on another, and a buffer of that size freed on the other
 /// thread goes back to the allocator's arena of the first (glibc: trimmed, and faulted in again
-/// on the next block).
+/// on the next block). At most [`KEPT_BLOCK_BUFFERS`] buffers of at most
+/// [`KEPT_BLOCK_CAPACITY`] bytes are kept (4 MiB in all, for the life of the process).
 static BLOCK_BUFFERS: Mutex<Vec<BlockBuffers>> = Mutex::new(Vec::new());
 
 type BlockBuffers = (Vec<u8>, Vec<(usize, u64, u64, u64)>);
 
-/// Most block buffers kept: about as many as blocks in flight in a few data sets.
-const KEPT_BLOCK_BUFFERS: usize = 64;
+/// Most block buffers kept: about as many as blocks in flight on two threads.
+const KEPT_BLOCK_BUFFERS: usize = 16;
+/// Larger block buffers are not kept (blocks of larger records cost one allocation over more
+/// bytes).
+const KEPT_BLOCK_CAPACITY: usize = 256 << 10;
 
 impl Drop for RawBlock {
     fn drop(&mut self) {
-        if self.data.capacity() > 2 * BLOCK_BYTES || self.data.capacity() == 0 {
+        if self.data.capacity() > KEPT_BLOCK_CAPACITY || self.data.capacity() == 0 {
             return;
         }
         let mut data = std::mem::take(&mut self.data);

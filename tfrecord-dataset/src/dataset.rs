@@ -172,6 +172,12 @@ impl Dataset {
     /// the stream may hold fewer), in the order [`values`](Self::values) gives them (see
     /// [`value_batches_in`](Self::value_batches_in) for other containers).
     ///
+    /// Behind a shuffle buffer, batches decode records as they enter the buffer, on the
+    /// reading threads (tf.data's `map(parse).shuffle(n)`), where `values` decodes each as it
+    /// leaves (`shuffle(n).map(parse)`): the same values in the same order, except that a
+    /// record whose bytes are intact but do not decode as `T` ends the stream as it enters the
+    /// buffer, so fewer values come before the error.
+    ///
     /// A [`ValueBatch`] that is dropped gives its values back (to this data set and its clones,
     /// for this and later iterators), and later records are decoded into
     /// them ([`Decode::decode_into`](tfrecord_core::Decode::decode_into)), keeping their

@@ -24,10 +24,10 @@
 //!   name and renamed only when the set is complete.
 //!
 //! Records come raw ([`Dataset::records`], each with its file, offset and index) or decoded as
-//! types deriving `Example` / `SequenceExample`: one by one ([`Dataset::values`]) or in
-//! [`ValueBatch`]es of a fixed size ([`Dataset::value_batches`]), decoded on every reading
-//! thread into the values of batches already given back, so that reading allocates nothing per
-//! record.
+//! types deriving `Example` / `SequenceExample`: one by one ([`Dataset::values`]), or in
+//! [`ValueBatch`]es of a fixed size ([`Dataset::value_batches`]). Batches are decoded on every
+//! reading thread into the values of batches already given back, so that reading them
+//! allocates nothing per record.
 //! Errors name the file, byte offset, record index and feature key.
 //!
 //! # Example

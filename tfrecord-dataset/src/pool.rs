@@ -268,7 +268,9 @@ impl<D: Decoder> Pool<D> {
     /// Drops a split's stream (its reader and anything still queued); a worker still busy
     /// with it finds it gone and drops its work.
     pub(crate) fn close(&mut self, split: usize) {
-        self.shared.lock().streams.remove(&split);
+        // Dropped once the lock is released: its blocks may hold many values.
+        let stream = self.shared.lock().streams.remove(&split);
+        drop(stream);
     }
 }
 

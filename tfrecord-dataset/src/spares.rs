@@ -11,6 +11,9 @@ use std::sync::{Mutex, PoisonError};
 /// values of this many batches stay with the data set once reading stops).
 const KEPT_BATCHES: usize = 16;
 
+/// Most values a batch's vector has room for before any is read.
+const RESERVED: usize = 1 << 16;
+
 /// The values kept, and the emptied vectors of batches to fill again.
 pub(crate) struct Spares<T> {
     kept: Mutex<Kept<T>>,
@@ -68,8 +71,10 @@ impl<T> Spares<T> {
         }
     }
 
-    /// An empty vector for a batch of `n` values: one a batch came back in, or a new one.
+    /// An empty vector for a batch of `n` values: one a batch came back in, or a new one
+    /// (room for `n` values made up front only up to [`RESERVED`]: a batch grows as it fills).
     pub(crate) fn vector(&self, n: usize) -> Vec<T> {
+        let n = n.min(RESERVED);
         let reused = self.lock().empty.pop();
         match reused {
             Some(mut v) => {

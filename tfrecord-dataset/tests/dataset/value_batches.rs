@@ -5,6 +5,7 @@
 use std::fs;
 
 use proptest::prelude::*;
+use tfrecord_core::{RecordWriter, WriterOptions};
 use tfrecord_dataset::{Dataset, DatasetOptions, Error, Shuffle};
 
 use super::support::{Labelled, open, write_typed_set};
@@ -210,6 +211,97 @@ fn an_error_comes_after_the_batch_of_the_values_before_it() {
             assert!(batches.next().is_none(), "nothing after an error");
         }
     }
+}
+
+/// Rewrites shard `shard` with a record that is framed and checksummed correctly but is not
+/// a `Labelled` (a truncated message) inserted before record `index`; returns its path.
+fn insert_undecodable(dir: &std::path::Path, shard: usize, index: usize) -> std::path::PathBuf {
+    let path = dir.join(format!("train-{shard:05}-of-00007.tfrecord"));
+    let records: Vec<Vec<u8>> = Dataset::open([&path])
+        .expect("lists")
+        .records()
+        .expect("starts")
+        .map(|r| r.expect("reads").into_bytes())
+        .collect();
+    let mut w = RecordWriter::create(&path, WriterOptions::new()).expect("creates");
+    for (i, record) in records.iter().enumerate() {
+        if i == index {
+            w.write(b"\x0a\x05ab").expect("writes");
+        }
+        w.write(record).expect("writes");
+    }
+    w.finish().expect("finishes");
+    path
+}
+
+/// The values before the first error, the error, and whether anything followed it.
+fn until_error(
+    mut batches: impl Iterator<Item = Result<Vec<Labelled>, Error>>,
+) -> (Vec<Labelled>, Error, bool) {
+    let mut got = Vec::new();
+    loop {
+        match batches.next().expect("an error before the end") {
+            Ok(b) => got.extend(b),
+            Err(e) => return (got, e, batches.next().is_some()),
+        }
+    }
+}
+
+#[test]
+fn a_record_that_does_not_decode_ends_batches_as_it_ends_values() {
+    let dir = data();
+    let bad = insert_undecodable(dir.path(), 3, 500);
+    let plain = DatasetOptions::new().interleave(2, 5);
+    let shuffled = plain.clone().shuffle(Shuffle::new(4).buffer_size(100));
+    for threads in [1, 2] {
+        for (name, opts) in [("plain", &plain), ("shuffled", &shuffled)] {
+            let ds = open(dir.path(), opts.clone().threads(threads));
+            let one_by_one = ds
+                .values::<Labelled>()
+                .expect("starts")
+                .map(|v| v.map(|v| vec![v]));
+            let (expected, expected_err, more) = until_error(one_by_one);
+            assert!(!more, "nothing after an error");
+            let batches = ds
+                .value_batches::<Labelled>(64)
+                .expect("starts")
+                .map(|b| b.map(|b| b.to_vec()));
+            let (got, err, more) = until_error(batches);
+            assert!(!more, "{name}, {threads} threads: nothing after an error");
+            // Behind a shuffle buffer the batches decode as records enter it: the error comes
+            // when the bad record enters, after a prefix of what `values` gives.
+            if name == "plain" {
+                assert!(
+                    got == expected,
+                    "{name}, {threads} threads: {} values",
+                    got.len()
+                );
+            } else {
+                assert!(
+                    got.len() < expected.len() && expected.starts_with(&got),
+                    "{name}, {threads} threads: {} values, {} one by one",
+                    got.len(),
+                    expected.len()
+                );
+            }
+            for e in [&err, &expected_err] {
+                let Error::Record(inner) = e else {
+                    panic!("{e:?}")
+                };
+                assert_eq!(inner.path(), Some(bad.as_path()), "{name}: {e}");
+                assert_eq!(inner.record(), Some(500), "{name}: {e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_batch_of_any_size_holds_what_there_is() {
+    let dir = data();
+    let ds = open(dir.path(), DatasetOptions::new().threads(2));
+    let batches = batched(&ds, usize::MAX);
+    assert_eq!(batches.len(), 1);
+    assert!(batches[0] == values(&ds));
 }
 
 #[test]
