@@ -143,13 +143,9 @@ pub(crate) fn decode<D: Decoder>(
     record: u64,
     offset: u64,
 ) -> Result<D::Out> {
-    decoder.decode(bytes).map_err(|e| {
-        Error::Record(
-            e.with_path(path.to_path_buf())
-                .with_offset(offset)
-                .with_record(record),
-        )
-    })
+    decoder
+        .decode(bytes)
+        .map_err(|e| Error::at_record(e, path, record, offset))
 }
 
 /// At most this many records in one block.
@@ -390,6 +386,20 @@ impl RawBlock {
         self.last = true;
     }
 
+    /// The block as the interleave gets it: decoded at once when the decoder decodes into
+    /// values given back ([`Decoder::reuses`]: a block at a time, in place), else raw, each
+    /// record decoded as it is handed out (just before it is used).
+    pub(crate) fn hand_out<D: Decoder>(self, decoder: &D, path: &Path) -> Block<D::Out> {
+        if decoder.reuses() {
+            return self.decode(decoder, path);
+        }
+        let last = self.last;
+        Block {
+            contents: Contents::Raw(self),
+            last,
+        }
+    }
+
     /// Decodes every record; a decode error ends the block (and the split) there.
     pub(crate) fn decode<D: Decoder>(mut self, decoder: &D, path: &Path) -> Block<D::Out> {
         let n = self.records.len();
@@ -419,13 +429,9 @@ impl RawBlock {
                 }),
             };
             if let Err(e) = res {
-                let e = e
-                    .with_path(path.to_path_buf())
-                    .with_offset(offset)
-                    .with_record(record);
                 items.truncate(i);
                 items.push(Item {
-                    value: Err(Error::Record(e)),
+                    value: Err(Error::at_record(e, path, record, offset)),
                     record,
                     offset,
                     end,

@@ -1,7 +1,7 @@
 //! The one error type of the crate.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Why a data set could not be listed, read, resumed or written.
 ///
@@ -52,6 +52,20 @@ impl Error {
     /// An I/O error about `path`, as a record-level error naming the file.
     pub(crate) fn io(e: std::io::Error, path: impl Into<PathBuf>) -> Self {
         Error::Record(tfrecord_core::Error::from(e).with_path(path))
+    }
+
+    /// A record's error, located at the record: its file, frame offset and index.
+    pub(crate) fn at_record(
+        e: tfrecord_core::Error,
+        path: &Path,
+        record: u64,
+        offset: u64,
+    ) -> Self {
+        Error::Record(
+            e.with_path(path.to_path_buf())
+                .with_offset(offset)
+                .with_record(record),
+        )
     }
 
     /// True for errors that a command line reports as a misuse (exit status 2 in the `tfrecord`

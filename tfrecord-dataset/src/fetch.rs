@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tfrecord_core::ReaderOptions;
 
-use crate::block::{Block, Contents, Decoder, Start};
+use crate::block::{Block, Decoder, Start};
 use crate::pool::Pool;
 use crate::split::{Split, SplitReader};
 
@@ -125,19 +125,10 @@ impl<D: Decoder> Inline<D> {
                 }
             }
         };
-        if D::DEFERRED && self.decoder.reuses() {
-            // Decoded at once, into the values given back, in their places in the block.
+        if D::DEFERRED {
             reader
                 .read_raw()
-                .decode(&*self.decoder, &self.splits[split].path)
-        } else if D::DEFERRED {
-            // Decoded as handed out: each value is made just before it is used.
-            let raw = reader.read_raw();
-            let last = raw.is_last();
-            Block {
-                contents: Contents::Raw(raw),
-                last,
-            }
+                .hand_out(&*self.decoder, &self.splits[split].path)
         } else {
             reader.read_block(&*self.decoder)
         }

@@ -114,17 +114,11 @@ impl<D: Decoder> Shared<D> {
         }
     }
 
-    /// A block as the interleave gets it: a raw one is decoded here at once when the decoder
-    /// reuses values (a block at a time, in place), else record by record as handed out.
+    /// A block as the interleave gets it ([`RawBlock::hand_out`] for a raw one).
     fn hand_out(&self, block: Block<D::Out>, split: usize) -> Block<D::Out> {
         match block.contents {
-            Contents::Raw(raw) if self.decoder.reuses() => {
-                raw.decode(&*self.decoder, &self.splits[split].path)
-            }
-            contents => Block {
-                contents,
-                last: block.last,
-            },
+            Contents::Raw(raw) => raw.hand_out(&*self.decoder, &self.splits[split].path),
+            Contents::Items(_) => block,
         }
     }
 

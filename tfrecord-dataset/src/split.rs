@@ -30,7 +30,9 @@ use std::sync::Arc;
 
 use tfrecord_core::{Compression, Format, ReaderOptions, RecordReader};
 
-use crate::block::{BLOCK_BYTES, BLOCK_RECORDS, Block, Contents, Decoder, Item, RawBlock, Start};
+use crate::block::{
+    BLOCK_BYTES, BLOCK_RECORDS, Block, Contents, Decoder, Item, RawBlock, Start, decode,
+};
 
 use crate::error::{Error, Result};
 use crate::sources::SourceFile;
@@ -179,13 +181,7 @@ impl SplitReader {
             let end = self.reader.offset();
             let (value, failed) = match read {
                 Ok(Ok(value)) => (Ok(value), false),
-                Ok(Err(e)) => {
-                    let e = e
-                        .with_path(self.path.to_path_buf())
-                        .with_offset(offset)
-                        .with_record(record);
-                    (Err(Error::Record(e)), true)
-                }
+                Ok(Err(e)) => (Err(Error::at_record(e, &self.path, record, offset)), true),
                 Err(e) => (Err(Error::Record(e)), true),
             };
             items.push(Item {
@@ -235,13 +231,7 @@ impl SplitReader {
     fn read_one<D: Decoder>(&mut self, decoder: &D) -> Result<D::Out> {
         let at = self.position();
         match self.reader.read_lent(&mut self.scratch)? {
-            Some(payload) => decoder.decode(payload).map_err(|e| {
-                let e = e
-                    .with_path(self.path.to_path_buf())
-                    .with_offset(at.offset)
-                    .with_record(at.record);
-                Error::Record(e)
-            }),
+            Some(payload) => decode(decoder, payload, &self.path, at.record, at.offset),
             None => Err(moved(&self.path, at, at.offset)),
         }
     }
