@@ -3,7 +3,7 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 use tfrecord_core::proto::{oneflow, tensorflow};
@@ -11,73 +11,11 @@ use tfrecord_core::{
     Compression, Format, Message, ReaderOptions, RecordReader, RecordWriter, WriterOptions, json,
 };
 
+mod support;
+use support::{bin, fails, ok, run, run_with_stdin, s, stderr, stdout};
+
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tfrecord"))
-}
-
-/// Runs the binary with the given arguments and standard input.
-fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = bin()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn tfrecord");
-    let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        // The command may stop reading early; a broken pipe here is fine.
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().expect("wait tfrecord");
-    feeder.join().expect("stdin feeder");
-    out
-}
-
-fn run(args: &[&str]) -> Output {
-    run_with_stdin(args, b"")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).expect("utf-8 stderr")
-}
-
-/// Asserts success and returns standard output.
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "command failed with {:?}\nstderr:\n{}",
-        o.status,
-        stderr(o)
-    );
-    stdout(o)
-}
-
-/// Asserts failure with status 1 and a `tfrecord: error:` message; returns standard error.
-fn fails(o: &Output) -> String {
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "expected exit status 1\nstdout:\n{}\nstderr:\n{}",
-        stdout(o),
-        stderr(o)
-    );
-    let err = stderr(o);
-    assert!(err.contains("tfrecord: error: "), "stderr: {err}");
-    err
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
 
 fn tf_feature(kind: tensorflow::feature::Kind) -> tensorflow::Feature {
     tensorflow::Feature { kind: Some(kind) }

@@ -4,31 +4,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use tfrecord_core::proto::tensorflow::{Example, Feature, Features, Int64List, feature};
 use tfrecord_core::{Message, ReaderOptions, RecordReader, RecordWriter, WriterOptions};
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tfrecord"))
-        .args(args)
-        .output()
-        .expect("run tfrecord")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "failed with {:?}: {}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).expect("utf-8")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
+mod support;
+use support::{ok, run, s};
 
 /// An Example whose `id` feature is `id`.
 fn example(id: i64) -> Vec<u8> {

@@ -2,37 +2,14 @@
 //! sample data (`examples/data/`): outputs, exit statuses and error messages.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 
 use serde_json::Value;
 use tfrecord_core::proto::tensorflow::{self, feature::Kind};
 use tfrecord_core::{Message, ReaderOptions, RecordReader};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tfrecord"))
-}
-
-fn run(args: &[&str]) -> Output {
-    bin()
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run tfrecord")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "failed: {}", stderr(o));
-    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
-}
-
-fn fail(o: &Output) -> String {
-    assert!(!o.status.success(), "unexpected success");
-    stderr(o)
-}
+mod support;
+use support::{bin, ok, run, stderr, unsuccessful};
 
 fn data(rel: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -159,7 +136,7 @@ fn from_avro_errors_name_file_record_and_feature() {
     .unwrap();
     let out = dir.path().join("o.tfrecord");
     let avro = data("avro/persons.avro");
-    let e = fail(&run(&[
+    let e = unsuccessful(&run(&[
         "from-avro",
         "--spec",
         &spec.display().to_string(),
@@ -178,7 +155,7 @@ fn from_avro_errors_name_file_record_and_feature() {
         "[records.P.features.c]\nsource = \"cars[\"\ndtype = \"string\"\n",
     )
     .unwrap();
-    let e = fail(&run(&[
+    let e = unsuccessful(&run(&[
         "from-avro",
         "--spec",
         &spec.display().to_string(),
@@ -191,7 +168,7 @@ fn from_avro_errors_name_file_record_and_feature() {
         "[records.P.features.c]\nsorce = \"x\"\ndtype = \"string\"\n",
     )
     .unwrap();
-    let e = fail(&run(&[
+    let e = unsuccessful(&run(&[
         "from-avro",
         "--spec",
         &spec.display().to_string(),
@@ -199,7 +176,7 @@ fn from_avro_errors_name_file_record_and_feature() {
         &avro,
     ]));
     assert!(e.contains("did you mean `source`?"), "{e}");
-    let e = fail(&run(&[
+    let e = unsuccessful(&run(&[
         "from-avro",
         "--spec",
         &data("avro/persons.toml"),
@@ -207,7 +184,7 @@ fn from_avro_errors_name_file_record_and_feature() {
     ]));
     assert!(e.contains("needs -o OUT"), "{e}");
     // Not an Avro file.
-    let e = fail(&run(&[
+    let e = unsuccessful(&run(&[
         "from-avro",
         "--spec",
         &data("avro/persons.toml"),
@@ -279,7 +256,7 @@ fn from_records_json_and_csv() {
     // Unmappable: an error, or a warning with --skip-unmappable.
     let bad = dir.path().join("bad.jsonl");
     std::fs::write(&bad, "{\"a\": [{\"b\": 1}], \"c\": 1}\n").unwrap();
-    let e = fail(&run(&[
+    let e = unsuccessful(&run(&[
         "from-records",
         &bad.display().to_string(),
         "-o",
@@ -386,9 +363,9 @@ fn from_images_shards_and_stdout() {
     ]));
     assert_eq!(n.lines().last(), Some("8"));
 
-    let e = fail(&run(&["from-images", &flowers, "-o", "-", "--shards", "2"]));
+    let e = unsuccessful(&run(&["from-images", &flowers, "-o", "-", "--shards", "2"]));
     assert!(e.contains("--shards needs a file output"), "{e}");
-    let e = fail(&run(&[
+    let e = unsuccessful(&run(&[
         "from-images",
         &dir.path().join("nope").display().to_string(),
         "-o",
@@ -411,7 +388,7 @@ fn from_images_refuses_a_truncated_image() {
     std::fs::write(class.join("cut.jpg"), &jpeg[..650]).unwrap();
     let input = dir.path().join("in").display().to_string();
     let out = dir.path().join("out.tfrecord");
-    let e = fail(&run(&[
+    let e = unsuccessful(&run(&[
         "from-images",
         &input,
         "-o",
@@ -423,7 +400,7 @@ fn from_images_refuses_a_truncated_image() {
     );
     assert!(!out.exists());
     // Standard output too.
-    let e = fail(&run(&["from-images", &input, "-o", "-"]));
+    let e = unsuccessful(&run(&["from-images", &input, "-o", "-"]));
     assert!(e.contains("cut.jpg") && e.contains("truncated JPEG"), "{e}");
 
     // The whole file imports.

@@ -6,6 +6,9 @@ use std::process::{Command, Output, Stdio};
 
 use tfrecord_core::{Compression, Format, RecordWriter, WriterOptions};
 
+mod support;
+use support::{s, stderr};
+
 fn run(args: &[&str], stdin: Option<&Path>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tfrecord"));
     cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -14,14 +17,6 @@ fn run(args: &[&str], stdin: Option<&Path>) -> Output {
         None => cmd.stdin(Stdio::null()),
     };
     cmd.output().expect("run tfrecord")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
 }
 
 /// Writes `n` records of lengths 0, 7, 14, ... and returns the expected index: frames are the

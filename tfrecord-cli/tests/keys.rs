@@ -4,9 +4,11 @@
 //! recorded from TensorFlow and protobuf by its `record.py` (see its README).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
+
+mod support;
+use support::{ok, run, stderr};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/non_utf8_keys")
@@ -22,29 +24,6 @@ fn fixture(name: &str) -> String {
 
 fn read(name: &str) -> String {
     std::fs::read_to_string(fixtures().join(name)).expect("a fixture file")
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tfrecord"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run tfrecord")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).expect("UTF-8 standard error")
-}
-
-/// Asserts success and returns standard output.
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "command failed with {:?}\nstderr:\n{}",
-        o.status,
-        stderr(o)
-    );
-    String::from_utf8(o.stdout.clone()).expect("UTF-8 standard output")
 }
 
 fn unhex(hex: &str) -> Vec<u8> {

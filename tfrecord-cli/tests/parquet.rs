@@ -3,33 +3,14 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use tfrecord_arrow::SPEC_METADATA_KEY;
 use tfrecord_arrow::parquet::file::reader::{FileReader, SerializedFileReader};
 use tfrecord_core::proto::tensorflow as tf;
 use tfrecord_core::{Message, RecordWriter, WriterOptions};
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tfrecord"))
-        .args(args)
-        .output()
-        .expect("run tfrecord")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).expect("utf-8")
-}
-
-fn fails(o: &Output) -> String {
-    assert!(!o.status.success(), "succeeded unexpectedly");
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod support;
+use support::{ok, run, s, unsuccessful};
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -37,10 +18,6 @@ fn fixture(name: &str) -> String {
         .join(name)
         .display()
         .to_string()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
 }
 
 /// `cat --json` of a file, without the features that no record gives a type (which an inferred
@@ -176,7 +153,7 @@ fn row_groups_spec_and_dataset_flags() {
 
     // An existing output needs --force.
     let again = run(&["to-parquet", "--spec", s(&spec), s(&input), "-o", s(&pq)]);
-    assert!(fails(&again).contains("--force"));
+    assert!(unsuccessful(&again).contains("--force"));
     ok(&run(&[
         "to-parquet",
         "--spec",
@@ -220,7 +197,7 @@ fn errors_name_file_offset_record_and_key() {
     let spec = dir.path().join("s.toml");
     std::fs::write(&spec, "[records.R.features.name]\ndtype = \"string\"\n").expect("spec");
     let pq = dir.path().join("o.parquet");
-    let err = fails(&run(&[
+    let err = unsuccessful(&run(&[
         "to-parquet",
         "--spec",
         s(&spec),
@@ -236,7 +213,7 @@ fn errors_name_file_offset_record_and_key() {
     assert!(!pq.exists(), "a failed run leaves no output");
 
     // Standard input cannot be read twice to infer a spec.
-    let err = fails(&run(&["to-parquet", "-", "-o", s(&pq)]));
+    let err = unsuccessful(&run(&["to-parquet", "-", "-o", s(&pq)]));
     assert!(err.contains("--spec"), "{err}");
 }
 
@@ -257,7 +234,7 @@ fn float64_columns_need_a_choice_for_tfrecord() {
     w.close().expect("close");
 
     let out = dir.path().join("o.tfrecord");
-    let err = fails(&run(&["from-parquet", s(&pq), "-o", s(&out)]));
+    let err = unsuccessful(&run(&["from-parquet", s(&pq), "-o", s(&out)]));
     assert!(
         err.contains("--allow-lossy-double") && err.contains('x'),
         "{err}"
