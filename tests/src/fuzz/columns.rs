@@ -13,6 +13,7 @@ use tfrecord_core::parse::RecordSpec;
 use tfrecord_schema::ir::Schema;
 
 use super::heap::{self, Bound};
+use super::parse::records;
 
 /// The heap bound of one spec over a batch of `n` bytes: 256 bytes per byte (a one-byte value
 /// becomes an 8-byte element, a list entry an 8-byte offset, and value row ids may make 8 rows
@@ -110,18 +111,6 @@ allow_missing = true
 dtype = "bytes"
 kind = "var"
 "#;
-
-/// The batch of records in `data` (as the `parse` target splits it).
-fn records(mut data: &[u8]) -> Vec<&[u8]> {
-    let mut out = Vec::new();
-    while let Some((len, rest)) = data.split_first_chunk::<2>() {
-        let len = usize::from(u16::from_le_bytes(*len)).min(rest.len());
-        let (record, rest) = rest.split_at(len);
-        out.push(record);
-        data = rest;
-    }
-    out
-}
 
 fn spec(text: &str) -> RecordSpec {
     let schema = match Schema::from_toml_str(text, "fuzz.toml") {

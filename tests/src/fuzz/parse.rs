@@ -29,8 +29,9 @@ pub const PARSE_BOUND: Bound = Bound {
     fixed: 4 << 20,
 };
 
-/// The batch of records in `data`.
-fn records(mut data: &[u8]) -> Vec<&[u8]> {
+/// The batch of records in `data`: each a 2-byte little-endian length, then that many bytes
+/// (the `parse` and `columns` targets' input).
+pub(crate) fn records(mut data: &[u8]) -> Vec<&[u8]> {
     let mut out = Vec::new();
     while let Some((len, rest)) = data.split_first_chunk::<2>() {
         let len = usize::from(u16::from_le_bytes(*len)).min(rest.len());
