@@ -35,7 +35,6 @@ import subprocess
 import sys
 import tempfile
 import tomllib
-import traceback
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
@@ -49,6 +48,7 @@ import tensorflow as tf
 
 # OneFlow's record.proto (built at run time) and its documented reader.
 from check_tf import ofrecord, read_ofrecord_file
+from checks import Fail, Runner
 
 tf.get_logger().setLevel("ERROR")  # SparseFeature warns on every use
 
@@ -57,10 +57,6 @@ SequenceExample = tf.train.SequenceExample
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 SPEC_KEY = b"tfrecord.spec"
-
-
-class Fail(Exception):
-    """A check found a difference; the message says what."""
 
 
 def short(v, limit=200):
@@ -951,28 +947,6 @@ class Cli:
         if missing:
             raise Fail(f"tfrecord {' '.join(args)}: the message does not name {missing}:\n{err}")
         return err
-
-
-class Runner:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name, fn):
-        try:
-            fn()
-        except Fail as e:
-            self.failed += 1
-            print(f"FAIL {name}")
-            print("     " + str(e).replace("\n", "\n     "))
-        except Exception:  # noqa: BLE001 - every failure is reported, then the next check runs
-            self.failed += 1
-            print(f"FAIL {name}\n     (error in the check itself)")
-            print("     " + traceback.format_exc().strip().replace("\n", "\n     "))
-        else:
-            self.passed += 1
-            print(f"PASS {name}")
-        sys.stdout.flush()
 
 
 def main():

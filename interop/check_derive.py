@@ -30,6 +30,7 @@ import tempfile
 
 import numpy as np
 import tensorflow as tf
+from checks import Fail, Runner
 
 EXAMPLE_SPEC = {
     "image/encoded": tf.io.FixedLenFeature([], tf.string),
@@ -50,10 +51,6 @@ SEQUENCE_SPEC = {
     "tokens": tf.io.VarLenFeature(tf.int64),
     "scores": tf.io.FixedLenSequenceFeature([], tf.float32),
 }
-
-
-class Fail(Exception):
-    pass
 
 
 def bits(values):
@@ -221,17 +218,8 @@ def main():
     args = ap.parse_args()
     binary = os.path.abspath(args.example_bin)
     tmp = tempfile.mkdtemp(prefix="tfrecord-derive-interop-")
-    passed = failed = 0
-
-    def check(name, fn):
-        nonlocal passed, failed
-        try:
-            fn()
-            passed += 1
-            print(f"PASS {name}", flush=True)
-        except Exception as e:  # noqa: BLE001 - report every failure and go on
-            failed += 1
-            print(f"FAIL {name}: {e}", flush=True)
+    runner = Runner()
+    check = runner.check
 
     def d1(name, compression):
         path = os.path.join(tmp, name)
@@ -291,8 +279,8 @@ def main():
         compare(run(binary, "read-sequence", path), want, "derived decode of SequenceExamples lacking a VarLen list")
 
     check("D6 SequenceExamples lacking a VarLenFeature list: zero steps in TensorFlow and in the derived Vec<Vec<i64>>", d6)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    print(f"{runner.passed} passed, {runner.failed} failed")
+    sys.exit(1 if runner.failed else 0)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import traceback
 import zlib
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -47,28 +46,11 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 import numpy as np
 import tensorflow as tf
+from checks import Runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 DATA = os.path.join(REPO, "examples", "data")
-
-
-class Runner:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name, fn):
-        try:
-            fn()
-        except Exception:  # noqa: BLE001 - every failure is reported, then the next check runs
-            self.failed += 1
-            print(f"FAIL {name}")
-            print("  " + traceback.format_exc().strip().replace("\n", "\n  "))
-        else:
-            self.passed += 1
-            print(f"PASS {name}")
-        sys.stdout.flush()
 
 
 def run(binary, args):

@@ -23,13 +23,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 import tensorflow as tf
+from checks import Runner
 
 # The `tfrecord` package registers its own copy of example.proto, which clashes with
 # TensorFlow's in one process: it runs in a process of its own.
@@ -58,24 +58,6 @@ def pypi(script, *argv):
 
 def create_index(path, index):
     pypi(PYPI_CREATE_INDEX, path, index)
-
-
-class Runner:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name, fn):
-        try:
-            fn()
-        except Exception:  # noqa: BLE001 - every failure is reported, then the next check runs
-            self.failed += 1
-            print(f"FAIL {name}")
-            print("  " + traceback.format_exc().strip().replace("\n", "\n  "))
-        else:
-            self.passed += 1
-            print(f"PASS {name}")
-        sys.stdout.flush()
 
 
 def run(binary, args, expect=0):

@@ -45,12 +45,9 @@ import tempfile
 
 import numpy as np
 import tensorflow as tf
+from checks import Fail
 
 tf.get_logger().setLevel("ERROR")  # SparseFeature warns on every use
-
-
-class Fail(Exception):
-    pass
 
 
 DTYPES = ["int64", "float", "bytes"]

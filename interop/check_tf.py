@@ -35,8 +35,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
-import traceback
 import types
 from decimal import Decimal
 
@@ -46,6 +44,7 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")  # silences a start-up notic
 
 import numpy as np  # installed with TensorFlow
 import tensorflow as tf
+from checks import Fail, Runner
 from google.protobuf import __version__ as PB_VERSION
 from google.protobuf import (
     descriptor_pb2,
@@ -69,10 +68,6 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 # --------------------------------------------------------------------------------------------
 # Small helpers
 # --------------------------------------------------------------------------------------------
-
-
-class Fail(Exception):
-    """A check found a difference; the message says what."""
 
 
 def short(v, limit=160) -> str:
@@ -860,28 +855,6 @@ def tf_fast_parse_compare(raws, origs, sequence, what):
 # --------------------------------------------------------------------------------------------
 # Checks
 # --------------------------------------------------------------------------------------------
-
-
-class Runner:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name, fn):
-        t0 = time.monotonic()
-        try:
-            fn()
-        except Fail as e:
-            self.failed += 1
-            print(f"FAIL {name}\n     {e}", flush=True)
-            return
-        except Exception:  # noqa: BLE001
-            self.failed += 1
-            print(f"FAIL {name}\n     (error in the check itself)", flush=True)
-            traceback.print_exc(file=sys.stdout)
-            return
-        self.passed += 1
-        print(f"PASS {name} ({time.monotonic() - t0:.1f}s)", flush=True)
 
 
 def main():
