@@ -208,14 +208,17 @@ impl Decoder for Raw {
     const ON_WORKERS: bool = false;
     const FORMAT: Option<Format> = None;
     fn decode(&self, bytes: &[u8]) -> tfrecord_core::Result<Vec<u8>> {
-        let spare = SPARE.with(|spare| spare.borrow_mut().pop());
-        Ok(match spare {
-            Some(mut buf) => {
-                buf.extend_from_slice(bytes);
-                buf
-            }
-            None => bytes.to_vec(),
-        })
+        // Room for the next power of two, so that a buffer reused for a longer record is
+        // rarely grown again.
+        let room = bytes.len().next_power_of_two();
+        let mut buf = SPARE
+            .with(|spare| spare.borrow_mut().pop())
+            .unwrap_or_else(|| Vec::with_capacity(room));
+        if buf.capacity() < bytes.len() {
+            buf.reserve_exact(room);
+        }
+        buf.extend_from_slice(bytes);
+        Ok(buf)
     }
 }
 

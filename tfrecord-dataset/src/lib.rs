@@ -84,6 +84,7 @@ mod options;
 mod pipeline;
 mod plan;
 mod pool;
+mod prefetch;
 mod rng;
 mod shuffle;
 mod sources;

@@ -15,7 +15,7 @@ use crate::interleave::Interleave;
 use crate::options::DatasetOptions;
 use crate::plan::{epoch_splits, fingerprint};
 use crate::rng::{Rng, Use};
-use crate::shuffle::{Held, ShuffleBuffer, first_byte, no_touch};
+use crate::shuffle::{Held, ShuffleBuffer, no_heap, raw_bytes};
 use crate::sources::SourceFile;
 use crate::split::{Split, read_positions};
 
@@ -42,7 +42,7 @@ impl<E: Decoder> Stage<E> {
         splits: Arc<[Split]>,
         epoch: u64,
         saved: Option<&Checkpoint>,
-        touch: fn(&E::Out) -> u8,
+        heap: fn(&E::Out) -> &[u8],
     ) -> Result<Self> {
         let cycle = opts.order.cycle();
         let det = opts.deterministic;
@@ -55,9 +55,9 @@ impl<E: Decoder> Stage<E> {
                 Some(state) => {
                     let rng = Rng::at(seed, epoch, Use::Buffer, state.draws);
                     let items = reread(&opts.reader, &*decoder, &splits, &state.records)?;
-                    ShuffleBuffer::restore(size, rng, items, touch)
+                    ShuffleBuffer::restore(size, rng, items, heap)
                 }
-                None => ShuffleBuffer::new(size, Rng::new(seed, epoch, Use::Buffer), touch),
+                None => ShuffleBuffer::new(size, Rng::new(seed, epoch, Use::Buffer), heap),
             }),
             None => None,
         };
@@ -145,11 +145,11 @@ impl<D: Decoder> Run<D> {
         let opts = &ctx.opts;
         let late = ctx.decoder.late(opts.threads, buffer_size(opts).is_some());
         let stages = if late {
-            let stage = Stage::open(opts, Arc::new(Raw), splits, epoch, saved, first_byte)?;
+            let stage = Stage::open(opts, Arc::new(Raw), splits, epoch, saved, raw_bytes)?;
             Stages::Late(stage, Arc::clone(&ctx.decoder))
         } else {
             let decoder = Arc::clone(&ctx.decoder);
-            let stage = Stage::open(opts, decoder, splits, epoch, saved, no_touch)?;
+            let stage = Stage::open(opts, decoder, splits, epoch, saved, no_heap)?;
             Stages::Direct(stage)
         };
         Ok(Run {

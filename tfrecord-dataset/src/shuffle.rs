@@ -6,9 +6,9 @@
 //! order.
 //!
 //! While the buffer is full every draw is `below(buffer_size)`, so the next draws are known in
-//! advance: they are made [`AHEAD`] records early, and the records they pick are read then
-//! (their first bytes), so that the memory of several records is fetched at once rather than
-//! one cold record at a time. When the input ends, the draws made ahead are taken back (the
+//! advance: they are made [`AHEAD`] records early, and the memory of the records they pick is
+//! prefetched then (the buffer's place, then what the value points to), so that the memory of
+//! several records is on its way at once rather than one cold record at a time. When the input ends, the draws made ahead are taken back (the
 //! generator returns to its state before them) and made again against the shrinking buffer,
 //! so the order is exactly as if each draw were made when its record leaves.
 
@@ -16,10 +16,14 @@ use std::collections::VecDeque;
 
 use crate::block::Start;
 use crate::error::Result;
+use crate::prefetch;
 use crate::rng::Rng;
 
 /// How many draws are made ahead of time.
 const AHEAD: usize = 16;
+
+/// How much of a value's heap memory is prefetched.
+const HEAP_BYTES: usize = 1024;
 
 /// A record with where it came from: its split in the epoch's plan and its position there.
 pub(crate) struct Held<O> {
@@ -36,29 +40,31 @@ pub(crate) struct ShuffleBuffer<O> {
     input_done: bool,
     /// Draws made ahead: the index, and the generator before the draw.
     ahead: VecDeque<(usize, Rng)>,
-    /// Reads a value's first byte, to bring its memory in early.
-    touch: fn(&O) -> u8,
-    /// Where the bytes read ahead go, so that the reads are made.
-    touched: u64,
+    /// The heap memory of a value worth prefetching (empty for none).
+    heap: fn(&O) -> &[u8],
 }
 
 impl<O> ShuffleBuffer<O> {
-    /// An empty buffer of `size` records (at least 1) drawing from `rng`; `touch` reads a
-    /// value's first byte (or nothing).
-    pub(crate) fn new(size: usize, rng: Rng, touch: fn(&O) -> u8) -> Self {
-        Self::restore(size, rng, Vec::with_capacity(size.clamp(1, 1 << 16)), touch)
+    /// An empty buffer of `size` records (at least 1) drawing from `rng`; `heap` gives the
+    /// heap memory of a value worth prefetching.
+    pub(crate) fn new(size: usize, rng: Rng, heap: fn(&O) -> &[u8]) -> Self {
+        Self::restore(size, rng, Vec::with_capacity(size.clamp(1, 1 << 16)), heap)
     }
 
     /// A buffer holding `items` (in buffer order) whose generator is at `rng`.
-    pub(crate) fn restore(size: usize, rng: Rng, items: Vec<Held<O>>, touch: fn(&O) -> u8) -> Self {
+    pub(crate) fn restore(
+        size: usize,
+        rng: Rng,
+        items: Vec<Held<O>>,
+        heap: fn(&O) -> &[u8],
+    ) -> Self {
         ShuffleBuffer {
             items,
             size: size.max(1),
             rng,
             input_done: false,
             ahead: VecDeque::with_capacity(AHEAD),
-            touch,
-            touched: 0,
+            heap,
         }
     }
 
@@ -106,23 +112,19 @@ impl<O> ShuffleBuffer<O> {
         }
     }
 
-    /// Tops the draws made ahead up to [`AHEAD`], reading the memory of the records they pick.
+    /// Tops the draws made ahead up to [`AHEAD`], prefetching the memory of the records they
+    /// pick: their places in the buffer at once, what the value points to half a window later
+    /// (when its place has arrived).
     fn draw_ahead(&mut self) {
         while self.ahead.len() < AHEAD {
             let before = self.rng.clone();
             let i = self.rng.index(self.items.len());
-            let held = &self.items[i];
-            self.touched = self
-                .touched
-                .wrapping_add(held.at.offset ^ held.split as u64);
+            prefetch::value(&self.items[i]);
             self.ahead.push_back((i, before));
-            // The record drawn half a window ago: its own memory, now that its place is read.
             if let Some(&(j, _)) = self.ahead.get(AHEAD / 2) {
-                let byte = (self.touch)(&self.items[j].value);
-                self.touched = self.touched.wrapping_add(u64::from(byte));
+                prefetch::bytes((self.heap)(&self.items[j].value), HEAP_BYTES);
             }
         }
-        std::hint::black_box(self.touched);
     }
 
     /// Returns the generator to `before` and forgets every draw made ahead.
@@ -144,15 +146,15 @@ impl<O> ShuffleBuffer<O> {
     }
 }
 
-/// For values whose memory is not worth reading ahead.
-pub(crate) fn no_touch<O>(_: &O) -> u8 {
-    0
+/// For values whose heap memory is not worth prefetching.
+pub(crate) fn no_heap<O>(_: &O) -> &[u8] {
+    &[]
 }
 
-/// For raw records: their first byte. (A `&Vec` to fit `fn(&O) -> u8` with `O = Vec<u8>`.)
+/// For raw records: their bytes. (A `&Vec` to fit `fn(&O) -> &[u8]` with `O = Vec<u8>`.)
 #[allow(clippy::ptr_arg)]
-pub(crate) fn first_byte(bytes: &Vec<u8>) -> u8 {
-    bytes.iter().step_by(64).take(8).fold(0, |acc, b| acc ^ b)
+pub(crate) fn raw_bytes(bytes: &Vec<u8>) -> &[u8] {
+    bytes
 }
 
 #[cfg(test)]
@@ -161,7 +163,7 @@ mod tests {
     use crate::rng::Use;
 
     fn run(size: usize, n: u64, seed: u64, checkpoint_at: Option<usize>) -> Vec<u64> {
-        let mut buf = ShuffleBuffer::new(size, Rng::new(seed, 0, Use::Buffer), no_touch);
+        let mut buf = ShuffleBuffer::new(size, Rng::new(seed, 0, Use::Buffer), no_heap);
         let mut input = 0..n;
         let mut out = Vec::new();
         let pull = |input: &mut std::ops::Range<u64>| {
@@ -189,7 +191,7 @@ mod tests {
                     })
                     .collect();
                 let rng = Rng::at(seed, 0, Use::Buffer, buf.draws());
-                buf = ShuffleBuffer::restore(size, rng, items, no_touch);
+                buf = ShuffleBuffer::restore(size, rng, items, no_heap);
             }
         }
         out
