@@ -7,7 +7,7 @@ use arrow_array::types::{
     UInt16Type, UInt32Type,
 };
 use arrow_array::{Array, ArrayRef, RecordBatch};
-use arrow_schema::DataType;
+use arrow_schema::{DataType, Field};
 use tfrecord_core::columns::{
     ByteColumn, Column, ColumnBatch, ColumnEncoder, ColumnLayout, Leaf, Level, LevelKind,
 };
@@ -35,9 +35,17 @@ impl ArrowEncoder {
     /// As [`ArrowDecoder::new`](crate::ArrowDecoder::new).
     pub fn new(record: &Record, format: Format) -> Result<Self> {
         let spec = RecordSpec::from_record(record)?;
-        Ok(ArrowEncoder {
-            columns: ColumnEncoder::new(&spec, format)?,
-        })
+        let columns = ColumnEncoder::new(&spec, format)?;
+        if let Some(name) =
+            crate::schema::first_duplicate(columns.layouts().iter().map(|l| l.name.as_str()))
+        {
+            return Err(Error::feature(format!(
+                "a context feature and a feature list of the spec are both columns named `{name}`, \
+                 and columns are found by name: the records cannot be told apart"
+            ))
+            .with_key(name.to_string()));
+        }
+        Ok(ArrowEncoder { columns })
     }
 
     /// Serializes each row of `batch`, calling `f` with each record's bytes. `first_row` is the
@@ -52,18 +60,31 @@ impl ArrowEncoder {
         first_row: u64,
         f: impl FnMut(&[u8]) -> Result<()>,
     ) -> Result<()> {
-        let columns = self
-            .columns
-            .layouts()
+        let layouts = self.columns.layouts();
+        let schema = batch.schema();
+        let columns = layouts
             .iter()
             .map(|l| {
-                let array = batch.column_by_name(&l.name).ok_or_else(|| {
+                let (i, field) = schema.column_with_name(&l.name).ok_or_else(|| {
                     Error::feature(format!("the Arrow batch has no column `{}`", l.name))
                         .with_key(l.name.clone())
                 })?;
-                to_column(array, l, first_row).map_err(|e| e.with_key(l.name.clone()))
+                no_permutation(field, l)?;
+                to_column(batch.column(i), l, first_row).map_err(|e| e.with_key(l.name.clone()))
             })
             .collect::<Result<Vec<_>>>()?;
+        if let Some(extra) = schema
+            .fields()
+            .iter()
+            .find(|f| !layouts.iter().any(|l| &l.name == f.name()))
+        {
+            return Err(Error::feature(format!(
+                "column `{}` is not a feature of the spec, and its values would be lost: add \
+                 it to the spec, or drop the column",
+                extra.name()
+            ))
+            .with_key(extra.name().clone()));
+        }
         let batch = ColumnBatch::new(batch.num_rows(), columns);
         self.columns.encode(&batch, first_row, f)
     }
@@ -73,6 +94,76 @@ impl ArrowEncoder {
 fn at_row(first_row: u64, row: usize, what: String) -> Error {
     Error::feature(what)
         .with_record(first_row.saturating_add(u64::try_from(row).unwrap_or(u64::MAX)))
+}
+
+/// The extension name of Arrow's canonical fixed-shape tensor type.
+const FIXED_SHAPE_TENSOR: &str = "arrow.fixed_shape_tensor";
+
+/// An error for an `arrow.fixed_shape_tensor` column whose values are stored in another order
+/// than row-major (a `permutation` other than `0, 1, ..` in its metadata, as the canonical
+/// extension types define it): read as its storage, its values would come out transposed.
+/// Without one, the storage holds the row-major values a record holds.
+fn no_permutation(field: &Field, layout: &ColumnLayout) -> Result<()> {
+    if field.extension_type_name() != Some(FIXED_SHAPE_TENSOR) {
+        return Ok(());
+    }
+    let permutation = field
+        .extension_type_metadata()
+        .and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok())
+        .and_then(|m| m.get("permutation").cloned())
+        .filter(|p| !p.is_null());
+    let Some(permutation) = permutation else {
+        return Ok(());
+    };
+    let identity = permutation.as_array().is_some_and(|p| {
+        p.iter()
+            .enumerate()
+            .all(|(i, d)| d.as_u64() == u64::try_from(i).ok())
+    });
+    if identity {
+        return Ok(());
+    }
+    Err(Error::feature(format!(
+        "column `{}` is an {FIXED_SHAPE_TENSOR} with permutation {permutation}: its storage is \
+         not in row-major order, and is not read (make the tensor row-major first, e.g. with \
+         numpy's ascontiguousarray)",
+        layout.name
+    ))
+    .with_key(layout.name.clone()))
+}
+
+/// How the entries of one level's array lead to the entries of the next: for mapping an entry
+/// deep in a column back to the row it belongs to.
+enum Up {
+    /// Each entry's range of child entries.
+    List(Vec<(usize, usize)>),
+    /// Each entry holds `n` child entries.
+    Fixed(usize),
+}
+
+/// The row of entry `i` of the array below `ups` (the levels above it, outermost first).
+fn row_of(ups: &[Up], mut i: usize) -> usize {
+    for up in ups.iter().rev() {
+        i = match up {
+            Up::Fixed(n) => i / (*n).max(1),
+            Up::List(bounds) => bounds
+                .iter()
+                .position(|&(a, b)| a <= i && i < b)
+                .unwrap_or(0),
+        };
+    }
+    i
+}
+
+/// The array index of the `k`-th value the runs keep.
+fn kept_index(runs: &[Run], mut k: usize) -> usize {
+    for &(a, b, _) in runs {
+        if k < b - a {
+            return a + k;
+        }
+        k -= b - a;
+    }
+    0
 }
 
 /// The rows of one column in the columnar layout.
@@ -105,6 +196,8 @@ fn to_column(array: &ArrayRef, layout: &ColumnLayout, first_row: u64) -> Result<
     };
     let mut current: ArrayRef = array.clone();
     let mut levels = Vec::with_capacity(layout.levels.len());
+    let mut ups: Vec<Up> = Vec::with_capacity(layout.levels.len());
+    let at = Place { layout, first_row };
     for (depth, kind) in layout.levels.iter().enumerate() {
         let (level, next_runs, child) = match kind {
             LevelKind::Fixed(n) => {
@@ -115,45 +208,29 @@ fn to_column(array: &ArrayRef, layout: &ColumnLayout, first_row: u64) -> Result<
                     return Err(type_error(layout, &current));
                 }
                 if depth > 0 {
-                    no_nulls(&current, &runs, layout)?;
+                    at.no_nulls(&current, &runs, &ups)?;
                 }
                 let runs = runs
                     .iter()
                     .map(|&(a, b, null)| (a * n, b * n, null))
                     .collect();
+                ups.push(Up::Fixed(*n));
                 (Level::Fixed(*n), runs, list.values().clone())
             }
             LevelKind::List => {
-                let (offsets, child): (Vec<i64>, ArrayRef) = match current.data_type() {
-                    DataType::List(_) => {
-                        let l = current.as_list::<i32>();
-                        (
-                            l.value_offsets().iter().map(|&o| i64::from(o)).collect(),
-                            l.values().clone(),
-                        )
-                    }
-                    DataType::LargeList(_) => {
-                        let l = current.as_list::<i64>();
-                        (l.value_offsets().to_vec(), l.values().clone())
-                    }
-                    _ => return Err(type_error(layout, &current)),
-                };
+                let (bounds, child) =
+                    list_bounds(&current).ok_or_else(|| type_error(layout, &current))?;
                 if depth > 0 {
-                    no_nulls(&current, &runs, layout)?;
+                    at.no_nulls(&current, &runs, &ups)?;
                 }
                 let mut out = Vec::with_capacity(rows + 1);
                 out.push(0i64);
                 let mut next: Vec<Run> = Vec::new();
                 let mut total = 0i64;
                 for &(a, b, null) in &runs {
-                    for e in a..b {
-                        let (s, t) = (offsets[e], offsets[e + 1]);
+                    for &(s, t) in &bounds[a..b] {
                         if !null && t > s {
-                            total += t - s;
-                            let (s, t) = (
-                                usize::try_from(s).unwrap_or(0),
-                                usize::try_from(t).unwrap_or(0),
-                            );
+                            total += i64::try_from(t - s).unwrap_or(i64::MAX);
                             match next.last_mut() {
                                 Some(last) if last.1 == s => last.1 = t,
                                 _ => next.push((s, t, false)),
@@ -162,6 +239,7 @@ fn to_column(array: &ArrayRef, layout: &ColumnLayout, first_row: u64) -> Result<
                         out.push(total);
                     }
                 }
+                ups.push(Up::List(bounds));
                 (Level::List(out), next, child)
             }
         };
@@ -171,10 +249,10 @@ fn to_column(array: &ArrayRef, layout: &ColumnLayout, first_row: u64) -> Result<
     }
     let top_level_nulls = layout.levels.is_empty();
     if !top_level_nulls {
-        no_nulls(&current, &runs, layout)?;
+        at.no_nulls(&current, &runs, &ups)?;
     }
     let leaf = if layout.sparse_indices.is_empty() {
-        leaf_values(&current, layout.dtype, &runs, layout)?
+        leaf_values(&current, layout.dtype, &runs, &at, &ups)?
     } else {
         let s = current
             .as_struct_opt()
@@ -186,17 +264,17 @@ fn to_column(array: &ArrayRef, layout: &ColumnLayout, first_row: u64) -> Result<
         let mut indices = Vec::with_capacity(dims);
         for d in 0..dims {
             let col = s.column(d);
-            no_nulls(col, &runs, layout)?;
-            match leaf_values(col, DType::Int64, &runs, layout)? {
+            at.no_nulls(col, &runs, &ups)?;
+            match leaf_values(col, DType::Int64, &runs, &at, &ups)? {
                 Leaf::Int64(v) => indices.push(v),
                 _ => return Err(type_error(layout, col)),
             }
         }
         let values = s.column(dims);
-        no_nulls(values, &runs, layout)?;
+        at.no_nulls(values, &runs, &ups)?;
         Leaf::Sparse {
             indices,
-            values: Box::new(leaf_values(values, layout.dtype, &runs, layout)?),
+            values: Box::new(leaf_values(values, layout.dtype, &runs, &at, &ups)?),
         }
     };
     Ok(Column::new(layout.name.clone(), valid, levels, leaf))
@@ -216,21 +294,75 @@ fn type_error(layout: &ColumnLayout, found: &ArrayRef) -> Error {
 /// values are placeholders: a null row keeps its place in fixed levels, and none in a list).
 type Run = (usize, usize, bool);
 
-/// An error when an entry inside the kept runs is null: only whole rows may be null.
-fn no_nulls(array: &ArrayRef, runs: &[Run], layout: &ColumnLayout) -> Result<()> {
-    let Some(nulls) = array.logical_nulls().filter(|n| n.null_count() > 0) else {
-        return Ok(());
-    };
-    for &(a, b, _) in runs.iter().filter(|r| !r.2) {
-        if let Some(i) = (a..b).find(|&i| nulls.is_null(i)) {
-            return Err(Error::feature(format!(
-                "column `{}` holds a null value inside a list (entry {i}); a record's list has no place for one",
-                layout.name
-            ))
-            .with_key(layout.name.clone()));
+/// Each entry's range of child entries, and the child array, of a list array (`List`,
+/// `LargeList` or their views); `None` for another type.
+fn list_bounds(array: &ArrayRef) -> Option<(Vec<(usize, usize)>, ArrayRef)> {
+    let to = |o: i64| usize::try_from(o).unwrap_or(0);
+    Some(match array.data_type() {
+        DataType::List(_) => {
+            let l = array.as_list::<i32>();
+            let o = l.value_offsets();
+            let b = o
+                .windows(2)
+                .map(|w| (to(w[0].into()), to(w[1].into())))
+                .collect();
+            (b, l.values().clone())
         }
+        DataType::LargeList(_) => {
+            let l = array.as_list::<i64>();
+            let b = l.value_offsets().windows(2).map(|w| (to(w[0]), to(w[1])));
+            (b.collect(), l.values().clone())
+        }
+        DataType::ListView(_) => {
+            let l = array.as_list_view::<i32>();
+            let b = l.offsets().iter().zip(l.sizes().iter());
+            let b = b.map(|(&o, &n)| (to(o.into()), to(o.into()) + to(n.into())));
+            (b.collect(), l.values().clone())
+        }
+        DataType::LargeListView(_) => {
+            let l = array.as_list_view::<i64>();
+            let b = l.offsets().iter().zip(l.sizes().iter());
+            (
+                b.map(|(&o, &n)| (to(o), to(o) + to(n))).collect(),
+                l.values().clone(),
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// The column being read, for errors naming its key and the row.
+struct Place<'a> {
+    layout: &'a ColumnLayout,
+    first_row: u64,
+}
+
+impl Place<'_> {
+    /// An error about entry `i` of the array below `ups`.
+    fn error(&self, ups: &[Up], i: usize, what: String) -> Error {
+        at_row(self.first_row, row_of(ups, i), what).with_key(self.layout.name.clone())
     }
-    Ok(())
+
+    /// An error when an entry inside the kept runs is null: only whole rows may be null.
+    fn no_nulls(&self, array: &ArrayRef, runs: &[Run], ups: &[Up]) -> Result<()> {
+        let Some(nulls) = array.logical_nulls().filter(|n| n.null_count() > 0) else {
+            return Ok(());
+        };
+        for &(a, b, _) in runs.iter().filter(|r| !r.2) {
+            if let Some(i) = (a..b).find(|&i| nulls.is_null(i)) {
+                return Err(self.error(
+                    ups,
+                    i,
+                    format!(
+                        "column `{}` holds a null value inside a list; a record's list has no \
+                         place for one",
+                        self.layout.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The values of the runs of a value array, as a leaf of `dtype`.
@@ -238,8 +370,10 @@ fn leaf_values(
     array: &ArrayRef,
     dtype: DType,
     runs: &[Run],
-    layout: &ColumnLayout,
+    at: &Place<'_>,
+    ups: &[Up],
 ) -> Result<Leaf> {
+    let layout = at.layout;
     let bad = || type_error(layout, array);
     macro_rules! prim {
         ($t:ty, $variant:ident, $conv:expr) => {{
@@ -312,11 +446,14 @@ fn leaf_values(
                 && let Some(i) = (0..col.len())
                     .find(|&i| col.get(i).is_some_and(|b| std::str::from_utf8(b).is_err()))
             {
-                return Err(Error::feature(format!(
-                    "column `{}`: value {i} is not UTF-8, and the feature is `string`",
-                    layout.name
-                ))
-                .with_key(layout.name.clone()));
+                return Err(at.error(
+                    ups,
+                    kept_index(runs, i),
+                    format!(
+                        "column `{}` holds bytes that are not UTF-8, and the feature is `string`",
+                        layout.name
+                    ),
+                ));
             }
             if dtype == DType::String {
                 Leaf::String(col)

@@ -82,9 +82,17 @@
 //! Values are checked as the generated types check them; where the runtime parser follows
 //! TensorFlow's looser rules, the columns are stricter, because an Arrow row must hold exactly
 //! one record's values: a ragged partition must be valid (TensorFlow's default
-//! `validate=False` does not check), and a sparse feature's index and value counts must agree
-//! in every record (TensorFlow checks the batch's totals). The sparse entries keep their order
-//! in the record (TensorFlow's `parse_example` sorts them unless `already_sorted`).
+//! `validate=False` does not check), a sparse feature's index and value counts must agree
+//! in every record (TensorFlow checks the batch's totals), and each sparse index must lie
+//! below its dimension's `size` (TensorFlow leaves that to `tf.sparse.to_dense`). The sparse
+//! entries keep their order in the record (TensorFlow's `parse_example` sorts them unless
+//! `already_sorted`).
+//!
+//! A SequenceExample may have a context feature and a feature list of the same key; as
+//! columns they would share a name, which Arrow allows but readers that find columns by name
+//! (Parquet's, pyarrow's, [`ArrowEncoder`]) cannot tell apart: [`duplicate_column`] finds such
+//! a name, [`ArrowEncoder`] refuses a spec that has one, and `tfrecord to-parquet` asks for a
+//! spec that leaves one of them out.
 //!
 //! ## Compared with tfx_bsl
 //!
@@ -103,8 +111,15 @@
 //! `ListView`) of values `var`, a `List` of `FixedSizeList`s a `sequence` of rows. Integer
 //! types narrower than 32 bits read as `int32`, `UInt32` as `int64`, `Float16` as `float`,
 //! `Float64` as `double`, views and large variants of binary and text as `bytes` and `string`.
-//! [`ArrowEncoder`] reads these variants for any spec; a null value inside a list has no place
-//! in a record and is an error naming the column.
+//! An `arrow.fixed_shape_tensor` column is read as its storage, a `FixedSizeList` of the
+//! row-major values; one with a `permutation` other than the identity (values stored in
+//! another order) is an error rather than transposed data. When the metadata holds a spec,
+//! columns added to the data later are read off their types as above, as features after the
+//! spec's.
+//!
+//! [`ArrowEncoder`] reads these variants for any spec. A column the spec has no feature for is
+//! an error (its values would be lost), and so is a null value inside a list, which has no
+//! place in a record; errors name the column and the row.
 
 mod from_arrow;
 mod reader;
@@ -113,7 +128,7 @@ mod to_arrow;
 
 pub use from_arrow::ArrowEncoder;
 pub use reader::{ArrowReader, DEFAULT_BATCH_SIZE};
-pub use schema::{SPEC_METADATA_KEY, record_from_schema};
+pub use schema::{SPEC_METADATA_KEY, duplicate_column, record_from_schema};
 pub use to_arrow::ArrowDecoder;
 
 /// Re-exported: the Arrow and Parquet crates this one is built on, at their versions.

@@ -67,6 +67,19 @@ pub(crate) fn column_type(layout: &ColumnLayout, options: ArrowOptions) -> DataT
     })
 }
 
+/// The first column name two fields of `schema` share (for records: a SequenceExample's context
+/// feature and feature list of one key). Arrow allows it, but readers that find columns by
+/// name (Parquet's, pyarrow's, [`ArrowEncoder`](crate::ArrowEncoder)) cannot tell them apart.
+pub fn duplicate_column(schema: &Schema) -> Option<&str> {
+    first_duplicate(schema.fields().iter().map(|f| f.name().as_str()))
+}
+
+/// The first name that comes twice.
+pub(crate) fn first_duplicate<'a>(names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let mut seen = std::collections::HashSet::new();
+    names.into_iter().find(|n| !seen.insert(*n))
+}
+
 /// The Arrow schema of a spec's columns, with the spec itself in the metadata
 /// ([`SPEC_METADATA_KEY`]) so that the data can be written back exactly.
 pub(crate) fn schema(layouts: &[ColumnLayout], record: &Record, options: ArrowOptions) -> Schema {
@@ -86,33 +99,38 @@ pub(crate) fn schema(layouts: &[ColumnLayout], record: &Record, options: ArrowOp
 
 /// The spec of Arrow data: the one in the schema's metadata when it has one (data this crate
 /// wrote), else one read off the column types (see the crate docs, "Arrow data from elsewhere").
+/// Columns added after the data was written (not in the metadata's spec) are read off their
+/// types too, as features after the spec's.
 ///
 /// # Errors
 /// Metadata that is not a valid spec, or a column type with no feature (a map, a union, a
 /// nested struct, a list of lists of lists, a decimal, ...), named in the error.
 pub fn record_from_schema(schema: &Schema, name: &str) -> Result<Record> {
-    if let Some(text) = schema.metadata().get(SPEC_METADATA_KEY) {
-        let parsed = ir::Schema::from_toml_str(text, SPEC_METADATA_KEY).map_err(|d| {
-            Error::feature(format!(
-                "the Arrow schema's `{SPEC_METADATA_KEY}` metadata: {d}"
-            ))
-        })?;
-        return parsed.records.into_iter().next().ok_or_else(|| {
-            Error::feature(format!(
-                "the Arrow schema's `{SPEC_METADATA_KEY}` metadata holds no record"
-            ))
-        });
-    }
-    let mut record = Record {
-        name: name.to_string(),
-        kind: RecordKind::Example,
-        dialect: ir::Dialect::default(),
-        deny_unknown_keys: false,
-        fields: Vec::new(),
-        doc: Vec::new(),
-        origin: ir::Origin::default(),
+    let mut record = match schema.metadata().get(SPEC_METADATA_KEY) {
+        Some(text) => {
+            let parsed = ir::Schema::from_toml_str(text, SPEC_METADATA_KEY).map_err(|d| {
+                Error::feature(format!(
+                    "the Arrow schema's `{SPEC_METADATA_KEY}` metadata: {d}"
+                ))
+            })?;
+            parsed.records.into_iter().next().ok_or_else(|| {
+                Error::feature(format!(
+                    "the Arrow schema's `{SPEC_METADATA_KEY}` metadata holds no record"
+                ))
+            })?
+        }
+        None => Record {
+            name: name.to_string(),
+            kind: RecordKind::Example,
+            dialect: ir::Dialect::default(),
+            deny_unknown_keys: false,
+            fields: Vec::new(),
+            doc: Vec::new(),
+            origin: ir::Origin::default(),
+        },
     };
-    for field in schema.fields() {
+    let known: Vec<String> = record.fields.iter().map(|f| f.name.clone()).collect();
+    for field in schema.fields().iter().filter(|f| !known.contains(f.name())) {
         let (dtype, kind) = feature_of(field.data_type()).ok_or_else(|| {
             Error::feature(format!(
                 "column `{}` of Arrow type {} has no TFRecord feature",

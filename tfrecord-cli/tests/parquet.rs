@@ -10,7 +10,7 @@ use tfrecord_core::proto::tensorflow as tf;
 use tfrecord_core::{Message, RecordWriter, WriterOptions};
 
 mod support;
-use support::{ok, run, s, unsuccessful};
+use support::{fails, ok, run, s, unsuccessful};
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -265,4 +265,59 @@ fn float64_columns_need_a_choice_for_tfrecord() {
         s(&of),
     ]));
     assert!(json.contains("doubleList"), "{json}");
+}
+
+/// Records whose values an inferred spec cannot hold are refused, not dropped: a key whose
+/// records disagree on its type, and records with no feature at all (Parquet has no rows
+/// without columns). A key that never holds a value is only noted.
+#[test]
+fn what_an_inferred_spec_would_lose_is_an_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let write = |name: &str, records: &[tf::Features]| {
+        let path = dir.path().join(name);
+        let mut w = RecordWriter::create(&path, WriterOptions::new()).expect("create");
+        for f in records {
+            let e = tf::Example {
+                features: Some(f.clone()),
+            };
+            w.write(&e.encode_to_vec()).expect("write");
+        }
+        w.finish().expect("finish");
+        path
+    };
+    let feature = |kind: Option<tf::feature::Kind>| tf::Feature { kind };
+    let with = |pairs: Vec<(&str, Option<tf::feature::Kind>)>| tf::Features {
+        feature: pairs
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), feature(v)))
+            .collect(),
+    };
+    let ints = |v: Vec<i64>| Some(tf::feature::Kind::Int64List(tf::Int64List { value: v }));
+    let floats = |v: Vec<f32>| Some(tf::feature::Kind::FloatList(tf::FloatList { value: v }));
+
+    let conflict = write(
+        "conflict.tfrecord",
+        &[
+            with(vec![("a", ints(vec![1])), ("x", ints(vec![1]))]),
+            with(vec![("a", ints(vec![2])), ("x", floats(vec![2.5]))]),
+        ],
+    );
+    let out = dir.path().join("o.parquet");
+    let err = fails(&run(&["to-parquet", s(&conflict), "-o", s(&out)]));
+    assert!(err.contains("\"x\"") && err.contains("disagree"), "{err}");
+    assert!(!out.exists(), "no output is left");
+
+    let empty = write("empty.tfrecord", &[with(vec![]), with(vec![])]);
+    let err = fails(&run(&["to-parquet", s(&empty), "-o", s(&out)]));
+    assert!(err.contains("no rows without columns"), "{err}");
+    assert!(!out.exists(), "no output is left");
+
+    // A feature that never has a kind set holds nothing to lose: a note, and the file.
+    let unset = write(
+        "unset.tfrecord",
+        &[with(vec![("a", ints(vec![1])), ("u", None)])],
+    );
+    let o = run(&["to-parquet", s(&unset), "-o", s(&out)]);
+    ok(&o);
+    assert!(support::stderr(&o).contains("note: feature \"u\""));
 }

@@ -228,6 +228,10 @@ pub struct Inferred {
     pub record: Record,
     /// Keys left out, each with the reason, in key order: `(key, reason)`.
     pub notes: Vec<(String, String)>,
+    /// The keys of [`notes`](Self::notes) that some record gives values (of disagreeing
+    /// types, or under an empty key): what a conversion by this spec would lose. The others
+    /// never hold a value.
+    pub lost: Vec<String>,
     /// How many records were observed.
     pub records: u64,
 }
@@ -304,18 +308,25 @@ impl Inferrer {
     /// The record named `name`, with a field per key that could be inferred.
     pub fn finish(self, name: &str) -> Inferred {
         let mut notes = Vec::new();
+        let mut lost = Vec::new();
         let mut fields = Vec::new();
         let records = self.records;
         let in_records = |present: u64| format!("In {present} of {records} records");
         for (key, (present, lists)) in &self.features {
             if key.is_empty() {
                 notes.push((key.clone(), "a spec key cannot be empty".to_string()));
+                if !lists.types.is_empty() {
+                    lost.push(key.clone());
+                }
                 continue;
             }
             let dtype = match lists.dtype() {
                 Ok(d) => d,
                 Err(why) => {
                     notes.push((key.clone(), why));
+                    if !lists.types.is_empty() {
+                        lost.push(key.clone());
+                    }
                     continue;
                 }
             };
@@ -341,6 +352,9 @@ impl Inferrer {
         for (key, list) in &self.lists {
             if key.is_empty() {
                 notes.push((key.clone(), "a spec key cannot be empty".to_string()));
+                if !list.steps.types.is_empty() {
+                    lost.push(key.clone());
+                }
                 continue;
             }
             let dtype = match list.steps.dtype() {
@@ -354,6 +368,9 @@ impl Inferrer {
                 }
                 Err(why) => {
                     notes.push((key.clone(), why));
+                    if !list.steps.types.is_empty() {
+                        lost.push(key.clone());
+                    }
                     continue;
                 }
             };
@@ -396,6 +413,7 @@ impl Inferrer {
                 origin: Origin::default(),
             },
             notes,
+            lost,
             records,
         }
     }

@@ -9,7 +9,9 @@ use tfrecord_arrow::parquet::arrow::ArrowWriter;
 use tfrecord_arrow::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use tfrecord_arrow::parquet::basic::{Compression, GzipLevel, ZstdLevel};
 use tfrecord_arrow::parquet::file::properties::WriterProperties;
-use tfrecord_arrow::{ArrowDecoder, ArrowEncoder, ArrowOptions, record_from_schema};
+use tfrecord_arrow::{
+    ArrowDecoder, ArrowEncoder, ArrowOptions, duplicate_column, record_from_schema,
+};
 use tfrecord_core::parse::DType;
 use tfrecord_core::{Error, Format};
 use tfrecord_schema::ir::Record;
@@ -59,15 +61,29 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
                 .unwrap_or_else(|| infer::default_name(args.inputs.first().map(PathBuf::as_path)));
             let (inferred, not_utf8) =
                 infer::infer_record(&sources, &args.read, verify, &args.dataset, ty, &name)?;
+            // A feature the inferred spec leaves out whose records hold values would not reach
+            // the file: say which, and stop, rather than write a file that looks complete. (A
+            // key that never holds a value is only noted.)
+            let mut left_out = Vec::new();
             for (key, why) in &inferred.notes {
-                eprintln!("tfrecord: note: feature {key:?} left out of the inferred spec: {why}");
+                if inferred.lost.contains(key) {
+                    left_out.push(format!("{key:?} ({why})"));
+                } else {
+                    eprintln!(
+                        "tfrecord: note: feature {key:?} left out of the inferred spec: {why}"
+                    );
+                }
             }
             if !not_utf8.is_empty() {
-                eprintln!(
-                    "tfrecord: note: {} feature key(s) that are not UTF-8 left out of the \
-                     inferred spec",
-                    not_utf8.len()
-                );
+                left_out.push(format!("{} key(s) that are not UTF-8", not_utf8.len()));
+            }
+            if !left_out.is_empty() {
+                return Err(CliError::Core(Error::feature(format!(
+                    "the spec inferred from the records leaves out {}, whose values would be \
+                     lost: pass --spec with the features to write (`tfrecord infer` prints one \
+                     to start from)",
+                    left_out.join(", ")
+                ))));
             }
             inferred.record
         }
@@ -80,6 +96,17 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
     };
     let options = ArrowOptions::new().with_large_lists(args.large_lists);
     let decoder = ArrowDecoder::with_options(&record, format, options).map_err(in_spec)?;
+    let no_columns = decoder.schema().fields().is_empty();
+    if let Some(name) = duplicate_column(&decoder.schema()) {
+        return Err(in_spec(
+            Error::feature(format!(
+                "a context feature and a feature list would both be Parquet columns named \
+                 `{name}`, which Parquet readers cannot tell apart: pass a spec (--spec) that \
+                 leaves one of them out"
+            ))
+            .with_key(name.to_string()),
+        ));
+    }
     let codec = match args.codec {
         CodecArg::None => Compression::UNCOMPRESSED,
         CodecArg::Snappy => Compression::SNAPPY,
@@ -103,6 +130,12 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
         let flush = |batch: &mut Batch<'_>, writer: &mut ArrowWriter<File>| -> CliResult<()> {
             if batch.records().is_empty() {
                 return Ok(());
+            }
+            if no_columns {
+                return Err(CliError::Core(Error::feature(
+                    "the spec has no feature to write, and a Parquet file holds no rows \
+                     without columns: the records would be lost",
+                )));
             }
             let rb = decoder
                 .decode(batch.records(), 0)

@@ -131,7 +131,7 @@ impl Builder {
             })
             .collect();
         let mut leaf = match &c.shape {
-            Shape::Sparse { index } => Leaf::Sparse {
+            Shape::Sparse { index, .. } => Leaf::Sparse {
                 indices: vec![Vec::new(); index.len()],
                 values: Box::new(Leaf::empty(c.dtype)),
             },
@@ -275,7 +275,7 @@ impl Builder {
                     }
                 }
             }
-            Shape::Sparse { index } => self.sparse(format, c, index, slots)?,
+            Shape::Sparse { index, size } => self.sparse(format, c, index, size, slots)?,
             Shape::Ragged { parts } => self.ragged(format, c, parts, slots, scratch)?,
             Shape::StepsVar | Shape::StepsFixed { .. } => match found {
                 Some(fb) => {
@@ -396,6 +396,7 @@ impl Builder {
         format: Format,
         c: &ColPlan,
         index: &[(usize, String)],
+        size: &[u64],
         slots: &Slots<'_>,
     ) -> Result<()> {
         let Leaf::Sparse { indices, values } = &mut self.leaf else {
@@ -417,11 +418,12 @@ impl Builder {
         let m = append(values, c.dtype, format, fb)
             .map_err(|p| problem(&c.key, c.dtype, p))?
             .unwrap_or(0);
-        for ((slot, key), out) in index.iter().zip(indices.iter_mut()) {
+        for (d, ((slot, key), out)) in index.iter().zip(indices.iter_mut()).enumerate() {
             let before = out.len();
             if let Some(fb) = slots[*slot].as_ref() {
                 int64s(fb, format, out).map_err(|p| problem(key, DType::Int64, p))?;
             }
+            sparse_indices_fit(&out[before..], size.get(d).copied(), key)?;
             let k = out.len() - before;
             if k != m {
                 return Err(Error::feature_problem(
@@ -467,7 +469,10 @@ impl Builder {
             None => 0,
         };
         for (i, p) in parts.iter().enumerate().rev() {
-            splits(p, slots, n, format, scratch)?;
+            splits(p, slots, n, format, scratch).map_err(|e| match e.key() {
+                Some(_) => e,
+                None => e.with_key(c.key.clone()),
+            })?;
             if let Some(Level::List(offsets)) = self.levels.get_mut(i + 1) {
                 let base = offsets.last().copied().unwrap_or(0);
                 offsets.extend(scratch.splits.iter().skip(1).map(|s| base + s));
@@ -477,5 +482,25 @@ impl Builder {
         self.close(0, n);
         self.row(true);
         Ok(())
+    }
+}
+
+/// An error unless every index lies in `0..size` (any size when the spec gives none): an Arrow
+/// row holds one record's entries, checked as the generated `Sparse` type checks them
+/// (TensorFlow's parser leaves this to `tf.sparse.to_dense`).
+pub(super) fn sparse_indices_fit(indices: &[i64], size: Option<u64>, key: &str) -> Result<()> {
+    let Some(size) = size else {
+        return Ok(());
+    };
+    match indices
+        .iter()
+        .find(|&&i| u64::try_from(i).map_or(true, |i| i >= size))
+    {
+        Some(i) => Err(Error::feature(format!(
+            "sparse index {i} of {key:?} is outside the feature's size: expected 0 to {}",
+            size.saturating_sub(1)
+        ))
+        .with_key(key.to_string())),
+        None => Ok(()),
     }
 }

@@ -45,7 +45,7 @@ pub(crate) fn entries(plan: &Plan) -> (Vec<Entry>, Vec<Entry>) {
             role: Role::Values,
         });
         match &c.shape {
-            Shape::Sparse { index } => {
+            Shape::Sparse { index, .. } => {
                 for (d, (_, key)) in index.iter().enumerate() {
                     target.push(Entry {
                         key: key.clone(),
@@ -124,7 +124,10 @@ pub(crate) fn check_batch(plan: &Plan, batch: &ColumnBatch) -> Result<()> {
             };
         }
         let leaf_ok = match (&col.leaf, &c.shape) {
-            (Leaf::Sparse { indices, values }, Shape::Sparse { index }) => {
+            (Leaf::Sparse { indices, values }, Shape::Sparse { index, size }) => {
+                for (d, (i, (_, key))) in indices.iter().zip(index).enumerate() {
+                    super::decode::sparse_indices_fit(i, size.get(d).copied(), key)?;
+                }
                 indices.len() == index.len()
                     && indices.iter().all(|i| i.len() == values.len())
                     && leaf_type(values, c.dtype)

@@ -89,8 +89,12 @@ pub(crate) enum Shape {
     Var,
     /// Any number of rows of `row` values.
     Rows { row: usize },
-    /// Values with one index feature per dimension: `(slot, key)`.
-    Sparse { index: Vec<(usize, String)> },
+    /// Values with one index feature per dimension: `(slot, key)`, and the dimensions' sizes
+    /// (each index lies in `0..size`).
+    Sparse {
+        index: Vec<(usize, String)>,
+        size: Vec<u64>,
+    },
     /// Values split by partitions, outermost first.
     Ragged { parts: Vec<Part> },
     /// A feature list: steps of any number of values.
@@ -218,14 +222,19 @@ impl Plan {
                     (Shape::Fixed { n }, fixed_levels(&dims), absent, Vec::new())
                 }
                 FeatureKind::Var { .. } => (Shape::Var, vec![LevelKind::List], or_null, Vec::new()),
-                FeatureKind::Sparse { index_keys, .. } => {
+                FeatureKind::Sparse {
+                    index_keys, size, ..
+                } => {
                     let index = index_keys
                         .iter()
                         .map(|k| (table.intern(k), k.clone()))
                         .collect();
                     // As TensorFlow: an absent sparse feature has no entries, never an error.
                     (
-                        Shape::Sparse { index },
+                        Shape::Sparse {
+                            index,
+                            size: size.clone(),
+                        },
                         vec![LevelKind::List],
                         Absent::Null,
                         index_keys.clone(),

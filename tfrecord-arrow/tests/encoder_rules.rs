@@ -1,0 +1,251 @@
+//! What `ArrowEncoder` refuses rather than lose or garble, and the list variants it reads:
+//! columns the spec lacks, nulls inside lists (named by their row, deep in nested lists and
+//! past the first batch), fixed-shape tensors stored transposed, sparse indices outside the
+//! feature's size, two columns of one name; `ListView` read as `List`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_buffer::{NullBuffer, ScalarBuffer};
+use tfrecord_arrow::arrow_array::builder::{Int64Builder, ListBuilder};
+use tfrecord_arrow::arrow_array::{
+    Array, ArrayRef, FixedSizeListArray, Int64Array, ListArray, ListViewArray, RecordBatch,
+};
+use tfrecord_arrow::arrow_schema::{DataType, Field, Schema};
+use tfrecord_arrow::{
+    ArrowDecoder, ArrowEncoder, SPEC_METADATA_KEY, duplicate_column, record_from_schema,
+};
+use tfrecord_core::Format;
+use tfrecord_schema::ir::{Record, Schema as Spec};
+
+fn record(toml: &str) -> Record {
+    Spec::from_toml_str(toml, "spec.toml")
+        .expect("a valid spec")
+        .records
+        .remove(0)
+}
+
+fn batch(fields: Vec<Field>, columns: Vec<ArrayRef>) -> RecordBatch {
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).expect("a valid batch")
+}
+
+/// The records of `batch` by the spec read off its schema, or the error.
+fn encode(batch: &RecordBatch, first_row: u64) -> tfrecord_core::Result<Vec<Vec<u8>>> {
+    let spec = record_from_schema(&batch.schema(), "R")?;
+    let mut out = Vec::new();
+    ArrowEncoder::new(&spec, Format::TfRecord)?.encode(batch, first_row, |r| {
+        out.push(r.to_vec());
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+#[test]
+fn a_column_the_spec_lacks_is_an_error_and_one_added_after_the_spec_is_read() {
+    let spec = "[records.R.features.x]\ndtype = \"int64\"\n";
+    let x = Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef;
+    let extra = Arc::new(Int64Array::from(vec![7, 8])) as ArrayRef;
+    let fields = vec![
+        Field::new("x", DataType::Int64, false),
+        Field::new("extra", DataType::Int64, false),
+    ];
+    let b = batch(fields.clone(), vec![x.clone(), extra.clone()]);
+    let err = ArrowEncoder::new(&record(spec), Format::TfRecord)
+        .unwrap()
+        .encode(&b, 0, |_| Ok(()))
+        .unwrap_err();
+    assert_eq!(err.key(), Some("extra"));
+    assert!(err.to_string().contains("would be lost"), "{err}");
+
+    // The spec in the metadata (data written here), and a column added since: both written.
+    let schema = Schema::new_with_metadata(
+        fields,
+        HashMap::from([(SPEC_METADATA_KEY.to_string(), spec.to_string())]),
+    );
+    let b = RecordBatch::try_new(Arc::new(schema), vec![x, extra]).unwrap();
+    let records = encode(&b, 0).unwrap();
+    let back = ArrowDecoder::new(
+        &record(&format!(
+            "{spec}[records.R.features.extra]\ndtype = \"int64\"\n"
+        )),
+        Format::TfRecord,
+    )
+    .unwrap()
+    .decode(&records, 0)
+    .unwrap();
+    let extra = back.column_by_name("extra").expect("a column");
+    let extra = extra.as_any().downcast_ref::<Int64Array>().expect("Int64");
+    assert_eq!(extra.values(), &[7, 8]);
+}
+
+#[test]
+fn a_null_inside_nested_lists_names_its_row() {
+    // Rows of lists of lists: row 2 holds [[1], [null]], past 1000 rows of earlier batches.
+    let mut inner = ListBuilder::new(ListBuilder::new(Int64Builder::new()));
+    for row in 0..4 {
+        for step in 0..2 {
+            if row == 2 && step == 1 {
+                inner.values().values().append_null();
+            } else {
+                inner.values().values().append_value(row * 10 + step);
+            }
+            inner.values().append(true);
+        }
+        inner.append(true);
+    }
+    let nested = inner.finish();
+    let b = batch(
+        vec![Field::new("steps", nested.data_type().clone(), true)],
+        vec![Arc::new(nested)],
+    );
+    let spec = record(
+        "[records.R]\nkind = \"sequence_example\"\n[records.R.sequence.steps]\ndtype = \"int64\"\nkind = \"var\"\n",
+    );
+    let err = ArrowEncoder::new(&spec, Format::TfRecord)
+        .unwrap()
+        .encode(&b, 1000, |_| Ok(()))
+        .unwrap_err();
+    assert_eq!(
+        (err.key(), err.record()),
+        (Some("steps"), Some(1002)),
+        "{err}"
+    );
+}
+
+#[test]
+fn list_views_read_as_lists() {
+    // Views may point anywhere in their values, out of order: rows [3, 4], [], [1], null.
+    let values = Arc::new(Int64Array::from(vec![1, 2, 3, 4]));
+    let item = Arc::new(Field::new("item", DataType::Int64, false));
+    let offsets = ScalarBuffer::from(vec![2i32, 0, 0, 0]);
+    let sizes = ScalarBuffer::from(vec![2i32, 0, 1, 0]);
+    let nulls = NullBuffer::from(vec![true, true, true, false]);
+    let view = ListViewArray::new(item, offsets, sizes, values, Some(nulls));
+    let b = batch(
+        vec![Field::new("v", view.data_type().clone(), true)],
+        vec![Arc::new(view)],
+    );
+    let records = encode(&b, 0).unwrap();
+    let spec = record("[records.R.features.v]\ndtype = \"int64\"\nkind = \"var\"\n");
+    let back = ArrowDecoder::new(&spec, Format::TfRecord)
+        .unwrap()
+        .decode(&records, 0)
+        .unwrap();
+    let v = back.column(0).as_any().downcast_ref::<ListArray>().unwrap();
+    let rows: Vec<Option<Vec<i64>>> = (0..4)
+        .map(|i| {
+            v.is_valid(i).then(|| {
+                let a = v.value(i);
+                a.as_any()
+                    .downcast_ref::<Int64Array>()
+                    .unwrap()
+                    .values()
+                    .to_vec()
+            })
+        })
+        .collect();
+    assert_eq!(rows, [Some(vec![3, 4]), Some(vec![]), Some(vec![1]), None]);
+}
+
+fn tensor_field(permutation: Option<&str>) -> Field {
+    let item = Arc::new(Field::new("item", DataType::Int64, false));
+    let mut meta = String::from("{\"shape\":[2,2]");
+    if let Some(p) = permutation {
+        meta.push_str(&format!(",\"permutation\":{p}"));
+    }
+    meta.push('}');
+    Field::new("t", DataType::FixedSizeList(item, 4), false).with_metadata(HashMap::from([
+        (
+            "ARROW:extension:name".to_string(),
+            "arrow.fixed_shape_tensor".to_string(),
+        ),
+        ("ARROW:extension:metadata".to_string(), meta),
+    ]))
+}
+
+#[test]
+fn a_fixed_shape_tensor_is_read_row_major_and_a_permuted_one_refused() {
+    let storage = || {
+        let item = Arc::new(Field::new("item", DataType::Int64, false));
+        let values = Arc::new(Int64Array::from(vec![1, 2, 3, 4])) as ArrayRef;
+        Arc::new(FixedSizeListArray::new(item, 4, values, None)) as ArrayRef
+    };
+    for permutation in [None, Some("[0,1]")] {
+        let b = batch(vec![tensor_field(permutation)], vec![storage()]);
+        let records = encode(&b, 0).unwrap();
+        assert_eq!(records.len(), 1, "{permutation:?}");
+    }
+    // The canonical type's key is `permutation`, as pyarrow writes it.
+    let b = batch(vec![tensor_field(Some("[1,0]"))], vec![storage()]);
+    let err = encode(&b, 0).unwrap_err();
+    assert_eq!(err.key(), Some("t"));
+    assert!(err.to_string().contains("permutation [1,0]"), "{err}");
+}
+
+#[test]
+fn sparse_indices_outside_the_size_are_errors_both_ways() {
+    let spec = record(
+        "[records.R.features.sp]\ndtype = \"float\"\nkind = \"sparse\"\nindex_key = \"ix\"\nvalue_key = \"v\"\nsize = 10\n",
+    );
+    use tfrecord_core::Message;
+    use tfrecord_core::proto::tensorflow::{
+        Example, Feature, Features, FloatList, Int64List, feature,
+    };
+    let example = |ix: Vec<i64>| {
+        let mut f = Features::default();
+        f.feature.insert(
+            "ix".into(),
+            Feature {
+                kind: Some(feature::Kind::Int64List(Int64List { value: ix })),
+            },
+        );
+        f.feature.insert(
+            "v".into(),
+            Feature {
+                kind: Some(feature::Kind::FloatList(FloatList { value: vec![1.0] })),
+            },
+        );
+        Example { features: Some(f) }.encode_to_vec()
+    };
+    let decoder = ArrowDecoder::new(&spec, Format::TfRecord).unwrap();
+    let good = decoder.decode(&[example(vec![9])], 0).unwrap();
+    for bad in [10, -1] {
+        let err = decoder
+            .decode(&[example(vec![0]), example(vec![bad])], 5)
+            .unwrap_err();
+        assert_eq!((err.key(), err.record()), (Some("ix"), Some(6)), "{err}");
+        assert!(err.to_string().contains("expected 0 to 9"), "{err}");
+    }
+    // Arrow rows with an index past the size are not written as records either.
+    let encoder = ArrowEncoder::new(&spec, Format::TfRecord).unwrap();
+    assert!(encoder.encode(&good, 0, |_| Ok(())).is_ok());
+    let smaller = record(
+        "[records.R.features.sp]\ndtype = \"float\"\nkind = \"sparse\"\nindex_key = \"ix\"\nvalue_key = \"v\"\nsize = 5\n",
+    );
+    let err = ArrowEncoder::new(&smaller, Format::TfRecord)
+        .unwrap()
+        .encode(&good, 0, |_| Ok(()))
+        .unwrap_err();
+    assert_eq!(err.key(), Some("ix"), "{err}");
+}
+
+#[test]
+fn a_context_feature_and_feature_list_of_one_key_share_no_column_name() {
+    let spec = |lists: &str| {
+        record(&format!(
+            "[records.R]\nkind = \"sequence_example\"\n[records.R.context.x]\ndtype = \"int64\"\n\
+             [records.R.sequence.{lists}]\ndtype = \"int64\"\nkind = \"var\"\nfield = \"x_2\"\n"
+        ))
+    };
+    let apart = spec("y");
+    let decoder = ArrowDecoder::new(&apart, Format::TfRecord).unwrap();
+    assert_eq!(duplicate_column(&decoder.schema()), None);
+    assert!(ArrowEncoder::new(&apart, Format::TfRecord).is_ok());
+    // One key for both (TensorFlow allows it): Arrow holds two columns of one name, the
+    // encoder (which finds columns by name) refuses the spec.
+    let same = spec("x");
+    let decoder = ArrowDecoder::new(&same, Format::TfRecord).unwrap();
+    assert_eq!(duplicate_column(&decoder.schema()), Some("x"));
+    let err = ArrowEncoder::new(&same, Format::TfRecord).unwrap_err();
+    assert_eq!(err.key(), Some("x"));
+}
