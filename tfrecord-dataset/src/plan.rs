@@ -4,8 +4,9 @@
 //! Every file is one split ([`Split::whole`]) while there are at least as many files as
 //! workers, and shards deal them as tf.data's `list_files().shard()` does. Sharded over more
 //! workers than files, each uncompressed TFRecord file is cut into `n` byte ranges
-//! ([`splits_of`]) before the order is drawn and the shards are dealt, so that workers are
-//! never left empty for want of files (a
+//! ([`splits_of`]; fewer when they would be shorter than [`MIN_SPLIT_BYTES`] or the files
+//! together would make more than [`SPLIT_BUDGET`], so that the plan stays small for any `n`) before the order is drawn and the shards are dealt, so that
+//! workers are not left empty for want of files (a
 //! range's reader finds its first record boundary by the checksums: see tfrecord-core's
 //! `RecordReader::open_range`); compressed and OFRecord files stay whole, as they cannot be
 //! entered in the middle. Sharding deals splits, whatever they are.
@@ -17,10 +18,20 @@ use crate::rng::{Rng, Use};
 use crate::sources::SourceFile;
 use crate::split::Split;
 
+/// The shortest byte range a file is cut into: a file of `len` bytes is cut into at most
+/// `len / MIN_SPLIT_BYTES` (rounded up) ranges, whatever the number of workers, and the workers
+/// beyond them read none of it.
+pub(crate) const MIN_SPLIT_BYTES: u64 = 256;
+
+/// At most about this many splits in all: with many files, each is cut into fewer ranges, so
+/// that the plan stays small for any number of workers.
+pub(crate) const SPLIT_BUDGET: usize = 1 << 18;
+
 /// The splits a file is read as: the whole file, or `workers` byte ranges of an uncompressed
 /// TFRecord file (whose record boundaries its checksums show), so that a file is spread over
-/// every worker. Compressed and OFRecord files are read whole.
-fn splits_of(file: &SourceFile, workers: usize) -> Vec<Split> {
+/// the workers; at most one range per [`MIN_SPLIT_BYTES`], and at most `budget`. Compressed and
+/// OFRecord files are read whole.
+fn splits_of(file: &SourceFile, workers: usize, budget: usize) -> Vec<Split> {
     let cut =
         workers > 1 && file.format == Format::TfRecord && file.compression == Compression::None;
     let len = if cut {
@@ -29,13 +40,17 @@ fn splits_of(file: &SourceFile, workers: usize) -> Vec<Split> {
         None
     };
     match len {
-        Some(len) => (0..workers as u64)
-            .filter_map(|i| tfrecord_core::split_range(len, i, workers as u64))
-            .map(|range| Split {
-                range: Some(range),
-                ..Split::whole(file)
-            })
-            .collect(),
+        Some(len) => {
+            let ranges =
+                (workers.min(budget.max(1)) as u64).min(len.div_ceil(MIN_SPLIT_BYTES).max(1));
+            (0..ranges)
+                .filter_map(|i| tfrecord_core::split_range(len, i, ranges))
+                .map(|range| Split {
+                    range: Some(range),
+                    ..Split::whole(file)
+                })
+                .collect()
+        }
         None => vec![Split::whole(file)],
     }
 }
@@ -47,7 +62,11 @@ pub(crate) fn epoch_splits(files: &[SourceFile], opts: &DatasetOptions, epoch: u
     // that no worker is left without records.
     let workers = opts.shard.map_or(1, |s| s.count);
     let ranges = if workers > files.len() { workers } else { 1 };
-    let mut splits: Vec<Split> = files.iter().flat_map(|f| splits_of(f, ranges)).collect();
+    let budget = SPLIT_BUDGET / files.len().max(1);
+    let mut splits: Vec<Split> = files
+        .iter()
+        .flat_map(|f| splits_of(f, ranges, budget))
+        .collect();
     if let Some(shuffle) = opts.shuffle
         && shuffle.files
     {
@@ -69,7 +88,7 @@ pub(crate) fn epoch_splits(files: &[SourceFile], opts: &DatasetOptions, epoch: u
 /// Threads and determinism are left out: a checkpoint resumes with any thread count.
 pub(crate) fn fingerprint(files: &[SourceFile], opts: &DatasetOptions) -> String {
     let mut h = Fnv::new();
-    h.text("tfrecord-dataset 1");
+    h.text("tfrecord-dataset 2");
     h.u64(files.len() as u64);
     for f in files {
         h.text(&f.path.to_string_lossy());

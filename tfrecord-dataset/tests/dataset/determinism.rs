@@ -153,6 +153,29 @@ fn shards_together_hold_every_record_exactly_once() {
     }
 }
 
+/// A shard count far beyond the records: a file is cut into at most one range per 256 bytes,
+/// so the plan stays small, and the shards together still hold every record once.
+#[test]
+fn a_huge_shard_count_reads_every_record_once_without_a_huge_plan() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_set(dir.path(), &[300], |_| "big.tfrecord".to_string());
+    let size = fs::metadata(dir.path().join("big.tfrecord"))
+        .expect("written")
+        .len();
+    let ranges = usize::try_from(size.div_ceil(256)).expect("small");
+    let count = 1_000_000_000;
+    let mut all = Vec::new();
+    for index in (0..ranges + 2).chain([count / 2, count - 1]) {
+        let got = labels(&open(dir.path(), DatasetOptions::new().shard(index, count)));
+        if index >= ranges {
+            assert!(got.is_empty(), "worker {index} of {ranges} ranges");
+        }
+        all.extend(got);
+    }
+    let expected: Vec<String> = (0..300).map(|i| label(0, i)).collect();
+    assert_eq!(all, expected);
+}
+
 #[test]
 fn skip_and_take_cut_the_shuffled_stream() {
     let dir = data();
