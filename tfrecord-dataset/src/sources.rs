@@ -201,8 +201,15 @@ fn list_dir(dir: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf>> {
         let entry = entry.map_err(|e| Error::io(e, dir))?;
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
-        // Symbolic links count as what they point at.
-        if is_ignored(&name) || !path.is_file() {
+        // Symbolic links count as what they point at; one named as data that points at
+        // nothing is an error (as TensorFlow's reader fails on it), not a file left out.
+        if is_ignored(&name) {
+            continue;
+        }
+        if is_part(&name) || is_record_name(&name) {
+            broken_link(&path)?;
+        }
+        if !path.is_file() {
             continue;
         }
         if is_part(&name) {
@@ -233,6 +240,25 @@ fn list_dir(dir: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// An error when `path` is a symbolic link to nothing (a file since moved or deleted).
+fn broken_link(path: &Path) -> Result<()> {
+    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    match fs::metadata(path) {
+        Err(e) if is_link => {
+            let target =
+                fs::read_link(path).map_or_else(|_| "?".into(), |t| t.display().to_string());
+            Err(Error::io(
+                std::io::Error::new(
+                    e.kind(),
+                    format!("a symbolic link to {target}, which cannot be read: {e}"),
+                ),
+                path,
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The files and directories a glob pattern matches, sorted.
 fn expand_glob(pattern: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf>> {
     let text = pattern.to_string_lossy();
@@ -258,8 +284,11 @@ fn expand_glob(pattern: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf
     for path in matched {
         if path.is_dir() {
             files.extend(list_dir(&path, allow_missing_shards)?);
-        } else if path.is_file() && !is_ignored(&file_name(&path)) {
-            files.push(path);
+        } else if !is_ignored(&file_name(&path)) {
+            broken_link(&path)?;
+            if path.is_file() {
+                files.push(path);
+            }
         }
     }
     if files.is_empty() {

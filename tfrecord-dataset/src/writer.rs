@@ -189,6 +189,17 @@ impl ShardedWriter {
                 opts.split
             )));
         }
+        if let ShardNaming::TensorFlow(prefix) = &opts.naming {
+            let text = prefix.as_os_str().to_string_lossy();
+            if prefix.is_dir() || text.ends_with(std::path::MAIN_SEPARATOR) || text.ends_with('/') {
+                return Err(Error::Options(format!(
+                    "{}: a directory, where the shards' name prefix goes (they are named \
+                     PREFIX-00000-of-0000N): give a file name inside it, e.g. {}",
+                    prefix.display(),
+                    prefix.join("train.tfrecord").display()
+                )));
+            }
+        }
         let dir = opts.naming.dir();
         if let ShardNaming::OneFlow(d) = &opts.naming {
             fs::create_dir_all(d).map_err(|e| Error::io(e, d))?;

@@ -166,6 +166,34 @@ fn a_missing_file_is_an_error_naming_it_and_a_file_is_itself() {
     assert_eq!(expand_path(&odd).expect("a file"), [odd]);
 }
 
+/// A symbolic link named as data that points at nothing is an error naming it, in a directory
+/// and through a glob; links to files count as the files, and a broken link with another name
+/// is passed over like any other non-data file.
+#[cfg(unix)]
+#[test]
+fn a_broken_link_named_as_data_is_an_error_not_a_missing_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    touch(dir.path(), &["a.tfrecord"]);
+    std::os::unix::fs::symlink(dir.path().join("a.tfrecord"), dir.path().join("c.tfrecord"))
+        .expect("symlink");
+    std::os::unix::fs::symlink("/nonexistent/notes", dir.path().join("notes.txt")).expect("link");
+    assert_eq!(
+        names(&expand_path(dir.path()).expect("lists")),
+        ["a.tfrecord", "c.tfrecord"]
+    );
+
+    std::os::unix::fs::symlink("/nonexistent/b.tfrecord", dir.path().join("b.tfrecord"))
+        .expect("symlink");
+    for input in [dir.path().to_path_buf(), dir.path().join("*")] {
+        let err = expand_path(&input).expect_err("a broken link");
+        let text = err.to_string();
+        assert!(
+            text.contains("b.tfrecord") && text.contains("symbolic link"),
+            "{text}"
+        );
+    }
+}
+
 #[test]
 fn inputs_keep_their_order_and_each_has_its_format_and_compression() {
     let dir = tempfile::tempdir().expect("tempdir");

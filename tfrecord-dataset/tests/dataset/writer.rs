@@ -179,6 +179,25 @@ fn an_unfinished_writer_leaves_nothing_behind() {
     assert!(names(dir.path()).is_empty());
 }
 
+/// A prefix that names a directory would put the shards beside it (`DIR-00000-of-00002`):
+/// a usage error that says to name a file inside it, and nothing is written.
+#[test]
+fn a_directory_as_the_name_prefix_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    fs::create_dir(&out).expect("mkdir");
+    let slash = PathBuf::from(format!("{}/", dir.path().join("new").display()));
+    for prefix in [out.clone(), slash] {
+        let naming = ShardNaming::TensorFlow(prefix.clone());
+        let opts = ShardedWriterOptions::new(naming, ShardSplit::RoundRobin(2));
+        let err = ShardedWriter::create(opts).err().expect("refused");
+        assert!(err.is_usage(), "{prefix:?}: {err}");
+        assert!(err.to_string().contains("train.tfrecord"), "{err}");
+    }
+    assert_eq!(names(dir.path()), ["out"]);
+    assert!(names(&out).is_empty());
+}
+
 #[test]
 fn zero_shards_or_sizes_are_usage_errors() {
     let dir = tempfile::tempdir().expect("tempdir");
