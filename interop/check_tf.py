@@ -1022,7 +1022,20 @@ def run_all(R, cli, tmp, seed):
         if not refused:
             raise Fail("(control) protobuf's Example class read a key that is not UTF-8")
         text = cli.run(["cat", path]).stdout.decode("utf-8")
-        want = "".join(text_format.MessageToString(m) + "\n" for m in mirrors)
+
+        def mirror_text(m):
+            # The mirror's keys are a bytes field, every byte escaped; a key that is UTF-8 is
+            # shown as an Example's `string` key is (`CEscape(.., as_utf8=True)`: non-ASCII
+            # characters as they are).
+            t = text_format.MessageToString(m)
+            for e in m.features.feature:
+                if is_utf8(e.key):
+                    as_bytes = text_encoding.CEscape(e.key, as_utf8=False)
+                    as_text = text_encoding.CEscape(e.key.decode("utf-8"), as_utf8=True)
+                    t = t.replace(f'key: "{as_bytes}"\n', f'key: "{as_text}"\n', 1)
+            return t
+
+        want = "".join(mirror_text(m) + "\n" for m in mirrors)
         if text != want:
             for i, (g, w) in enumerate(zip(text.splitlines(), want.splitlines())):
                 if g != w:
@@ -1051,7 +1064,7 @@ def run_all(R, cli, tmp, seed):
             if note not in spec:
                 raise Fail(f"`tfrecord infer a_keys.tfrecord` has no note `{note}`")
 
-    R.check("A TF-written Examples with random non-UTF-8 keys: cat = text_format (keys CEscape'd), cat --json, verify --decode, infer", non_utf8_keys_check)
+    R.check("A TF-written Examples with random non-UTF-8 keys: cat = text_format (keys CEscape'd; UTF-8 ones as text), cat --json, verify --decode, infer", non_utf8_keys_check)
 
     # ---------------- B. tfrecord writes, TensorFlow reads ----------------
     b_examples = gen_examples(random.Random(seed + 2))

@@ -36,6 +36,38 @@ pub fn c_escape(bytes: &[u8]) -> String {
     out
 }
 
+/// Escapes a `string` field's text as Python's text format writes it (`MessageToString`, whose
+/// `as_utf8` is on by default since protobuf 5): `\n`, `\r`, `\t`, `\"`, `\'` and `\\`, other
+/// control characters and DEL as three-digit octal escapes, and every other character as is,
+/// non-ASCII ones included.
+fn utf8_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '"' => out.push_str("\\\""),
+            '\'' => out.push_str("\\'"),
+            '\\' => out.push_str("\\\\"),
+            '\0'..='\x1f' | '\x7f' => {
+                let _ = write!(out, "\\{:03o}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A map key (a `string` field) in the text format: [`utf8_escape`]d when it is UTF-8, else
+/// every byte [`c_escape`]d.
+fn key_text(key: &[u8]) -> String {
+    match std::str::from_utf8(key) {
+        Ok(s) => utf8_escape(s),
+        Err(_) => c_escape(key),
+    }
+}
+
 /// A feature key as text: the key itself when it is UTF-8, else its [`c_escape`]d form.
 pub(crate) fn shown_key(key: &[u8]) -> String {
     match std::str::from_utf8(key) {
@@ -234,7 +266,7 @@ impl Printer {
 
     fn entry(&mut self, name: &str, key: &[u8], body: impl FnOnce(&mut Self)) {
         self.open(name);
-        self.line(&format!("key: \"{}\"", c_escape(key)));
+        self.line(&format!("key: \"{}\"", key_text(key)));
         self.open("value");
         body(self);
         self.close();
@@ -385,6 +417,13 @@ mod tests {
     fn escapes_like_python() {
         assert_eq!(c_escape(b"a\"b'\\\n\x00\xff"), "a\\\"b\\'\\\\\\n\\000\\377");
         assert_eq!(c_escape("ä".as_bytes()), "\\303\\244");
+        // Keys (`string` fields): as Python's `print(example)` with protobuf 7 shows them.
+        assert_eq!(key_text("k e y/é".as_bytes()), "k e y/é");
+        assert_eq!(
+            key_text(b"a\"b'\\\n\t\x01\x7f"),
+            "a\\\"b\\'\\\\\\n\\t\\001\\177"
+        );
+        assert_eq!(key_text(b"\xff"), "\\377");
     }
 
     #[test]
