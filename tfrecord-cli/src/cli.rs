@@ -232,6 +232,11 @@ pub(crate) struct ReadOpts {
     /// Compression of the inputs [default: from each file name; none for `-`].
     #[arg(long, value_enum, ignore_case = true, alias = "input-compression")]
     pub(crate) compression: Option<CompressionArg>,
+    /// The longest record read, in bytes: a longer declared length is an error (or, with
+    /// --resync and --max-bad-records, damage), so that a damaged length never drives a huge
+    /// allocation. TensorFlow has no such limit: raise it for files of larger records.
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 30)]
+    pub(crate) max_record_len: u64,
 }
 
 /// Flags of `cat`.
@@ -382,6 +387,9 @@ pub(crate) struct ConvertArgs {
     /// Compression of the inputs [default: from each file name; none for `-`].
     #[arg(long, value_enum, ignore_case = true)]
     pub(crate) input_compression: Option<CompressionArg>,
+    /// The longest record read, in bytes (see `cat --help`).
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 30)]
+    pub(crate) max_record_len: u64,
     /// The TFRecord side holds `tensorflow.SequenceExample` (only TFRecord to TFRecord:
     /// OFRecord has no sequences).
     #[arg(long)]

@@ -351,6 +351,7 @@ fn through_dataset(
     }
     let reader = ReaderOptions::new()
         .verify_data_crc(r.verify_data_crc)
+        .max_record_len(r.read.max_record_len)
         .bad_records(r.policy.clone());
     let mut opts = DatasetOptions::new().reader(reader).threads(1);
     if let Some((i, n)) = r.ds.shard {

@@ -86,6 +86,7 @@ pub(crate) fn reader_options(
         .format(read.input_format.into())
         .compression(source.compression(flag))
         .verify_data_crc(verify_data_crc)
+        .max_record_len(read.max_record_len)
 }
 
 /// A record reader over a file or standard input.

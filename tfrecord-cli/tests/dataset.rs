@@ -252,3 +252,39 @@ fn convert_writes_shards_and_refuses_an_existing_output_without_force() {
         s(&big),
     ]));
 }
+
+/// Records longer than the length limit are refused with an error that names the flag raising
+/// it; raised, they read (TensorFlow has no limit).
+#[test]
+fn the_record_length_limit_is_named_and_raised_by_a_flag() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("long.tfrecord");
+    let mut w = RecordWriter::create(&path, WriterOptions::new()).expect("create");
+    w.write(&[7u8; 10]).expect("write");
+    w.write(&[7u8; 5000]).expect("write");
+    w.finish().expect("finish");
+    for cmd in ["count", "verify"] {
+        let o = run(&[cmd, "--max-record-len", "4096", s(&path)]);
+        assert_eq!(o.status.code(), Some(1), "{cmd}");
+        let err = support::stderr(&o);
+        assert!(
+            err.contains("declares length 5000") && err.contains("--max-record-len"),
+            "{cmd}: {err}"
+        );
+    }
+    let count = ok(&run(&["count", "--max-record-len", "5000", s(&path)]));
+    assert_eq!(count.trim(), "2");
+    let out = dir.path().join("copy.tfrecord");
+    ok(&run(&[
+        "convert",
+        "--max-record-len",
+        "8000",
+        s(&path),
+        "-o",
+        s(&out),
+    ]));
+    assert_eq!(
+        std::fs::read(&out).expect("read"),
+        std::fs::read(&path).expect("read")
+    );
+}

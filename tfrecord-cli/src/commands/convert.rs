@@ -79,6 +79,7 @@ pub(crate) fn run(args: &ConvertArgs) -> CliResult<ExitCode> {
     let read = ReadOpts {
         input_format: args.input_format,
         compression: args.input_compression,
+        max_record_len: args.max_record_len,
     };
     let mut sink = Output::create(args)?;
     let mut out = Vec::new();
