@@ -108,10 +108,10 @@ impl DatasetArgs {
 }
 
 /// Prints what the policy's readers skipped since the last call, one line each; adds them to
-/// the totals.
-fn report(policy: &BadRecords, totals: &mut Totals) {
+/// the totals. Quiet: only forgets them (a first pass, whose skips the second reports).
+fn report(policy: &BadRecords, totals: &mut Totals, quiet: bool) {
     let skipped = policy.take_logged();
-    if skipped.is_empty() {
+    if skipped.is_empty() || quiet {
         return;
     }
     let mut err = io::stderr().lock();
@@ -225,12 +225,14 @@ struct Reading<'a> {
     policy: BadRecords,
     totals: Totals,
     progress: Progress,
+    /// A first pass over inputs read again: skips are not reported (the second pass does).
+    quiet: bool,
 }
 
 impl Reading<'_> {
     /// Prints the skips logged since the last call.
     fn report(&mut self) {
-        report(&self.policy, &mut self.totals);
+        report(&self.policy, &mut self.totals, self.quiet);
     }
 }
 
@@ -245,6 +247,19 @@ pub(crate) fn for_each(
     read: &ReadOpts,
     verify_data_crc: bool,
     ds: &DatasetArgs,
+    f: impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
+) -> CliResult<u64> {
+    for_each_pass(sources, read, verify_data_crc, ds, false, f)
+}
+
+/// As [`for_each`]; `first_pass`: the inputs are read again after this pass (inferring a
+/// spec), and what is skipped is left for the second pass to report, once.
+pub(crate) fn for_each_pass(
+    sources: &[Source],
+    read: &ReadOpts,
+    verify_data_crc: bool,
+    ds: &DatasetArgs,
+    first_pass: bool,
     mut f: impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
 ) -> CliResult<u64> {
     let mut r = Reading {
@@ -254,6 +269,7 @@ pub(crate) fn for_each(
         policy: ds.policy(),
         totals: Totals::default(),
         progress: Progress::new(sources),
+        quiet: first_pass,
     };
     let res = if ds.reorders() {
         through_dataset(sources, &mut r, &mut f)

@@ -321,3 +321,47 @@ fn what_an_inferred_spec_would_lose_is_an_error() {
     ok(&o);
     assert!(support::stderr(&o).contains("note: feature \"u\""));
 }
+
+/// Without a spec, to-parquet reads its inputs twice (inference, then the rows): a damaged
+/// record skipped under --max-bad-records is reported once, with one summary.
+#[test]
+fn damage_skipped_while_inferring_is_reported_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("in.tfrecord");
+    let mut w = RecordWriter::create(&path, WriterOptions::new()).expect("create");
+    for i in 0..5i64 {
+        let mut f = tf::Features::default();
+        f.feature.insert(
+            "id".into(),
+            tf::Feature {
+                kind: Some(tf::feature::Kind::Int64List(tf::Int64List {
+                    value: vec![i],
+                })),
+            },
+        );
+        w.write(&tf::Example { features: Some(f) }.encode_to_vec())
+            .expect("write");
+    }
+    w.finish().expect("finish");
+    // Flip a byte of the third record's payload: its data checksum fails.
+    let mut bytes = std::fs::read(&path).expect("read");
+    let frame = bytes.len() / 5;
+    bytes[2 * frame + 14] ^= 0x40;
+    std::fs::write(&path, &bytes).expect("write");
+    let out = dir.path().join("o.parquet");
+    let o = run(&[
+        "to-parquet",
+        "--max-bad-records",
+        "1",
+        s(&path),
+        "-o",
+        s(&out),
+    ]);
+    ok(&o);
+    let err = support::stderr(&o);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("skipped")).collect();
+    assert_eq!(lines.len(), 2, "one report and one summary: {err}");
+    assert!(lines[1].contains("skipped 1 damaged record(s)"), "{err}");
+    let reader = SerializedFileReader::new(File::open(&out).expect("open")).expect("parquet");
+    assert_eq!(reader.metadata().file_metadata().num_rows(), 4);
+}

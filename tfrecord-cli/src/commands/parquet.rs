@@ -59,8 +59,15 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
                 .record
                 .clone()
                 .unwrap_or_else(|| infer::default_name(args.inputs.first().map(PathBuf::as_path)));
-            let (inferred, not_utf8) =
-                infer::infer_record(&sources, &args.read, verify, &args.dataset, ty, &name)?;
+            let (inferred, not_utf8) = infer::infer_record(
+                &sources,
+                &args.read,
+                verify,
+                &args.dataset,
+                ty,
+                &name,
+                infer::Pass::First,
+            )?;
             // A feature the inferred spec leaves out whose records hold values would not reach
             // the file: say which, and stop, rather than write a file that looks complete. (A
             // key that never holds a value is only noted.)
