@@ -240,6 +240,11 @@ impl<R: Read> Decoder<R> {
                 self.state = Self::fresh(true);
                 self.ended = false;
             }
+            if eof && self.state.total_in() == 0 && self.state.total_out() == 0 {
+                // No compressed byte at all: an empty file holds no records, as TensorFlow's
+                // reader reads it (a stream cut short after its first byte is damage).
+                return Ok(0);
+            }
             let (before_in, before_out) = (self.state.total_in(), self.state.total_out());
             let flush = if eof {
                 FlushDecompress::Finish
@@ -432,6 +437,17 @@ mod tests {
                 }
             }
             assert!(read_in_steps(&z, gzip, 64, 1_000_000) == (data.clone(), String::new()));
+        }
+    }
+
+    #[test]
+    fn an_empty_file_is_an_empty_stream_and_one_byte_is_damage() {
+        // As TensorFlow reads a 0-byte GZIP or ZLIB record file: no records, no error.
+        for gzip in [false, true] {
+            assert_eq!(read_in_steps(&[], gzip, 64, 16), (Vec::new(), String::new()));
+            let z = compress(b"data", gzip);
+            let cut = read_in_steps(&z[..1], gzip, 64, 16);
+            assert!(cut.1.contains("UnexpectedEof"), "{cut:?}");
         }
     }
 
