@@ -44,7 +44,9 @@ pub(crate) enum Command {
     /// Print the number of records.
     ///
     /// The last line of the output is the total, a single integer. With more than one input
-    /// file, one `<file>\t<count>` line per file comes before it.
+    /// file, one `<file>\t<count>` line per file comes before it, unless a data set flag
+    /// (--limit, --skip, --shard, --shuffle, --max-bad-records, --resync) is given: then the
+    /// output is the total of the records the flags select, alone.
     Count(CountArgs),
     /// Check the framing and both CRC32C checksums of every record of every file.
     ///

@@ -72,6 +72,11 @@ pub(crate) fn resolve_all(args: &[PathBuf]) -> CliResult<Vec<Source>> {
     for arg in args {
         out.extend(resolve(arg)?);
     }
+    if out.iter().filter(|s| matches!(s, Source::Stdin)).count() > 1 {
+        return Err(CliError::Usage(
+            "`-` (standard input) is given more than once, and can be read only once".into(),
+        ));
+    }
     Ok(out)
 }
 

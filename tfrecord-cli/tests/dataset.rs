@@ -288,3 +288,12 @@ fn the_record_length_limit_is_named_and_raised_by_a_flag() {
         std::fs::read(&path).expect("read")
     );
 }
+
+/// Standard input can be read once: `-` given twice is a usage error, not a second, empty
+/// read.
+#[test]
+fn standard_input_given_twice_is_a_usage_error() {
+    let o = support::run_with_stdin(&["count", "-", "-"], b"");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(support::stderr(&o).contains("more than once"));
+}
