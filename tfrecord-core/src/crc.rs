@@ -66,7 +66,11 @@ mod tests {
         for len in lengths {
             for offset in [0, 1, 3, 7, 13, 64] {
                 let bytes = &data[offset..offset + len];
-                assert_eq!(crc32c(bytes), crc32c_bitwise(bytes), "length {len} at {offset}");
+                assert_eq!(
+                    crc32c(bytes),
+                    crc32c_bitwise(bytes),
+                    "length {len} at {offset}"
+                );
             }
         }
     }

@@ -444,7 +444,10 @@ mod tests {
     fn an_empty_file_is_an_empty_stream_and_one_byte_is_damage() {
         // As TensorFlow reads a 0-byte GZIP or ZLIB record file: no records, no error.
         for gzip in [false, true] {
-            assert_eq!(read_in_steps(&[], gzip, 64, 16), (Vec::new(), String::new()));
+            assert_eq!(
+                read_in_steps(&[], gzip, 64, 16),
+                (Vec::new(), String::new())
+            );
             let z = compress(b"data", gzip);
             let cut = read_in_steps(&z[..1], gzip, 64, 16);
             assert!(cut.1.contains("UnexpectedEof"), "{cut:?}");
