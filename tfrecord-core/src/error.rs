@@ -345,8 +345,15 @@ impl Error {
                 at(f)?;
                 write!(
                     f,
-                    " declares length {declared}, larger than the {bound} ({limit})"
+                    " declares length {declared}, larger than the {bound} ({limit}"
                 )?;
+                if *bound == "limit" {
+                    // The reader's own limit, which a file of longer records needs raised.
+                    f.write_str(
+                        "; raised by ReaderOptions::max_record_len, the CLI's --max-record-len",
+                    )?;
+                }
+                f.write_str(")")?;
             }
             ErrorKind::Compressed {
                 compression,

@@ -513,6 +513,11 @@ enum Stop {
 /// Everything a decoder inflates from `bytes` before it stops, in as few calls as it takes:
 /// what no read of the stream, however small or large its reads, can go past.
 fn inflate_all(bytes: &[u8], compression: Compression) -> (Vec<u8>, Stop) {
+    if bytes.is_empty() {
+        // No compressed byte at all: an empty stream, as TensorFlow reads a 0-byte GZIP or
+        // ZLIB file (no records).
+        return (Vec::new(), Stop::End);
+    }
     let gzip = compression == Compression::Gzip;
     let fresh = || {
         if gzip {
@@ -1390,7 +1395,8 @@ fn max_record_len_is_a_configurable_limit() {
         "{err:?}"
     );
     let want = format!(
-        "limited.tfrecord: record at byte {} (record 2) declares length 200, larger than the limit (199)",
+        "limited.tfrecord: record at byte {} (record 2) declares length 200, larger than the limit \
+         (199; raised by ReaderOptions::max_record_len, the CLI's --max-record-len)",
         s.starts[2]
     );
     assert_eq!(err.to_string(), want);

@@ -388,7 +388,7 @@ impl<R: Read> RecordReader<R> {
             let kind = ErrorKind::LengthTooLarge {
                 declared: len,
                 limit: self.opts.max_record_len,
-                bound: "limit on a record's length (ReaderOptions::max_record_len, the CLI's --max-record-len)",
+                bound: "limit",
             };
             return Err(broken(kind, &[header]));
         }
