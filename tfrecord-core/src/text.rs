@@ -20,20 +20,28 @@ use crate::proto::{oneflow, tensorflow};
 pub fn c_escape(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len());
     for &b in bytes {
-        match b {
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            b'"' => out.push_str("\\\""),
-            b'\'' => out.push_str("\\'"),
-            b'\\' => out.push_str("\\\\"),
-            32..=126 => out.push(char::from(b)),
-            _ => {
+        match (named_escape(char::from(b)), b) {
+            (Some(e), _) => out.push_str(e),
+            (None, 32..=126) => out.push(char::from(b)),
+            (None, _) => {
                 let _ = write!(out, "\\{b:03o}");
             }
         }
     }
     out
+}
+
+/// The escapes both text forms write by name: `\n`, `\r`, `\t`, `\"`, `\'` and `\\`.
+fn named_escape(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\n' => "\\n",
+        '\r' => "\\r",
+        '\t' => "\\t",
+        '"' => "\\\"",
+        '\'' => "\\'",
+        '\\' => "\\\\",
+        _ => return None,
+    })
 }
 
 /// Escapes a `string` field's text as Python's text format writes it (`MessageToString`, whose
@@ -43,17 +51,12 @@ pub fn c_escape(bytes: &[u8]) -> String {
 fn utf8_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '"' => out.push_str("\\\""),
-            '\'' => out.push_str("\\'"),
-            '\\' => out.push_str("\\\\"),
-            '\0'..='\x1f' | '\x7f' => {
+        match (named_escape(c), c) {
+            (Some(e), _) => out.push_str(e),
+            (None, '\0'..='\x1f' | '\x7f') => {
                 let _ = write!(out, "\\{:03o}", u32::from(c));
             }
-            c => out.push(c),
+            (None, c) => out.push(c),
         }
     }
     out

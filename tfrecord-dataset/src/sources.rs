@@ -207,7 +207,8 @@ fn list_dir(dir: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf>> {
             continue;
         }
         if is_part(&name) || is_record_name(&name) {
-            broken_link(&path)?;
+            // The entry's type comes with the listing: no call for a plain file.
+            broken_link(&path, entry.file_type().is_ok_and(|t| t.is_symlink()))?;
         }
         if !path.is_file() {
             continue;
@@ -240,11 +241,14 @@ fn list_dir(dir: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// An error when `path` is a symbolic link to nothing (a file since moved or deleted).
-fn broken_link(path: &Path) -> Result<()> {
-    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+/// An error when `path`, a symbolic link when `is_link`, points at nothing (a file since moved
+/// or deleted). Only a link is looked at further.
+fn broken_link(path: &Path, is_link: bool) -> Result<()> {
+    if !is_link {
+        return Ok(());
+    }
     match fs::metadata(path) {
-        Err(e) if is_link => {
+        Err(e) => {
             let target =
                 fs::read_link(path).map_or_else(|_| "?".into(), |t| t.display().to_string());
             Err(Error::io(
@@ -255,7 +259,7 @@ fn broken_link(path: &Path) -> Result<()> {
                 path,
             ))
         }
-        _ => Ok(()),
+        Ok(_) => Ok(()),
     }
 }
 
@@ -285,7 +289,8 @@ fn expand_glob(pattern: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf
         if path.is_dir() {
             files.extend(list_dir(&path, allow_missing_shards)?);
         } else if !is_ignored(&file_name(&path)) {
-            broken_link(&path)?;
+            let is_link = fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+            broken_link(&path, is_link)?;
             if path.is_file() {
                 files.push(path);
             }
