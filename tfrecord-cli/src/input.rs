@@ -127,6 +127,21 @@ impl AnyReader {
         }
     }
 
+    /// Reads the next record, lent from the read buffer when it lies within it (else copied
+    /// into `scratch`); see [`RecordReader::read_lent`].
+    ///
+    /// # Errors
+    /// As [`read_into`](Self::read_into).
+    pub(crate) fn read_lent<'a>(
+        &'a mut self,
+        scratch: &'a mut Vec<u8>,
+    ) -> tfrecord_core::Result<Option<&'a [u8]>> {
+        match self {
+            AnyReader::File(r) => r.read_lent(scratch),
+            AnyReader::Stdin(r) => r.read_lent(scratch),
+        }
+    }
+
     /// The byte offset of the next record in the (decompressed) stream.
     pub(crate) fn offset(&self) -> u64 {
         match self {
@@ -196,19 +211,19 @@ pub(crate) fn for_each_record(
 ) -> CliResult<u64> {
     let name = source.name();
     let mut reader = AnyReader::open(source, opts)?;
-    let mut buf = Vec::new();
+    let mut scratch = Vec::new();
     loop {
         let offset = reader.offset();
         let record = reader.records_read();
-        if !reader.read_into(&mut buf)? {
+        let Some(bytes) = reader.read_lent(&mut scratch)? else {
             break;
-        }
+        };
         let loc = Location {
             path: &name,
             offset,
             record,
         };
-        if f(&buf, &loc)? == Flow::Stop {
+        if f(bytes, &loc)? == Flow::Stop {
             return Ok(reader.records_read());
         }
     }
