@@ -107,9 +107,12 @@ impl<D: Decoder> Shared<D> {
         on.wait(guard).unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Wakes a waiting worker, if any: there is new work, or room for it.
+    /// Wakes a waiting worker, if any, when there is work worth a wake-up: a block to decode, or
+    /// a split whose queue has drained to half its length (not at every block taken: a worker
+    /// then reads several blocks for each time it sleeps and is woken, which costs more than
+    /// reading a block on a virtual machine's cores).
     fn wake_worker(&self, state: &State<D::Out>) {
-        if state.idle > 0 {
+        if state.idle > 0 && worth_waking(state, self.queue_len(), D::ON_WORKERS) {
             self.work.notify_one();
         }
     }
@@ -340,6 +343,22 @@ fn pick<O>(state: &mut State<O>, queue_len: usize, decode: bool) -> Option<Task>
         }
     }
     None
+}
+
+/// Whether [`pick`] finds a block to decode (if `decode`), or a split to read whose queue holds
+/// at most half of `queue_len` blocks.
+fn worth_waking<O>(state: &State<O>, queue_len: usize, decode: bool) -> bool {
+    let mut order = state
+        .open
+        .iter()
+        .copied()
+        .chain(state.next_input..state.ahead_end);
+    order.any(|split| {
+        state.streams.get(&split).is_some_and(|stream| {
+            (decode && stream.queue.iter().any(|s| matches!(s, Slot::Raw(_))))
+                || (!stream.reading && !stream.ended && stream.queue.len() <= queue_len / 2)
+        })
+    })
 }
 
 /// Marks the pool broken if a worker unwinds.
