@@ -1,8 +1,9 @@
 //! `cli`: the `tfrecord` command-line tool itself on the workload's file, timed as a child
 //! process, for the paths users wait on: `convert` between containers, `cat --json`,
-//! `from-json` and `verify --decode`. CPU time is the child's user + system time, read from
-//! this process's `cutime` + `cstime` in `/proc/self/stat` (in the kernel's fixed 100 ticks per
-//! second) around each run.
+//! `from-json` and `verify --decode`, each on one thread. CPU time is the child's user + system
+//! time, read from this process's `cutime` + `cstime` in `/proc/self/stat` (in the kernel's fixed
+//! 100 ticks per second) around each run; the workload's file is named [`repeats`] times on the
+//! command line so that a run lasts many ticks.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -80,6 +81,15 @@ fn size(p: &Path) -> Result<u64, String> {
         .map_err(|e| format!("{}: {e}", p.display()))
 }
 
+/// The input stream each run reads at least, so that the 10 ms ticks of the CPU clock are a
+/// small part of a run.
+const MIN_STREAM_BYTES: u64 = 400_000_000;
+
+/// How many times a run names the workload's file: enough for [`MIN_STREAM_BYTES`].
+fn repeats(stream_bytes: u64) -> u64 {
+    MIN_STREAM_BYTES.div_ceil(stream_bytes.max(1)).max(1)
+}
+
 /// The `cli` op: each variant the command users run, on the uncompressed Example workloads.
 pub(crate) fn cli(c: &Ctx<'_>) -> Result<(), String> {
     let sc = c.sc;
@@ -92,19 +102,22 @@ pub(crate) fn cli(c: &Ctx<'_>) -> Result<(), String> {
     let bin = binary(c)?;
     std::fs::create_dir_all(&c.args.out).map_err(|e| format!("{}: {e}", c.args.out.display()))?;
     let out = |ext: &str| c.args.out.join(format!("{PEER}_{}.cli.{ext}", sc.name));
+    let reps = repeats(sc.stream_bytes);
+    let records = sc.num_records * reps;
     let emit = |variant: &str, bytes: u64, note: &str, t: &Times| {
+        let note = format!("{note}; the file named {reps} times per run");
         Emit {
             peer: PEER,
             variant,
             workload: &sc.name,
             op: "cli",
-            records: sc.num_records,
+            records,
             bytes,
-            note,
+            note: &note,
         }
         .print(t);
     };
-    let input = sc.path.clone();
+    let inputs = vec![sc.path.clone(); usize::try_from(reps).map_err(|e| e.to_string())?];
     if c.args.want("cli", "convert_of") {
         let to = out("ofrecord");
         let t = time_command(
@@ -114,14 +127,14 @@ pub(crate) fn cli(c: &Ctx<'_>) -> Result<(), String> {
                 let mut cmd = Command::new(&bin);
                 cmd.args(["convert", "--output-format", "ofrecord", "-o"])
                     .arg(&to)
-                    .arg(&input);
+                    .args(&inputs);
                 cmd
             },
             None,
         )?;
         emit(
             "convert_of",
-            sc.stream_bytes,
+            sc.stream_bytes * reps,
             "`tfrecord convert IN --output-format ofrecord -o OUT`: bytes are the input stream's",
             &t,
         );
@@ -132,7 +145,7 @@ pub(crate) fn cli(c: &Ctx<'_>) -> Result<(), String> {
             c.args.reps,
             || {
                 let mut cmd = Command::new(&bin);
-                cmd.args(["cat", "--json"]).arg(&input);
+                cmd.args(["cat", "--json"]).args(&inputs);
                 cmd
             },
             Some(&jsonl),
@@ -170,15 +183,17 @@ pub(crate) fn cli(c: &Ctx<'_>) -> Result<(), String> {
             c.args.reps,
             || {
                 let mut cmd = Command::new(&bin);
-                cmd.args(["verify", "--decode"]).arg(&input);
+                cmd.args(["verify", "--decode", "--threads", "1"])
+                    .args(&inputs);
                 cmd
             },
             None,
         )?;
         emit(
             "verify_decode",
-            sc.stream_bytes,
-            "`tfrecord verify --decode IN`: framing, both CRCs and a full decode of every record",
+            sc.stream_bytes * reps,
+            "`tfrecord verify --decode --threads 1 IN`: framing, both CRCs and a check that every \
+             record decodes",
             &t,
         );
     }
