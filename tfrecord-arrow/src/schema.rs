@@ -88,13 +88,26 @@ pub(crate) fn schema(layouts: &[ColumnLayout], record: &Record, options: ArrowOp
         .map(|l| Field::new(&l.name, column_type(l, options), l.nullable))
         .collect();
     let spec = ir::Schema {
-        records: vec![record.clone()],
+        records: vec![spec_record(record)],
     }
     .to_toml();
     Schema::new_with_metadata(
         fields,
         HashMap::from([(SPEC_METADATA_KEY.to_string(), spec)]),
     )
+}
+
+/// `record` as a spec declares it: each feature named by its column (a derived type names its
+/// fields by their Rust members, a spec by their outputs: the feature key, or a sparse
+/// feature's own name), so that the spec read back from the metadata has the columns' names.
+fn spec_record(record: &Record) -> Record {
+    let mut record = record.clone();
+    for f in &mut record.fields {
+        if !matches!(f.kind, FeatureKind::Sparse { .. }) {
+            f.name.clone_from(&f.key);
+        }
+    }
+    record
 }
 
 /// The spec of Arrow data: the one in the schema's metadata when it has one (data this crate

@@ -96,3 +96,59 @@ fn errors_name_the_file_offset_record_and_key() {
     assert_eq!(err.key(), Some("name"));
     assert_eq!(err.path(), Some(path.as_path()));
 }
+
+/// A derived type whose feature keys are not its Rust names: the spec kept in the schema's
+/// metadata names the features by key, so that the batch is encoded back to the same records.
+#[test]
+fn the_spec_of_a_derived_type_names_features_by_key() {
+    use tfrecord_arrow::{ArrowEncoder, record_from_schema};
+    use tfrecord_core::Example;
+
+    #[derive(Example, Debug, PartialEq)]
+    struct Renamed {
+        id: i64,
+        #[example(key = "x/name")]
+        name: Option<String>,
+        #[example(key = "image/encoded")]
+        image: Vec<u8>,
+    }
+    let decoder = ArrowDecoder::for_type::<Renamed>(Format::TfRecord, Default::default())
+        .expect("the type's columns");
+    let values = [
+        Renamed {
+            id: 1,
+            name: Some("a".into()),
+            image: vec![1, 2],
+        },
+        Renamed {
+            id: 2,
+            name: None,
+            image: vec![],
+        },
+    ];
+    let records: Vec<Vec<u8>> = values
+        .iter()
+        .map(tfrecord_core::Encode::<tfrecord_core::TfExample>::encode_to_vec)
+        .collect();
+    let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+    let batch = decoder.decode(&refs, 0).expect("decodes");
+    let names: Vec<&str> = batch
+        .schema_ref()
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect();
+    assert_eq!(names, ["id", "x/name", "image/encoded"]);
+    let spec = record_from_schema(&batch.schema(), "Renamed").expect("the spec in the metadata");
+    let keys: Vec<&str> = spec.fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(keys, ["id", "x/name", "image/encoded"]);
+    let encoder = ArrowEncoder::new(&spec, Format::TfRecord).expect("an encoder from the spec");
+    let mut decoded: Vec<Renamed> = Vec::new();
+    encoder
+        .encode(&batch, 0, |b| {
+            decoded.push(tfrecord_core::Decode::<tfrecord_core::TfExample>::decode(b)?);
+            Ok(())
+        })
+        .expect("encodes");
+    assert_eq!(decoded, values);
+}
