@@ -62,7 +62,8 @@ impl ArrowReader<File> {
 }
 
 impl<R: Read> ArrowReader<R> {
-    /// Reads `reader`'s records with `decoder` (whose format must be the reader's).
+    /// Reads `reader`'s records with `decoder` (whose format must be the reader's: the first
+    /// batch is an error when it is not).
     pub fn new(reader: RecordReader<R>, decoder: ArrowDecoder) -> Self {
         ArrowReader {
             reader,
@@ -94,6 +95,20 @@ impl<R: Read> ArrowReader<R> {
     pub fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
         if self.done {
             return Ok(None);
+        }
+        let read = self.reader.options().get_format();
+        if read != self.decoder.format {
+            self.done = true;
+            let e = Error::feature(format!(
+                "the reader reads {} files but the Arrow decoder decodes {} records: make both \
+                 with the same format",
+                read.name(),
+                self.decoder.format.name()
+            ));
+            return Err(match self.reader.path() {
+                Some(path) => e.with_path(path),
+                None => e,
+            });
         }
         self.origins.clear();
         let mut n = 0;

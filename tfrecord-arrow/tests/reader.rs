@@ -146,9 +146,31 @@ fn the_spec_of_a_derived_type_names_features_by_key() {
     let mut decoded: Vec<Renamed> = Vec::new();
     encoder
         .encode(&batch, 0, |b| {
-            decoded.push(tfrecord_core::Decode::<tfrecord_core::TfExample>::decode(b)?);
+            decoded.push(tfrecord_core::Decode::<tfrecord_core::TfExample>::decode(
+                b,
+            )?);
             Ok(())
         })
         .expect("encodes");
     assert_eq!(decoded, values);
+}
+
+#[test]
+fn a_decoder_of_another_format_than_the_reader_is_an_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("d.tfrecord");
+    let mut w = RecordWriter::create(&path, WriterOptions::new()).expect("create");
+    w.write(&example(1, b"n")).expect("write");
+    w.finish().expect("finish");
+    let reader = tfrecord_core::RecordReader::open(&path, ReaderOptions::new()).expect("open");
+    let decoder = ArrowDecoder::new(&record(), Format::OfRecord).expect("decoder");
+    let mut arrow = ArrowReader::new(reader, decoder);
+    let e = arrow.next_batch().expect_err("formats differ");
+    let text = e.to_string();
+    assert!(
+        text.contains("reads tfrecord files") && text.contains("decodes ofrecord records"),
+        "{text}"
+    );
+    assert!(text.contains("d.tfrecord"), "{text}");
+    assert!(arrow.next_batch().expect("ends").is_none());
 }
