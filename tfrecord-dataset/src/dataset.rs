@@ -253,7 +253,10 @@ impl Record {
         self.offset
     }
 
-    /// Its index in the file (0 for the first record).
+    /// Its index in its split: in the file (0 for the file's first record) when the split is
+    /// a whole file, and counted from the split's first record when the file is split by byte
+    /// range (a split cannot know how many records come before it without reading them).
+    /// [`offset`](Self::offset) names a record in its file in every case.
     pub fn index(&self) -> u64 {
         self.index
     }

@@ -64,9 +64,11 @@ pub(crate) struct Interleave<O> {
 }
 
 impl<O> Interleave<O> {
-    /// At the start of `splits` splits.
+    /// At the start of `splits` splits. A cycle longer than there are splits has slots that
+    /// would never be filled: it holds one per split.
     pub(crate) fn new(splits: usize, cycle: (usize, usize), deterministic: bool) -> Self {
         let (cycle_length, block_length) = cycle;
+        let cycle_length = cycle_length.min(splits.max(1));
         Interleave {
             splits,
             block_length,

@@ -88,7 +88,7 @@ pub(crate) fn epoch_splits(files: &[SourceFile], opts: &DatasetOptions, epoch: u
 /// Threads and determinism are left out: a checkpoint resumes with any thread count.
 pub(crate) fn fingerprint(files: &[SourceFile], opts: &DatasetOptions) -> String {
     let mut h = Fnv::new();
-    h.text("tfrecord-dataset 2");
+    h.text("tfrecord-dataset 3");
     h.u64(files.len() as u64);
     for f in files {
         h.text(&f.path.to_string_lossy());
@@ -107,12 +107,12 @@ pub(crate) fn fingerprint(files: &[SourceFile], opts: &DatasetOptions) -> String
         }
         None => h.u64(0),
     }
-    h.u64(opts.epochs.map_or(0, |e| e + 1));
+    h.option(opts.epochs);
     let (index, count) = opts.shard.map_or((0, 1), |s| (s.index, s.count));
     h.u64(index as u64);
     h.u64(count as u64);
     h.u64(opts.skip);
-    h.u64(opts.take.map_or(0, |t| t + 1));
+    h.option(opts.take);
     format!("{:016x}", h.0)
 }
 
@@ -133,6 +133,17 @@ impl Fnv {
 
     fn u64(&mut self, v: u64) {
         self.bytes(&v.to_le_bytes());
+    }
+
+    /// `None` and every `Some` hash apart, up to `Some(u64::MAX)`.
+    fn option(&mut self, v: Option<u64>) {
+        match v {
+            Some(v) => {
+                self.u64(1);
+                self.u64(v);
+            }
+            None => self.u64(0),
+        }
     }
 
     fn text(&mut self, s: &str) {

@@ -36,7 +36,8 @@ pub enum ShardSplit {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ShardNaming {
     /// TensorFlow / Beam names beside a base path, the base's record extensions kept after
-    /// the number: `train.tfrecord` gives `train-00000-of-00004.tfrecord`, ...
+    /// the number: `train.tfrecord` gives `train-00000-of-00004.tfrecord`, ... (the base's
+    /// directory made if missing).
     TensorFlow(PathBuf),
     /// OneFlow names in a directory (made if missing): `part-00000`, `part-00001`, ...
     OneFlow(PathBuf),
@@ -201,9 +202,7 @@ impl ShardedWriter {
             }
         }
         let dir = opts.naming.dir();
-        if let ShardNaming::OneFlow(d) = &opts.naming {
-            fs::create_dir_all(d).map_err(|e| Error::io(e, d))?;
-        }
+        fs::create_dir_all(&dir).map_err(|e| Error::io(e, &dir))?;
         if !opts.overwrite
             && let Some(existing) = existing_members(&opts.naming, &dir)?.into_iter().next()
         {

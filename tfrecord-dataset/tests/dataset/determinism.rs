@@ -309,3 +309,30 @@ fn one_file_is_shared_by_every_worker_through_byte_ranges() {
         }
     }
 }
+
+#[test]
+fn a_cycle_longer_than_the_splits_and_limits_up_to_u64_max_read_everything() {
+    let dir = data();
+    let sequential = labels(&open(dir.path(), DatasetOptions::new()));
+    for cycle in [COUNTS.len(), 1 << 40, usize::MAX] {
+        let opts = DatasetOptions::new().interleave(cycle, 1);
+        let wide = labels(&open(dir.path(), opts.clone().threads(2)));
+        assert_eq!(wide, labels(&open(dir.path(), opts)), "cycle {cycle}");
+        assert_eq!(sorted(wide), sorted(sequential.clone()), "cycle {cycle}");
+    }
+    let unlimited = open(dir.path(), DatasetOptions::new().take(u64::MAX));
+    assert_eq!(labels(&unlimited), sequential);
+    let repeated = open(
+        dir.path(),
+        DatasetOptions::new().epochs(Some(u64::MAX)).take(300),
+    );
+    assert_eq!(labels(&repeated).len(), 300);
+    // A checkpoint of `take(u64::MAX)` is not one of "no limit": resuming it there is refused.
+    let mut records = open(dir.path(), DatasetOptions::new().take(u64::MAX))
+        .records()
+        .expect("starts");
+    records.next().expect("a record").expect("reads");
+    let checkpoint = records.checkpoint();
+    let resumed = open(dir.path(), DatasetOptions::new()).resume(checkpoint);
+    assert!(resumed.records().is_err(), "options differ");
+}

@@ -252,3 +252,21 @@ fn even_shards_hold_consecutive_records_and_exactly_the_declared_total() {
     assert!(err.to_string().contains("declared for 3"), "{err}");
     assert!(names(dir.path()).is_empty());
 }
+
+#[test]
+fn a_missing_directory_is_made_for_either_naming() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path().join("new").join("deeper").join("train.tfrecord");
+    let paths = write(
+        ShardedWriterOptions::new(ShardNaming::TensorFlow(base), ShardSplit::RoundRobin(2)),
+        3,
+    );
+    assert_eq!(
+        names(&dir.path().join("new").join("deeper")),
+        [
+            "train-00000-of-00002.tfrecord",
+            "train-00001-of-00002.tfrecord"
+        ]
+    );
+    assert_eq!(paths.len(), 2);
+}
