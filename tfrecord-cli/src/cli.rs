@@ -467,7 +467,8 @@ pub(crate) struct ParseArgs {
     #[arg(long)]
     pub(crate) no_verify_data_crc: bool,
     /// Input format and compression. OFRecord inputs are read as `tf.train.Example`s (int32
-    /// lists widen to int64; a double list is an error).
+    /// lists widen to int64, and double lists narrow to float32: a `double` feature parses to
+    /// float32 values, as TensorFlow's parser has no float64 for records).
     #[command(flatten)]
     pub(crate) read: ReadOpts,
     /// Limit, skip, shard, shuffle, damaged records.

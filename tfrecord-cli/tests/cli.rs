@@ -1722,21 +1722,44 @@ fn parse_reads_ofrecord_as_examples() {
         json_lines(&out)[0],
         serde_json::json!({"i": {"dense": {"shape": [1, 2], "values": [-7, 2_147_483_647]}}})
     );
-    // A double list does not become a float without a word.
+    // A double list the spec does not read is left out; one it reads as `double` is the
+    // float32 values `double` features parse to; one it reads as `float` is an error, not a
+    // float without a word.
     let doubles = dir.path().join("doubles");
     write_file(
         &doubles,
         WriterOptions::new().format(Format::OfRecord),
         &[ofrecord_with_double().encode_to_vec()],
     );
-    let err = fails(&run(&[
-        "parse",
-        "--spec",
-        s(&spec),
-        "--input-format",
-        "ofrecord",
-        s(&doubles),
-    ]));
+    let parse = |spec_text: &str| {
+        std::fs::write(&spec, spec_text).expect("write spec");
+        run(&[
+            "parse",
+            "--spec",
+            s(&spec),
+            "--input-format",
+            "ofrecord",
+            s(&doubles),
+        ])
+    };
+    let out = ok(&parse(
+        "[records.R.features.i]\ndtype = \"int32\"\nshape = [2]\n",
+    ));
+    assert_eq!(
+        json_lines(&out)[0],
+        serde_json::json!({"i": {"dense": {"shape": [1, 2], "values": [-7, 2_147_483_647]}}})
+    );
+    let out = ok(&parse(
+        "[records.R]\ndialect = \"ofrecord\"\n\
+         [records.R.features.d]\ndtype = \"double\"\nshape = [2]\n",
+    ));
+    assert_eq!(
+        json_lines(&out)[0],
+        serde_json::json!({"d": {"dense": {"shape": [1, 2], "values": [0.1, -2.5]}}})
+    );
+    let err = fails(&parse(
+        "[records.R.features.d]\ndtype = \"float\"\nshape = [2]\n",
+    ));
     assert!(err.contains("double"), "{err}");
     assert!(err.contains("(record 0)"), "{err}");
 }

@@ -1,15 +1,16 @@
 //! `tfrecord parse`: records to tensors with a TOML spec's features, as `tf.io.parse_example`
 //! and `tf.io.parse_sequence_example` return them.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::Value;
 use tfrecord_core::parse::{
-    ExampleParser, RecordSpec, SequenceExampleParser, Tensors, tensors_to_json,
+    DType, ExampleParser, RecordSpec, SequenceExampleParser, Tensors, tensors_to_json,
 };
-use tfrecord_core::proto::bytes_keys;
+use tfrecord_core::proto::{bytes_keys, oneflow};
 use tfrecord_core::{Error, Format};
 use tfrecord_schema::ir::RecordKind;
 
@@ -80,6 +81,12 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
         )
     };
     let from_of = Format::from(args.read.input_format) == Format::OfRecord;
+    // The keys the spec reads, and whether as `double`.
+    let doubles: HashMap<&[u8], bool> = spec
+        .features
+        .iter()
+        .map(|f| (f.key.as_bytes(), f.dtype == DType::Double))
+        .collect();
     let sources = resolve_all(&args.files)?;
     let files: Vec<PathBuf> = sources.iter().map(Source::name).collect();
     let size = if args.one_batch {
@@ -92,7 +99,7 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
         let verify = !args.no_verify_data_crc;
         dataset::for_each(&sources, &args.read, verify, &args.dataset, |bytes, loc| {
             let full = if from_of {
-                batch.push(ofrecord_as_example(bytes, loc)?, loc)
+                batch.push(ofrecord_as_example(bytes, &doubles, loc)?, loc)
             } else {
                 batch.push_copy(bytes, loc)
             };
@@ -107,9 +114,23 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
 }
 
 /// An OFRecord payload as a serialized `tf.train.Example` (int32 lists widened to int64; keys
-/// kept as bytes, as the parser reads them).
-fn ofrecord_as_example(bytes: &[u8], loc: &Location<'_>) -> CliResult<Vec<u8>> {
-    let r = bytes_keys::OfRecord::decode(bytes).map_err(|e| loc.apply(e))?;
-    let e = r.to_example(false).map_err(|e| loc.apply(e))?;
+/// kept as bytes, as the parser reads them). A double list is narrowed to float32 when the spec
+/// reads its key as a `double` feature (which the parser gives as float32 values), left out
+/// when the spec does not read its key, and an error naming the key otherwise.
+fn ofrecord_as_example(
+    bytes: &[u8],
+    doubles: &HashMap<&[u8], bool>,
+    loc: &Location<'_>,
+) -> CliResult<Vec<u8>> {
+    let mut r = bytes_keys::OfRecord::decode(bytes).map_err(|e| loc.apply(e))?;
+    let is_double =
+        |f: &oneflow::Feature| matches!(f.kind, Some(oneflow::feature::Kind::DoubleList(_)));
+    r.feature
+        .retain(|key, f| !is_double(f) || doubles.contains_key(key.as_slice()));
+    let narrow = r
+        .feature
+        .iter()
+        .all(|(key, f)| !is_double(f) || doubles.get(key.as_slice()) == Some(&true));
+    let e = r.to_example(narrow).map_err(|e| loc.apply(e))?;
     Ok(e.encode())
 }
