@@ -28,9 +28,39 @@ fn crc32c(data: &[u8]) -> u32 {
     crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, data) as u32
 }
 
+/// The masked CRC32C of bytes given in pieces, for data too large to hold at once.
+pub(crate) struct MaskedCrc32c(crc_fast::Digest);
+
+impl MaskedCrc32c {
+    pub(crate) fn new() -> Self {
+        MaskedCrc32c(crc_fast::Digest::new(crc_fast::CrcAlgorithm::Crc32Iscsi))
+    }
+
+    pub(crate) fn update(&mut self, data: &[u8]) {
+        self.0.update(data);
+    }
+
+    /// The masked CRC32C of every piece so far.
+    pub(crate) fn finish(&self) -> u32 {
+        // A 32-bit CRC, returned widened to 64 bits: the cast drops only zeros.
+        mask(self.0.finalize() as u32)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_give_the_checksum_of_the_whole() {
+        let data: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
+        for cut in [0, 1, 17, 2500, 4999, 5000] {
+            let mut crc = MaskedCrc32c::new();
+            crc.update(&data[..cut]);
+            crc.update(&data[cut..]);
+            assert_eq!(crc.finish(), masked_crc32c(&data), "cut at {cut}");
+        }
+    }
 
     #[test]
     fn crc32c_check_value() {

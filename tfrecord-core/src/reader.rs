@@ -4,6 +4,7 @@
 
 mod boundary;
 mod chunks;
+mod confirm;
 mod cutter;
 pub(crate) mod frames;
 mod options;

@@ -26,7 +26,7 @@ pub(super) struct Lookahead {
 /// The header at the front of `h` (12 bytes or more), when its length checksum passes: the
 /// declared length.
 #[inline]
-fn header_len(h: &[u8]) -> Option<u64> {
+pub(super) fn header_len(h: &[u8]) -> Option<u64> {
     let (len, rest) = h.split_first_chunk::<8>()?;
     let crc = rest.first_chunk::<4>()?;
     (u32::from_le_bytes(*crc) == masked_crc32c(len)).then(|| u64::from_le_bytes(*len))

@@ -23,14 +23,15 @@
 //! not a cryptographic defence: data crafted to pass them passes them.
 //!
 //! The one realistic way to pass the test at a wrong byte is a payload that itself holds a
-//! valid TFRecord stream (a record storing a TFRecord file's bytes). A split point inside such
-//! a record, before the embedded stream, finds the embedded frames: the split returns them as
-//! records, then meets the bytes after the embedded stream (the rest of the enclosing record
-//! and its data checksum), which are not a frame, and fails there under the default policy
-//! (`resync` reports them as a skipped range and goes on to the next real frame). Nothing is
-//! dropped silently, but records are returned that the file does not hold at its top level:
-//! split files whose records embed TFRecord streams by file, or with an index
-//! ([`crate::index`]).
+//! valid TFRecord stream (a record storing a TFRecord file's bytes): its frames pass the test as
+//! the file's own do. A start found by the test is therefore confirmed (`confirm.rs`): it is
+//! kept when the frames from it chain on, header after header, to the end of the file or for 8
+//! MiB; when they break first and a record of the file encloses the start, the split starts at
+//! the first confirmed start after that record instead (the split before reads the record
+//! whole), and when no record encloses it the file is damaged where they break, which reading
+//! reports under the reader's [`BadRecords`](crate::BadRecords) policy. What is left is an
+//! embedded stream whose frames run on for more than 8 MiB past the split's start; split files
+//! that hold such records by file, or with an index ([`crate::index`]).
 //!
 //! # What cannot be split
 //!
@@ -49,6 +50,7 @@ use std::io::{Seek, SeekFrom};
 use std::ops::Range;
 use std::path::Path;
 
+use super::confirm::Confirm;
 use super::frames::{NO_RECORD, RecordReader};
 use super::options::ReaderOptions;
 use super::scan::Lookahead;
@@ -91,13 +93,12 @@ impl RecordReader<File> {
     /// reading the last one whole wherever it ends. For any split points the ranges' readers
     /// together read every record of the file exactly once, in order.
     ///
-    /// A wrong start passes the test with odds of about 2^-96 per byte for random data; a record
-    /// whose payload embeds a TFRecord stream can fool it (see the module documentation
-    /// `reader/split.rs`, summarised here): a split starting inside such a record returns the
-    /// embedded records, then fails where the embedded stream ends (or, under a `resync`
-    /// [`BadRecords`](crate::BadRecords) policy, reports the rest of the enclosing record as
-    /// skipped). [`records_read`](Self::records_read) and the record indices of errors count from
-    /// the range's first record ([`Error::record_base`]); byte offsets are the file's.
+    /// A wrong start passes the test with odds of about 2^-96 per byte for random data. The
+    /// frames of a TFRecord stream embedded in a record's payload pass it too: a start is kept
+    /// only when the frames from it chain on to the end of the file or for 8 MiB, else the split
+    /// starts after the record that encloses it (see the module documentation `reader/split.rs`).
+    /// [`records_read`](Self::records_read) and the record indices of errors count from the
+    /// range's first record ([`Error::record_base`]); byte offsets are the file's.
     ///
     /// ```
     /// use tfrecord_core::{ReaderOptions, RecordReader, RecordWriter, WriterOptions, split_range};
@@ -177,17 +178,36 @@ impl RecordReader<File> {
             return Ok(reader);
         }
         let mut look = Lookahead::new(start, Vec::new());
-        let first = look.scan(reader.src.buf(), &reader.opts, start, range.end, Some(size));
-        match first {
-            Ok(Some(at)) => {
+        let first = look
+            .scan(reader.src.buf(), &reader.opts, start, range.end, Some(size))
+            .map_err(|e| Error::from(e).with_path(path).with_offset(start))?;
+        let Some(at) = first else {
+            reader.done = true; // no record starts in the range
+            return Ok(reader);
+        };
+        // A record whose payload holds a TFRecord stream may enclose `at` (`confirm.rs`).
+        let confirmed = Confirm::open(path, &reader.opts, size)
+            .and_then(|mut c| c.start(at))
+            .map_err(|e| Error::from(e).with_path(path).with_offset(at))?;
+        match confirmed {
+            first if first == at => {
                 look.give_back(&mut reader.src, at);
-                reader.offset = at;
-                reader.remaining = Some(size - at);
-                reader.record_base = Some(at);
             }
-            Ok(None) => reader.done = true, // no record starts in the range
-            Err(e) => return Err(Error::from(e).with_path(path).with_offset(start)),
+            first if first < range.end => {
+                let mut file = File::open(path).map_err(located)?;
+                file.seek(SeekFrom::Start(first)).map_err(located)?;
+                let opts = reader.opts.clone();
+                reader = RecordReader::new(file, opts).with_path(path);
+                reader.end = range.end;
+            }
+            _ => {
+                reader.done = true; // the range holds no record's start
+                return Ok(reader);
+            }
         }
+        reader.offset = confirmed;
+        reader.remaining = Some(size - confirmed);
+        reader.record_base = Some(confirmed);
         Ok(reader)
     }
 

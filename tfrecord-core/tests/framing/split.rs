@@ -151,6 +151,51 @@ proptest! {
     }
 }
 
+/// A payload holding TFRecord streams (runs of frames), nested up to twice, between other
+/// bytes.
+fn stream_payload() -> impl Strategy<Value = Vec<u8>> {
+    let inner = proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..30), 0..5);
+    let stream = prop_oneof![
+        3 => inner.clone().prop_map(|recs| build(&recs).bytes),
+        1 => proptest::collection::vec(inner, 1..3).prop_map(|outer| {
+            let recs: Vec<Vec<u8>> = outer.iter().map(|r| build(r).bytes).collect();
+            build(&recs).bytes
+        }),
+    ];
+    (
+        proptest::collection::vec(any::<u8>(), 0..20),
+        stream,
+        proptest::collection::vec(any::<u8>(), 0..20),
+    )
+        .prop_map(|(head, stream, tail)| [head, stream, tail].concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    #[test]
+    fn splits_are_not_fooled_by_streams_inside_records(
+        recs in proptest::collection::vec(
+            prop_oneof![2 => payload(), 1 => stream_payload()],
+            0..16,
+        ),
+        cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..9),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let built = build(&recs);
+        let path = write(dir.path(), "streams.tfrecord", &built.bytes);
+        let len = built.bytes.len() as u64;
+        let points: Vec<u64> = cuts.iter().map(|i| i.index(len as usize + 2) as u64).collect();
+        let splits = read_splits(&path, &points, &ReaderOptions::new(), Api::Lent);
+        let mut all = Vec::new();
+        for s in &splits {
+            prop_assert!(s.error.is_none(), "{:?}", s.error);
+            all.extend(s.records.iter().cloned());
+        }
+        prop_assert_eq!(all, recs);
+    }
+}
+
 /// Six records of varied sizes in a file, and where each starts.
 fn six(dir: &std::path::Path) -> (std::path::PathBuf, Vec<Vec<u8>>, Vec<u64>, u64) {
     let recs = records(6);
@@ -339,7 +384,7 @@ fn ofrecord_and_compressed_files_are_split_by_file_only() {
 }
 
 #[test]
-fn an_embedded_stream_is_read_as_documented() {
+fn a_split_starting_inside_a_record_that_holds_a_stream_starts_after_it() {
     // Record 1's payload is a whole TFRecord stream of three records (a file stored as bytes),
     // after a few bytes of its own.
     let inner: Vec<Vec<u8>> = vec![b"in-a".to_vec(), b"in-bb".to_vec(), b"in-ccc".to_vec()];
@@ -349,29 +394,33 @@ fn an_embedded_stream_is_read_as_documented() {
     let built = build(&recs);
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "nested.tfrecord", &built.bytes);
-    // A split point inside record 1, before the embedded stream.
-    let cut = built.offsets[1] + 13;
-    let first = read_range(&path, 0..cut, ReaderOptions::new(), Api::Lent);
-    assert_eq!(first.records, recs[..2]);
-    // The next split takes the embedded frames for records, then fails where they end: the
-    // bytes after them (record 1's data checksum, then record 2's header) are not a frame.
-    let embedded_end = built.offsets[2] - 4;
-    let second = read_range(&path, cut..u64::MAX, ReaderOptions::new(), Api::Lent);
-    assert_eq!(second.records, inner);
-    let err = second
-        .error
-        .expect("the end of the embedded stream is an error");
-    assert_eq!(err.offset(), Some(embedded_end));
-    // With resync, the four bytes are reported and the split goes on with the real records.
-    let opts = ReaderOptions::new().bad_records(BadRecords::resync(10));
-    let second = read_range(&path, cut..u64::MAX, opts, Api::Lent);
-    assert!(second.error.is_none());
-    let mut want = inner.clone();
-    want.extend(recs[2..].iter().cloned());
-    assert_eq!(second.records, want);
-    assert_eq!(second.skips().len(), 1);
-    assert_eq!(second.skips()[0].0, embedded_end);
-    assert_eq!(second.skips()[0].1, Some(4));
+    // A split point inside record 1, before the embedded stream: the split before reads
+    // record 1 whole, and the next one starts at record 2, not at the embedded frames (whose
+    // chain breaks where the stream ends, inside record 1).
+    for opts in [
+        ReaderOptions::new(),
+        ReaderOptions::new().bad_records(BadRecords::resync(10)),
+    ] {
+        for cut in [
+            built.offsets[1] + 13,
+            built.offsets[1] + 30,
+            built.offsets[2] - 5,
+        ] {
+            let first = read_range(&path, 0..cut, opts.clone(), Api::Lent);
+            assert_eq!(first.records, recs[..2], "cut {cut}");
+            let second = read_range(&path, cut..u64::MAX, opts.clone(), Api::Lent);
+            assert!(second.error.is_none(), "cut {cut}: {:?}", second.error);
+            assert!(second.skips().is_empty(), "cut {cut}");
+            assert_eq!(second.records, recs[2..], "cut {cut}");
+        }
+    }
+    // Every split count gives every record once.
+    for n in 1..40 {
+        let points: Vec<u64> = (1..n).map(|i| built.bytes.len() as u64 * i / n).collect();
+        let splits = read_splits(&path, &points, &ReaderOptions::new(), Api::Lent);
+        let all: Vec<Vec<u8>> = splits.iter().flat_map(|s| s.records.clone()).collect();
+        assert_eq!(all, recs, "{n} splits");
+    }
     // The whole file, read in order, is not fooled.
     let whole = read_file(&path, ReaderOptions::new(), Api::Lent);
     assert_eq!(whole.records, recs);
