@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 
 /// What a [`RecordReader`](crate::RecordReader) does with damaged records
 /// ([`ReaderOptions::bad_records`](crate::ReaderOptions::bad_records)).
@@ -15,7 +15,9 @@ use crate::error::Error;
 /// - [`skip`](Self::skip): a record whose frame is whole and whose length checksum passes but
 ///   whose data checksum fails is skipped, and so is a record the caller could not decode
 ///   ([`RecordReader::skip_last`](crate::RecordReader::skip_last), which the typed
-///   [`Reader`](crate::Reader) calls); broken framing is still an error.
+///   [`Reader`](crate::Reader) calls, or [`skip_undecodable`](Self::skip_undecodable) for
+///   records decoded apart from their reader, as a data set's typed values are); broken
+///   framing is still an error.
 /// - [`resync`](Self::resync): as `skip`, and broken framing is skipped too (a length that
 ///   fails its checksum or the limit, garbage between records, a frame cut short): the reader
 ///   looks for the next byte where a frame passes the boundary test of byte-range splits (see
@@ -132,6 +134,63 @@ impl BadRecords {
                 .unwrap_or_else(PoisonError::into_inner)
                 .push(skipped.clone());
         }
+    }
+
+    /// Skips a whole, intact record that the caller could not decode, for a caller that
+    /// decodes records apart from their reader (as
+    /// [`RecordReader::skip_last`](crate::RecordReader::skip_last) does for a reader's last
+    /// record): the record whose frame starts at `offset` and is `frame_len` bytes long, the
+    /// `record`-th of its file (or split), in the file at `path`. Under `skip` or `resync` it
+    /// counts one against the budget and goes to the shared log, and the report is returned;
+    /// `err`, the decoder's error (located at the record), is returned under `fail`, and a
+    /// [`TooManyBadRecords`](crate::ErrorKind::TooManyBadRecords) error naming the record once the
+    /// budget is spent.
+    ///
+    /// ```
+    /// use tfrecord_core::{BadRecords, Error};
+    ///
+    /// let policy = BadRecords::skip(1).shared_log();
+    /// let bad = || Error::feature("not an Example");
+    /// let path = std::path::Path::new("data.tfrecord");
+    /// let skipped = policy.skip_undecodable(Some(path), 40, 30, 2, bad())?;
+    /// assert_eq!((skipped.offset(), skipped.byte_len()), (40, Some(30)));
+    /// assert_eq!(policy.take_logged(), [skipped]);
+    /// let over = policy.skip_undecodable(Some(path), 70, 30, 3, bad()).unwrap_err();
+    /// assert!(over.to_string().contains("the budget of 1"), "{over}");
+    /// assert!(BadRecords::fail().skip_undecodable(None, 0, 16, 0, bad()).is_err());
+    /// # Ok::<(), tfrecord_core::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// `err` under `fail`; `TooManyBadRecords` when the budget is spent.
+    pub fn skip_undecodable(
+        &self,
+        path: Option<&Path>,
+        offset: u64,
+        frame_len: u64,
+        record: u64,
+        err: Error,
+    ) -> Result<Skipped, Error> {
+        let located = |e: Error| {
+            let e = e.with_offset(offset).with_record(record);
+            match path {
+                Some(p) => e.with_path(p),
+                None => e,
+            }
+        };
+        if !self.skips() {
+            return Err(located(err));
+        }
+        let reason = SkipReason::Undecodable(err.describe());
+        let skipped = Skipped::new(path.map(Arc::from), offset, Some(frame_len), reason);
+        if !self.charge() {
+            return Err(located(Error::new(ErrorKind::TooManyBadRecords {
+                max: self.max,
+                last: skipped.what(),
+            })));
+        }
+        self.log(&skipped);
+        Ok(skipped)
     }
 
     /// Whether any damage is skipped (`skip` or `resync`).
