@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tfrecord_core::{Container, DecodeOwned, Format};
+use tfrecord_core::{BadRecords, Container, DecodeOwned, Format};
 
 use crate::error::{Error, Result};
 use crate::spares::Spares;
@@ -109,15 +109,20 @@ impl<O> Cursor<O> {
             Cursor::Items(items) => return items.next(),
             Cursor::Raw(c) => c,
         };
-        if let Some(&(to, record, offset, end)) = c.block.records.get(c.next) {
+        while let Some(&(to, record, offset, end)) = c.block.records.get(c.next) {
             let bytes = &c.block.data[c.from..to];
-            let value = decode(decoder, bytes, path, record, offset);
+            let value = decode_or_skip(decoder, bytes, path, record, offset, end - offset);
             c.next += 1;
             c.from = to;
-            if value.is_err() {
-                c.next = c.block.records.len();
-                c.block.failure = None;
-            }
+            let value = match value {
+                Ok(Some(v)) => Ok(v),
+                Ok(None) => continue, // skipped under the bad-record policy, and reported
+                Err(e) => {
+                    c.next = c.block.records.len();
+                    c.block.failure = None;
+                    Err(e)
+                }
+            };
             return Some(Item {
                 value,
                 record,
@@ -135,6 +140,25 @@ impl<O> Cursor<O> {
     }
 }
 
+/// Decodes one record (its frame `frame_len` bytes long); `None` when it does not decode and
+/// the decoder's bad-record policy skips it ([`Decoder::undecodable`]).
+pub(crate) fn decode_or_skip<D: Decoder>(
+    decoder: &D,
+    bytes: &[u8],
+    path: &Path,
+    record: u64,
+    offset: u64,
+    frame_len: u64,
+) -> Result<Option<D::Out>> {
+    match decoder.decode(bytes) {
+        Ok(v) => Ok(Some(v)),
+        Err(e) => match decoder.undecodable(e, path, record, offset, frame_len) {
+            None => Ok(None),
+            Some(err) => Err(err),
+        },
+    }
+}
+
 /// Decodes one record, locating an error at the record.
 pub(crate) fn decode<D: Decoder>(
     decoder: &D,
@@ -146,6 +170,14 @@ pub(crate) fn decode<D: Decoder>(
     decoder
         .decode(bytes)
         .map_err(|e| Error::at_record(e, path, record, offset))
+}
+
+/// The bytes a frame of `format` adds around its payload.
+pub(crate) fn frame_overhead(format: Format) -> u64 {
+    match format {
+        Format::TfRecord => 16,
+        Format::OfRecord => 8,
+    }
 }
 
 /// At most this many records in one block.
@@ -174,6 +206,22 @@ pub(crate) trait Decoder: Send + Sync + 'static {
     fn decode_into(&self, value: &mut Self::Out, bytes: &[u8]) -> tfrecord_core::Result<()> {
         *value = self.decode(bytes)?;
         Ok(())
+    }
+
+    /// A record that did not decode (`err`), whose frame starts at `offset` and is `frame_len`
+    /// bytes long: `None` when the bad-record policy skips it (reported and counted against
+    /// the budget, as the typed reader skips it), else the error that ends its split. The
+    /// default fails, locating `err` at the record.
+    fn undecodable(
+        &self,
+        err: tfrecord_core::Error,
+        path: &Path,
+        record: u64,
+        offset: u64,
+        frame_len: u64,
+    ) -> Option<Error> {
+        let _ = frame_len;
+        Some(Error::at_record(err, path, record, offset))
     }
 
     /// Moves up to `n` values of records already handed out into `into`, for the next records
@@ -249,24 +297,28 @@ pub(crate) fn recycle(mut buf: Vec<u8>) {
 
 /// Records as values of a derived type `T` of container `C`, decoded into the values of
 /// earlier records when they come back ([`Spares`]).
+/// A record that does not decode is skipped when `bad` skips damage.
 pub(crate) struct Typed<T, C> {
     spares: Option<Arc<Spares<T>>>,
+    bad: BadRecords,
     container: PhantomData<fn() -> C>,
 }
 
 impl<T, C> Typed<T, C> {
     /// Each record into a new value.
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(bad: BadRecords) -> Self {
         Typed {
             spares: None,
+            bad,
             container: PhantomData,
         }
     }
 
     /// Into the values `spares` keeps, when it has some.
-    pub(crate) fn reusing(spares: Arc<Spares<T>>) -> Self {
+    pub(crate) fn reusing(spares: Arc<Spares<T>>, bad: BadRecords) -> Self {
         Typed {
             spares: Some(spares),
+            bad,
             container: PhantomData,
         }
     }
@@ -283,6 +335,20 @@ impl<T: DecodeOwned<C> + Send + 'static, C: Container> Decoder for Typed<T, C> {
 
     fn decode_into(&self, value: &mut T, bytes: &[u8]) -> tfrecord_core::Result<()> {
         <T as tfrecord_core::Decode<'_, C>>::decode_into(value, bytes)
+    }
+
+    fn undecodable(
+        &self,
+        err: tfrecord_core::Error,
+        path: &Path,
+        record: u64,
+        offset: u64,
+        frame_len: u64,
+    ) -> Option<Error> {
+        self.bad
+            .skip_undecodable(Some(path), offset, frame_len, record, err)
+            .err()
+            .map(Error::Record)
     }
 
     fn spares(&self, n: usize, into: &mut Vec<T>) {
@@ -417,10 +483,13 @@ impl RawBlock {
             end: 0,
         }));
         let mut from = 0;
-        for (i, &(to, record, offset, end)) in self.records.iter().enumerate() {
+        // The place the next record decodes into: records skipped under the bad-record policy
+        // leave theirs to the next one.
+        let mut k = 0;
+        for &(to, record, offset, end) in &self.records {
             let bytes = &self.data[from..to];
             from = to;
-            let res = match items.get_mut(i) {
+            let res = match items.get_mut(k) {
                 Some(Item { value: Ok(v), .. }) => decoder.decode_into(v, bytes),
                 _ => decoder.decode(bytes).map(|v| {
                     items.push(Item {
@@ -432,9 +501,12 @@ impl RawBlock {
                 }),
             };
             if let Err(e) = res {
-                items.truncate(i);
+                let Some(err) = decoder.undecodable(e, path, record, offset, end - offset) else {
+                    continue;
+                };
+                items.truncate(k);
                 items.push(Item {
-                    value: Err(Error::at_record(e, path, record, offset)),
+                    value: Err(err),
                     record,
                     offset,
                     end,
@@ -444,9 +516,12 @@ impl RawBlock {
                     last: true,
                 };
             }
-            let item = &mut items[i];
+            let item = &mut items[k];
             (item.record, item.offset, item.end) = (record, offset, end);
+            k += 1;
         }
+        // Values given back that no record took.
+        items.truncate(k);
         if let Some((err, at)) = self.failure.take() {
             items.push(Item {
                 value: Err(err),

@@ -162,7 +162,7 @@ impl Dataset {
             inner: Pipeline::new(
                 Arc::clone(&self.files),
                 self.options.clone(),
-                Typed::new(),
+                Typed::new(self.options.reader.get_bad_records().clone()),
                 self.resume.as_ref(),
             )?,
         })
@@ -176,7 +176,9 @@ impl Dataset {
     /// reading threads (tf.data's `map(parse).shuffle(n)`), where `values` decodes each as it
     /// leaves (`shuffle(n).map(parse)`): the same values in the same order, except that a
     /// record whose bytes are intact but do not decode as `T` ends the stream as it enters the
-    /// buffer, so fewer values come before the error.
+    /// buffer, so fewer values come before the error. Under a bad-record policy that skips
+    /// ([`BadRecords::skip`](tfrecord_core::BadRecords::skip)), such records are skipped and
+    /// reported instead, in `values` and in batches alike.
     ///
     /// A [`ValueBatch`] that is dropped gives its values back (to this data set and its clones,
     /// for this and later iterators), and later records are decoded into
@@ -213,7 +215,10 @@ impl Dataset {
             inner: Pipeline::new(
                 Arc::clone(&self.files),
                 self.options.clone(),
-                Typed::reusing(Arc::clone(&spares)),
+                Typed::reusing(
+                    Arc::clone(&spares),
+                    self.options.reader.get_bad_records().clone(),
+                ),
                 self.resume.as_ref(),
             )?,
             spares,

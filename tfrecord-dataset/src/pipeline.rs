@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tfrecord_core::ReaderOptions;
 
-use crate::block::{Decoder, Raw, Start, decode, recycle};
+use crate::block::{Decoder, Raw, Start, decode_or_skip, frame_overhead, recycle};
 use crate::checkpoint::{BufferState, Checkpoint};
 use crate::error::{Error, Result};
 use crate::fetch::Fetcher;
@@ -162,19 +162,30 @@ impl<D: Decoder> Run<D> {
     fn next(&mut self) -> Option<Result<Held<D::Out>>> {
         let next = match &mut self.stages {
             Stages::Direct(stage) => stage.next(),
-            Stages::Late(stage, decoder) => stage.next().map(|res| {
-                let held = res?;
+            Stages::Late(stage, decoder) => loop {
+                let held = match stage.next()? {
+                    Ok(held) => held,
+                    Err(e) => break Some(Err(e)),
+                };
                 let path = &self.paths[held.split];
                 let (record, offset) = (held.at.record, held.at.offset);
-                let decoded = decode(&**decoder, &held.value, path, record, offset);
+                let format = D::FORMAT.unwrap_or(tfrecord_core::Format::TfRecord);
+                let frame_len = held.value.len() as u64 + frame_overhead(format);
+                let decoded =
+                    decode_or_skip(&**decoder, &held.value, path, record, offset, frame_len);
                 recycle(held.value);
-                let value = decoded?;
-                Ok(Held {
-                    value,
-                    split: held.split,
-                    at: held.at,
-                })
-            }),
+                match decoded {
+                    Ok(Some(value)) => {
+                        break Some(Ok(Held {
+                            value,
+                            split: held.split,
+                            at: held.at,
+                        }));
+                    }
+                    Ok(None) => {} // skipped under the bad-record policy, and reported
+                    Err(e) => break Some(Err(e)),
+                }
+            },
         };
         if matches!(next, Some(Ok(_))) {
             self.records += 1;

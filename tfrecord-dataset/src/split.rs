@@ -32,6 +32,7 @@ use tfrecord_core::{Compression, Format, ReaderOptions, RecordReader};
 
 use crate::block::{
     BLOCK_BYTES, BLOCK_RECORDS, Block, Contents, Decoder, Item, RawBlock, Start, decode,
+    frame_overhead,
 };
 
 use crate::error::{Error, Result};
@@ -88,10 +89,7 @@ impl SplitReader {
             .clone()
             .format(split.format)
             .compression(split.compression);
-        let frame_overhead = match split.format {
-            Format::TfRecord => 16,
-            Format::OfRecord => 8,
-        };
+        let frame_overhead = frame_overhead(split.format);
         if let Some(range) = &split.range {
             // tfrecord-core's range reader: from the first record boundary at or after the
             // start (or the saved position, itself a boundary), to the first record starting
@@ -181,7 +179,12 @@ impl SplitReader {
             let end = self.reader.offset();
             let (value, failed) = match read {
                 Ok(Ok(value)) => (Ok(value), false),
-                Ok(Err(e)) => (Err(Error::at_record(e, &self.path, record, offset)), true),
+                Ok(Err(e)) => {
+                    match decoder.undecodable(e, &self.path, record, offset, end - offset) {
+                        None => continue, // skipped under the bad-record policy, and reported
+                        Some(err) => (Err(err), true),
+                    }
+                }
                 Err(e) => (Err(Error::Record(e)), true),
             };
             items.push(Item {

@@ -9,6 +9,7 @@ mod dataset {
     mod determinism;
     mod interleave_tf;
     mod sources;
+    mod undecodable;
     mod value_batches;
     mod writer;
     mod writer_crash;
