@@ -32,10 +32,14 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Print every record, as protobuf text format (default) or as JSON Lines.
     ///
-    /// The default output is the protobuf text format exactly as Python's `print(example)`
-    /// shows a record: two-space indents, features sorted by key, bytes C-escaped, floats in
-    /// Python's shortest form. Like a Python loop of `print` calls, every record's text is
-    /// followed by one blank line, so records are separated by blank lines.
+    /// The default output is the protobuf text format exactly as protobuf's
+    /// `text_format.MessageToString(example, as_utf8=True)` writes a record: two-space
+    /// indents, features sorted by key, bytes C-escaped, floats in Python's shortest form
+    /// (`100.0`). That is what `print(example)` shows with protobuf's pure-Python
+    /// implementation; its default upb implementation prints map entries in the order they
+    /// were stored and floats in C's shortest form (`100`). Like a Python loop of `print` calls,
+    /// every record's text is followed by one blank line, so records are separated by blank
+    /// lines.
     ///
     /// With `--json` each record is one line holding the canonical proto3 JSON mapping of the
     /// message (what protobuf's `json_format.MessageToJson` gives, without indentation):

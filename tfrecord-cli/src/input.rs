@@ -382,7 +382,7 @@ pub(crate) enum Decoded {
 }
 
 impl Decoded {
-    /// The protobuf text format, as Python's `print(message)` shows it (without the newline
+    /// The protobuf text format, as `text_format.MessageToString` writes it (without the newline
     /// `print` adds); a key that is not UTF-8 is escaped as the text format escapes bytes.
     pub(crate) fn to_text(&self) -> String {
         match self {

@@ -19,7 +19,7 @@
 //!   records TensorFlow writes and reads whose keys are not UTF-8 (which prost refuses).
 //! - **JSON** ([`json`]): the canonical proto3 JSON mapping of those messages, as protobuf's own
 //!   `json_format` writes and reads it.
-//! - **Text** ([`text`]): the protobuf text format, as Python's `print(example)` shows it.
+//! - **Text** ([`text`]): the protobuf text format, as `text_format.MessageToString` writes it.
 //! - **Conversion** ([`convert`]) between `tf.train.Example` and `OFRecord`.
 //! - **Parsing into tensors** ([`parse`]): batches of records to dense, sparse and ragged
 //!   tensors, exactly as `tf.io.parse_example` and `tf.io.parse_sequence_example` return them.

@@ -1,7 +1,8 @@
-//! The protobuf text format of records, as Python's `print(example)` shows it
-//! (`text_format.MessageToString` with its defaults): two-space indents, map entries sorted by
-//! key, strings and bytes C-escaped with octal escapes for non-printable and non-ASCII bytes,
-//! floats in Python's shortest `repr`.
+//! The protobuf text format of records, as protobuf's `text_format.MessageToString(message,
+//! as_utf8=True)` writes it (what `print(example)` shows with protobuf's pure-Python
+//! implementation): two-space indents, map entries sorted by key, keys in UTF-8, bytes
+//! C-escaped with octal escapes for non-printable and non-ASCII bytes, floats in Python's
+//! shortest `repr`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -420,7 +421,7 @@ mod tests {
     fn escapes_like_python() {
         assert_eq!(c_escape(b"a\"b'\\\n\x00\xff"), "a\\\"b\\'\\\\\\n\\000\\377");
         assert_eq!(c_escape("ä".as_bytes()), "\\303\\244");
-        // Keys (`string` fields): as Python's `print(example)` with protobuf 7 shows them.
+        // Keys (`string` fields): as `text_format.MessageToString(.., as_utf8=True)` writes them.
         assert_eq!(key_text("k e y/é".as_bytes()), "k e y/é");
         assert_eq!(
             key_text(b"a\"b'\\\n\t\x01\x7f"),
