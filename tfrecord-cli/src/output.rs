@@ -206,11 +206,18 @@ pub(crate) fn write_file(dest: &Path, body: impl FnOnce(File) -> CliResult<File>
     Ok(())
 }
 
-/// Refuses to write over an existing regular file without `--force`.
+/// Refuses to write over an existing regular file without `--force`, and to write a file
+/// where a directory is.
 ///
 /// # Errors
-/// The file exists and `force` is false.
+/// The file exists and `force` is false; `dest` is a directory (a usage error).
 pub(crate) fn check_overwrite(dest: &Path, force: bool) -> CliResult<()> {
+    if !is_dash(dest) && fs::metadata(dest).is_ok_and(|m| m.is_dir()) {
+        return Err(crate::error::CliError::Usage(format!(
+            "{}: a directory: the output is one file, so give a file name",
+            dest.display()
+        )));
+    }
     if !is_dash(dest) && !force && fs::metadata(dest).is_ok_and(|m| m.is_file()) {
         return Err(crate::error::CliError::Failed(format!(
             "{}: the output exists; pass --force to write over it",

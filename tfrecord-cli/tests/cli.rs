@@ -981,6 +981,20 @@ fn convert_sequence_to_ofrecord_is_refused() {
         stderr(&o)
     );
     assert!(!out.exists());
+    // Without --sequence, the record is refused for what it is, not sent to --sequence.
+    let o = run(&[
+        "convert",
+        s(&src),
+        "--output-format",
+        "ofrecord",
+        "-o",
+        s(&out),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("OFRecord has no sequences"), "{err}");
+    assert!(!err.contains("--sequence"), "{err}");
+    assert!(!out.exists());
     // TFRecord to TFRecord with --sequence is a plain re-encoding.
     let gz = dir.path().join("seq.tfrecord.gz");
     ok(&run(&["convert", "--sequence", s(&src), "-o", s(&gz)]));
@@ -1034,6 +1048,15 @@ fn convert_in_place_keeps_the_input_readable() {
     ]));
     let opts = ReaderOptions::new().compression(Compression::Gzip);
     assert_eq!(read_payloads(&path, opts), before);
+    // A directory is no output file, with --force or without.
+    for force in [&[][..], &["--force"][..]] {
+        let mut args = vec!["convert", s(&path), "-o", s(dir.path())];
+        args.extend(force);
+        let o = run(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("a directory"), "{err}");
+    }
 }
 
 #[test]

@@ -94,9 +94,18 @@ pub(crate) fn run(args: &ConvertArgs) -> CliResult<ExitCode> {
         out.clear();
         let converted = match from {
             Format::TfRecord => {
-                // Checked as the Example decode checks it, so that a SequenceExample's
-                // feature lists are never dropped silently.
-                in_ty.decode_check(bytes, loc)?;
+                // A SequenceExample's feature lists are never dropped silently: OFRecord has
+                // no place for them.
+                if tfrecord_core::proto::has_feature_lists(bytes) {
+                    return Err(loc
+                        .apply(tfrecord_core::Error::decode(
+                            in_ty.message_name(),
+                            "the record holds feature_lists: it is a tensorflow.SequenceExample, \
+                             and OFRecord has no sequences to hold them, so it cannot be \
+                             converted to OFRecord",
+                        ))
+                        .into());
+                }
                 convert::example_to_ofrecord_bytes(bytes, &mut out)
             }
             Format::OfRecord => {
