@@ -364,6 +364,11 @@ pub(super) fn sniff(head: &[u8]) -> Option<&'static str> {
         }
         [b'O', b'b', b'j', 1, ..] => Some("the data starts like an Avro object container file"),
         [b'{' | b'[', ..] => Some("the data starts like JSON text"),
+        // An OFRecord frame: a little-endian length of a few bytes up to a few GiB, no
+        // checksum, then a `oneflow.OFRecord` whose first field is a map entry.
+        [l0, l1, l2, l3, l4, 0, 0, 0, 0x0a, ..] if [*l0, *l1, *l2, *l3, *l4] != [0; 5] => Some(
+            "the data starts like an OFRecord file (a length without a checksum); read it as OFRecord",
+        ),
         _ => None,
     }
 }
@@ -409,6 +414,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn an_ofrecord_file_is_named_when_read_as_tfrecord() {
+        use crate::{Format, RecordReader, RecordWriter, WriterOptions};
+        let mut w = RecordWriter::new(Vec::new(), WriterOptions::new().format(Format::OfRecord));
+        // A oneflow.OFRecord of one feature, `x`.
+        w.write(&[0x0a, 0x07, 0x0a, 0x01, b'x', 0x12, 0x02, 0x2a, 0x00])
+            .unwrap();
+        let bytes = w.finish().unwrap();
+        let err = RecordReader::new(&bytes[..], crate::ReaderOptions::new())
+            .next()
+            .unwrap()
+            .unwrap_err();
+        assert!(err.to_string().contains("like an OFRecord file"), "{err}");
+        assert_eq!(sniff(&[0; 12]), None);
     }
 
     #[test]
