@@ -210,7 +210,7 @@ impl<O> Interleave<O> {
                             return Some((slot.split, item));
                         }
                         slot.next = Start {
-                            record: item.record + 1,
+                            record: item.record.saturating_add(1),
                             offset: item.end,
                         };
                         let split = slot.split;
@@ -277,7 +277,7 @@ impl<O> Interleave<O> {
                 Err(e) => return Some(Err(e)),
             }
             slot.next = Start {
-                record: item.record + 1,
+                record: item.record.saturating_add(1),
                 offset: item.end,
             };
             self.block_index += 1;

@@ -188,7 +188,7 @@ impl<D: Decoder> Run<D> {
             },
         };
         if matches!(next, Some(Ok(_))) {
-            self.records += 1;
+            self.records = self.records.saturating_add(1);
         }
         next
     }
@@ -200,7 +200,7 @@ impl<D: Decoder> Run<D> {
         };
         let before = out.len();
         let res = stage.next_many(max, out);
-        self.records += (out.len() - before) as u64;
+        self.records = self.records.saturating_add((out.len() - before) as u64);
         res
     }
 
@@ -359,7 +359,7 @@ impl<D: Decoder> Pipeline<D> {
             };
             match run.next() {
                 Some(Ok(held)) => {
-                    self.records += 1;
+                    self.records = self.records.saturating_add(1);
                     if self.records <= opts.skip {
                         continue;
                     }
@@ -372,7 +372,7 @@ impl<D: Decoder> Pipeline<D> {
                 None => {
                     let empty = run.records == 0;
                     self.run = None;
-                    self.epoch += 1;
+                    self.epoch = self.epoch.saturating_add(1);
                     if empty && opts.epochs.is_none() {
                         self.finish();
                         return None;
@@ -404,7 +404,7 @@ impl<D: Decoder> Pipeline<D> {
             {
                 let before = out.len();
                 let res = run.next_many(before + room, out);
-                self.records += (out.len() - before) as u64;
+                self.records = self.records.saturating_add((out.len() - before) as u64);
                 match res {
                     Some(Ok(())) => continue,
                     Some(Err(e)) => {

@@ -60,7 +60,8 @@ impl Rng {
     }
 
     fn next_u64(&mut self) -> u64 {
-        self.draws += 1;
+        // A count, not arithmetic: it wraps only for a position edited into a checkpoint.
+        self.draws = self.draws.wrapping_add(1);
         self.pcg.next_u64()
     }
 

@@ -450,7 +450,7 @@ impl<R: Read> RecordReader<R> {
             record_base: self.record_base.unwrap_or(NO_BASE),
             path: self.path.clone(),
         };
-        self.records += 1;
+        self.records = self.records.saturating_add(1);
         Ok(Some(frame))
     }
 
@@ -600,7 +600,7 @@ impl<R: Read> RecordReader<R> {
             *r = r.saturating_sub(frame);
         }
         self.last = start;
-        self.records += 1;
+        self.records = self.records.saturating_add(1);
         Ok(Some(len))
     }
 

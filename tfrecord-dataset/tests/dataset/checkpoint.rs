@@ -212,3 +212,70 @@ fn a_file_changed_since_the_checkpoint_is_an_error_naming_it() {
         assert!(msg.contains("byte"), "{msg}");
     }
 }
+
+/// A checkpoint whose numbers were edited to their largest values resumes without a panic: to
+/// an end, or an error.
+#[test]
+fn an_edited_checkpoint_does_not_panic() {
+    let dir = data();
+    for opts in [
+        DatasetOptions::new().shuffle(Shuffle::new(3).buffer_size(10)),
+        DatasetOptions::new().interleave(3, 2).threads(2).take(40),
+    ] {
+        resume_edited(&open(dir.path(), opts));
+    }
+}
+
+fn resume_edited(ds: &Dataset) {
+    let mut records = ds.records().expect("starts");
+    records.next().expect("a record").expect("reads");
+    let json = records.checkpoint().to_json();
+    drop(records);
+    let value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let mut edits = Vec::new();
+    // Every number in the checkpoint, one at a time, at u64::MAX.
+    fn numbers(v: &serde_json::Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        match v {
+            serde_json::Value::Number(_) => out.push(path.clone()),
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    path.push(k.clone());
+                    numbers(v, path, out);
+                    path.pop();
+                }
+            }
+            serde_json::Value::Array(a) => {
+                for (i, v) in a.iter().enumerate() {
+                    path.push(i.to_string());
+                    numbers(v, path, out);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    numbers(&value, &mut Vec::new(), &mut edits);
+    assert!(edits.len() > 3, "{json}");
+    for edit in edits {
+        let mut v = value.clone();
+        let mut at = &mut v;
+        for k in &edit {
+            at = match at {
+                serde_json::Value::Object(m) => m.get_mut(k).expect("key"),
+                serde_json::Value::Array(a) => &mut a[k.parse::<usize>().expect("index")],
+                _ => unreachable!("a path to a number"),
+            };
+        }
+        *at = serde_json::Value::from(u64::MAX);
+        let Ok(saved) = Checkpoint::from_json(&v.to_string()) else {
+            continue;
+        };
+        if let Ok(records) = ds.clone().resume(saved).records() {
+            for r in records.take(1000) {
+                if r.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}
