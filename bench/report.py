@@ -485,7 +485,8 @@ def main():
         md.append("## Command-line paths\n")
         md.append("The `tfrecord` binary as users run it (a child process per run, one thread "
                   "(`verify --threads 1`), the workload's file named as often as 400 MB of input "
-                  "takes, so that a run lasts many of the CPU clock's 10 ms ticks; "
+                  "takes (2 GB for `convert` and `verify`), so that a run lasts many of the CPU "
+                  "clock's 10 ms ticks; "
                   "`tfrecord-bench --ops read_raw,read_parse,cli`, kept in "
                   f"`bench/results/{CLI_FILE}`), beside the library's raw and typed reads measured "
                   "in the same run. Rates by CPU time (user + system of the child), the median of "

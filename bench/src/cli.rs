@@ -3,7 +3,7 @@
 //! `from-json` and `verify --decode`, each on one thread. CPU time is the child's user + system
 //! time, read from this process's `cutime` + `cstime` in `/proc/self/stat` (in the kernel's fixed
 //! 100 ticks per second) around each run; the workload's file is named [`repeats`] times on the
-//! command line so that a run lasts many ticks.
+//! command line so that a run lasts many ticks (more times for the fast paths).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -81,13 +81,16 @@ fn size(p: &Path) -> Result<u64, String> {
         .map_err(|e| format!("{}: {e}", p.display()))
 }
 
-/// The input stream each run reads at least, so that the 10 ms ticks of the CPU clock are a
-/// small part of a run.
+/// The input stream each run of `cat --json` and `from-json` reads at least, so that the 10 ms
+/// ticks of the CPU clock are a small part of a run.
 const MIN_STREAM_BYTES: u64 = 400_000_000;
 
-/// How many times a run names the workload's file: enough for [`MIN_STREAM_BYTES`].
-fn repeats(stream_bytes: u64) -> u64 {
-    MIN_STREAM_BYTES.div_ceil(stream_bytes.max(1)).max(1)
+/// The same for `convert` and `verify`, which read several GB/s.
+const MIN_FAST_STREAM_BYTES: u64 = 2_000_000_000;
+
+/// How many times a run names the workload's file: enough for `min` bytes.
+fn repeats(stream_bytes: u64, min: u64) -> u64 {
+    min.div_ceil(stream_bytes.max(1)).max(1)
 }
 
 /// The `cli` op: each variant the command users run, on the uncompressed Example workloads.
@@ -102,22 +105,26 @@ pub(crate) fn cli(c: &Ctx<'_>) -> Result<(), String> {
     let bin = binary(c)?;
     std::fs::create_dir_all(&c.args.out).map_err(|e| format!("{}: {e}", c.args.out.display()))?;
     let out = |ext: &str| c.args.out.join(format!("{PEER}_{}.cli.{ext}", sc.name));
-    let reps = repeats(sc.stream_bytes);
-    let records = sc.num_records * reps;
-    let emit = |variant: &str, bytes: u64, note: &str, t: &Times| {
+    let emit = |variant: &str, reps: u64, bytes: u64, note: &str, t: &Times| {
         let note = format!("{note}; the file named {reps} times per run");
         Emit {
             peer: PEER,
             variant,
             workload: &sc.name,
             op: "cli",
-            records,
+            records: sc.num_records * reps,
             bytes,
             note: &note,
         }
         .print(t);
     };
-    let inputs = vec![sc.path.clone(); usize::try_from(reps).map_err(|e| e.to_string())?];
+    let named = |min: u64| -> Result<(u64, Vec<PathBuf>), String> {
+        let reps = repeats(sc.stream_bytes, min);
+        let n = usize::try_from(reps).map_err(|e| e.to_string())?;
+        Ok((reps, vec![sc.path.clone(); n]))
+    };
+    let (fast_reps, fast_inputs) = named(MIN_FAST_STREAM_BYTES)?;
+    let (reps, inputs) = named(MIN_STREAM_BYTES)?;
     if c.args.want("cli", "convert_of") {
         let to = out("ofrecord");
         let t = time_command(
@@ -127,14 +134,15 @@ pub(crate) fn cli(c: &Ctx<'_>) -> Result<(), String> {
                 let mut cmd = Command::new(&bin);
                 cmd.args(["convert", "--output-format", "ofrecord", "-o"])
                     .arg(&to)
-                    .args(&inputs);
+                    .args(&fast_inputs);
                 cmd
             },
             None,
         )?;
         emit(
             "convert_of",
-            sc.stream_bytes * reps,
+            fast_reps,
+            sc.stream_bytes * fast_reps,
             "`tfrecord convert IN --output-format ofrecord -o OUT`: bytes are the input stream's",
             &t,
         );
@@ -153,6 +161,7 @@ pub(crate) fn cli(c: &Ctx<'_>) -> Result<(), String> {
         if c.args.want("cli", "cat_json") {
             emit(
                 "cat_json",
+                reps,
                 size(&jsonl)?,
                 "`tfrecord cat --json IN > FILE`: bytes are the JSON text written",
                 &t,
@@ -173,6 +182,7 @@ pub(crate) fn cli(c: &Ctx<'_>) -> Result<(), String> {
         )?;
         emit(
             "from_json",
+            reps,
             size(&jsonl)?,
             "`tfrecord from-json JSONL -o OUT`: bytes are the JSON text read",
             &t,
@@ -184,14 +194,15 @@ pub(crate) fn cli(c: &Ctx<'_>) -> Result<(), String> {
             || {
                 let mut cmd = Command::new(&bin);
                 cmd.args(["verify", "--decode", "--threads", "1"])
-                    .args(&inputs);
+                    .args(&fast_inputs);
                 cmd
             },
             None,
         )?;
         emit(
             "verify_decode",
-            sc.stream_bytes * reps,
+            fast_reps,
+            sc.stream_bytes * fast_reps,
             "`tfrecord verify --decode --threads 1 IN`: framing, both CRCs and a check that every \
              record decodes",
             &t,
