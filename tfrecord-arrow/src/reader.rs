@@ -19,7 +19,11 @@ pub const DEFAULT_BATCH_SIZE: usize = 1024;
 /// [`batch_size`](Self::with_batch_size) records each (the last one shorter), decoded by an
 /// [`ArrowDecoder`]. It is an Arrow [`RecordBatchReader`], and an iterator of batches.
 ///
-/// Errors name the file, the record's byte offset and index, and the feature key.
+/// Errors name the file, the record's byte offset and index, and the feature key. Under a
+/// reader [`BadRecords`](tfrecord_core::BadRecords) policy that skips, a record that does not
+/// decode by the spec is skipped and reported as the typed reader skips it
+/// ([`BadRecords::skip_undecodable`](tfrecord_core::BadRecords::skip_undecodable)): the batch it
+/// would have been in ends before it, and the next batch starts after it.
 ///
 /// ```no_run
 /// use tfrecord_arrow::ArrowReader;
@@ -42,7 +46,17 @@ pub struct ArrowReader<R: Read> {
     records: Vec<Vec<u8>>,
     /// Each filled record's frame offset and index, for errors.
     origins: Vec<(Option<u64>, u64)>,
+    /// How many records at the front of `records` were read and not handed out yet.
+    held: usize,
     done: bool,
+}
+
+/// The bytes a frame of `format` adds around its payload.
+fn frame_overhead(format: Format) -> u64 {
+    match format {
+        Format::TfRecord => 16,
+        Format::OfRecord => 8,
+    }
 }
 
 impl ArrowReader<File> {
@@ -71,6 +85,7 @@ impl<R: Read> ArrowReader<R> {
             batch_size: DEFAULT_BATCH_SIZE,
             records: Vec::new(),
             origins: Vec::new(),
+            held: 0,
             done: false,
         }
     }
@@ -93,7 +108,7 @@ impl<R: Read> ArrowReader<R> {
     /// Framing, checksum and decoding errors, naming the file, byte offset, record index and
     /// feature key.
     pub fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
-        if self.done {
+        if self.done && self.held == 0 {
             return Ok(None);
         }
         let read = self.reader.options().get_format();
@@ -110,27 +125,77 @@ impl<R: Read> ArrowReader<R> {
                 None => e,
             });
         }
-        self.origins.clear();
-        let mut n = 0;
-        while n < self.batch_size {
-            if n == self.records.len() {
-                self.records.push(Vec::new());
+        loop {
+            // Records carried over from the last call come first.
+            let mut n = self.held;
+            self.held = 0;
+            while n < self.batch_size && !self.done {
+                if n == self.records.len() {
+                    self.records.push(Vec::new());
+                }
+                if !self.reader.read_into(&mut self.records[n])? {
+                    self.done = true;
+                    break;
+                }
+                let index = self.reader.records_read().saturating_sub(1);
+                self.origins.push((self.reader.last_offset(), index));
+                n += 1;
             }
-            if !self.reader.read_into(&mut self.records[n])? {
-                self.done = true;
-                break;
+            if n == 0 {
+                return Ok(None);
             }
-            let index = self.reader.records_read().saturating_sub(1);
-            self.origins.push((self.reader.last_offset(), index));
-            n += 1;
+            // Decodes `lo..hi` of the records read; a record that does not decode is skipped
+            // under a policy that skips (when it is the first of the window: the records before
+            // it are handed out first), or ends the stream.
+            let (mut lo, mut hi) = (0, n);
+            while lo < hi {
+                let first = self.origins[lo].1;
+                let err = match self.decoder.decode(&self.records[lo..hi], first) {
+                    Ok(batch) => {
+                        self.carry(hi, n);
+                        return Ok(Some(batch));
+                    }
+                    Err(e) => self.locate(e, first),
+                };
+                let at = err
+                    .record()
+                    .and_then(|i| usize::try_from(i.checked_sub(first)?).ok())
+                    .map(|i| lo + i)
+                    .filter(|&j| j < hi);
+                let policy = self.reader.options().get_bad_records();
+                let Some(j) = at.filter(|_| policy.skips()) else {
+                    self.done = true;
+                    return Err(err);
+                };
+                if j > lo {
+                    hi = j;
+                    continue;
+                }
+                let (offset, index) = self.origins[j];
+                let frame = self.records[j].len() as u64 + frame_overhead(self.decoder.format);
+                let skipped = policy.skip_undecodable(
+                    self.reader.path(),
+                    offset.unwrap_or(0),
+                    frame,
+                    index,
+                    err,
+                );
+                if let Err(e) = skipped {
+                    self.done = true;
+                    return Err(e);
+                }
+                lo += 1;
+            }
+            // Every record of the window was skipped: read on.
+            self.carry(hi, n);
         }
-        let Some(&(_, first)) = self.origins.first() else {
-            return Ok(None);
-        };
-        self.decoder
-            .decode(&self.records[..n], first)
-            .map(Some)
-            .map_err(|e| self.locate(e, first))
+    }
+
+    /// Keeps records `from..n` (read, not handed out) for the next batch, at the front.
+    fn carry(&mut self, from: usize, n: usize) {
+        self.records[..n].rotate_left(from);
+        self.origins.drain(..from);
+        self.held = n - from;
     }
 
     /// Adds the file and the record's byte offset to a batch error (whose record index counts
@@ -169,6 +234,7 @@ impl<R: Read> Iterator for ArrowReader<R> {
             Ok(None) => None,
             Err(e) => {
                 self.done = true;
+                self.held = 0;
                 Some(Err(ArrowError::ExternalError(Box::new(e))))
             }
         }

@@ -174,3 +174,53 @@ fn a_decoder_of_another_format_than_the_reader_is_an_error() {
     assert!(text.contains("d.tfrecord"), "{text}");
     assert!(arrow.next_batch().expect("ends").is_none());
 }
+
+/// Under a policy that skips, records that do not decode by the spec are skipped and reported,
+/// and every other record is in a batch once, in order.
+#[test]
+fn records_that_do_not_decode_are_skipped_under_a_skipping_policy() {
+    use tfrecord_arrow::arrow_array::Array;
+    use tfrecord_core::BadRecords;
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("d.tfrecord");
+    // `name` is a string feature: a bytes value that is not UTF-8 does not decode.
+    let bad = [0usize, 5, 6, 9, 10, 11, 24];
+    let mut w = RecordWriter::create(&path, WriterOptions::new()).expect("create");
+    for i in 0..25 {
+        let name: &[u8] = if bad.contains(&i) { b"\xff" } else { b"ok" };
+        w.write(&example(i64::try_from(i).expect("small"), name))
+            .expect("write");
+    }
+    w.finish().expect("finish");
+    for size in [1, 3, 4, 7, 100] {
+        let policy = BadRecords::skip(bad.len() as u64).shared_log();
+        let opts = ReaderOptions::new().bad_records(policy.clone());
+        let reader = ArrowReader::open(&path, &record(), opts)
+            .expect("open")
+            .with_batch_size(size);
+        let mut ids = Vec::new();
+        for batch in reader {
+            let batch = batch.expect("a batch");
+            assert!(batch.num_rows() > 0 && batch.num_rows() <= size);
+            let col = batch.column(0).as_primitive::<Int64Type>();
+            assert_eq!(col.null_count(), 0);
+            ids.extend(col.values().iter().copied());
+        }
+        let want: Vec<i64> = (0..25)
+            .filter(|i| !bad.contains(i))
+            .map(|i| i64::try_from(i).expect("small"))
+            .collect();
+        assert_eq!(ids, want, "batches of {size}");
+        let skipped: Vec<u64> = policy.take_logged().iter().map(|s| s.offset()).collect();
+        assert_eq!(skipped.len(), bad.len(), "batches of {size}: {skipped:?}");
+    }
+    // One record fewer in the budget: an error naming the last one.
+    let opts = ReaderOptions::new().bad_records(BadRecords::skip(bad.len() as u64 - 1));
+    let reader = ArrowReader::open(&path, &record(), opts).expect("open");
+    let err = reader
+        .into_iter()
+        .find_map(Result::err)
+        .expect("the budget is spent");
+    assert!(err.to_string().contains("record 24"), "{err}");
+}
