@@ -365,3 +365,50 @@ fn damage_skipped_while_inferring_is_reported_once() {
     let reader = SerializedFileReader::new(File::open(&out).expect("open")).expect("parquet");
     assert_eq!(reader.metadata().file_metadata().num_rows(), 4);
 }
+
+/// Feature lists whose steps hold one to three values, declared `ragged` (as
+/// `tf.io.RaggedFeature` reads them) rather than `var`, go through Parquet and back.
+#[test]
+fn ragged_feature_lists_go_through_parquet() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("seq.tfrecord");
+    let mut w = RecordWriter::create(&data, WriterOptions::new()).expect("create");
+    for r in 0..6i64 {
+        let steps = (0..r % 4)
+            .map(|k| tf::Feature {
+                kind: Some(tf::feature::Kind::Int64List(tf::Int64List {
+                    value: (0..=k).map(|v| v * 10 + r).collect(),
+                })),
+            })
+            .collect();
+        let lists = tf::FeatureLists {
+            feature_list: [("tokens".to_string(), tf::FeatureList { feature: steps })].into(),
+        };
+        let e = tf::SequenceExample {
+            context: None,
+            feature_lists: Some(lists),
+        };
+        w.write(&e.encode_to_vec()).expect("write");
+    }
+    w.finish().expect("finish");
+    let inferred = ok(&run(&["infer", "--sequence", s(&data)]));
+    let spec_text = inferred.replace("kind = \"var\"", "kind = \"ragged\"");
+    assert_ne!(spec_text, inferred);
+    let spec = dir.path().join("seq.toml");
+    std::fs::write(&spec, &spec_text).expect("write spec");
+    let pq = dir.path().join("seq.parquet");
+    ok(&run(&[
+        "to-parquet",
+        "--spec",
+        s(&spec),
+        s(&data),
+        "-o",
+        s(&pq),
+    ]));
+    let back = dir.path().join("back.tfrecord");
+    ok(&run(&["from-parquet", s(&pq), "-o", s(&back)]));
+    assert_eq!(
+        json_lines(s(&back), &["--sequence"]),
+        json_lines(s(&data), &["--sequence"])
+    );
+}

@@ -54,6 +54,7 @@
 //! | sparse | `List`, of a [`Leaf::Sparse`] (one index per dimension, and the value) | null |
 //! | ragged | one `List` per partition, then a `List` of values | null when the value key and every partition key are absent |
 //! | feature list of var steps | `List` of steps, `List` of values | null; `required`: an error |
+//! | feature list of ragged steps, without partitions | as var steps | null |
 //! | feature list of fixed steps, or sequence | `List` of steps, then `Fixed` per dimension | null; without `allow_missing`: an error |
 //!
 //! A row that is null still takes its place in the fixed levels (zeros, or empty strings) and

@@ -193,6 +193,14 @@ impl Plan {
                 .map(|d| d.ok_or_else(|| unsupported("a row dimension is unknown")))
                 .collect()
         };
+        let var_steps = |absent| {
+            (
+                Shape::StepsVar,
+                vec![LevelKind::List, LevelKind::List],
+                absent,
+                Vec::new(),
+            )
+        };
         let fixed_levels = |dims: &[usize]| {
             dims.iter()
                 .map(|&d| LevelKind::Fixed(d))
@@ -265,12 +273,13 @@ impl Plan {
                     (shape, levels, absent, Vec::new())
                 }
                 FeatureKind::Steps { step } => match &**step {
-                    FeatureKind::Var { .. } => (
-                        Shape::StepsVar,
-                        vec![LevelKind::List, LevelKind::List],
-                        or_null,
-                        Vec::new(),
-                    ),
+                    // A ragged feature list without partitions is a list of steps of values,
+                    // as TensorFlow's `RaggedFeature` reads it: the layout of var steps.
+                    FeatureKind::Var { .. } => var_steps(or_null),
+                    // Absent, it is null, as a ragged feature is.
+                    FeatureKind::Ragged { partitions, .. } if partitions.is_empty() => {
+                        var_steps(Absent::Null)
+                    }
                     FeatureKind::Fixed { shape } => {
                         let dims = dims(shape)?;
                         let levels = std::iter::once(LevelKind::List)
@@ -300,6 +309,10 @@ impl Plan {
             };
         let value_key = match &f.kind {
             FeatureKind::Ragged { value_key, .. } => value_key.clone(),
+            FeatureKind::Steps { step } => match &**step {
+                FeatureKind::Ragged { value_key, .. } => value_key.clone(),
+                _ => f.key.clone(),
+            },
             _ => f.key.clone(),
         };
         let slot = table.intern(&value_key);

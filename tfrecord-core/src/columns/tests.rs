@@ -311,3 +311,31 @@ fn examples_decode_alike_by_both_paths() {
 fn sequence_examples_decode_alike_by_both_paths() {
     agree(SEQUENCE, sequence);
 }
+
+/// A ragged feature list without partitions (what `tfrecord infer` writes for steps of varying
+/// length) has the layout of var steps, and decodes as they do; with partitions it has none.
+#[test]
+fn a_ragged_feature_list_decodes_as_var_steps() {
+    let ragged = SEQUENCE.replace(
+        "[records.R.sequence.tokens]\ndtype = \"int64\"\nkind = \"var\"",
+        "[records.R.sequence.tokens]\ndtype = \"int64\"\nkind = \"ragged\"",
+    );
+    assert_ne!(ragged, SEQUENCE);
+    let (var, _) = decoders(SEQUENCE);
+    let (rag, rag_general) = decoders(&ragged);
+    assert_eq!(rag.layouts(), var.layouts());
+    let mut rng = Rng(11);
+    let records: Vec<Vec<u8>> = (0..200).map(|_| sequence(&mut rng)).collect();
+    let want = var.decode(&records, 0);
+    same(&rag.decode(&records, 0), &want, "ragged, fast");
+    same(&rag_general.decode(&records, 0), &want, "ragged, general");
+
+    let partitioned = ragged.replace(
+        "kind = \"ragged\"",
+        "kind = \"ragged\"\npartitions = [{ uniform_row_length = 2 }]",
+    );
+    let schema = Schema::from_toml_str(&partitioned, "t.toml").expect("a valid spec");
+    let spec = RecordSpec::from_record(&schema.records[0]).expect("a valid record");
+    let err = ColumnDecoder::new(&spec, Format::TfRecord).expect_err("no layout");
+    assert!(err.to_string().contains("ragged"), "{err}");
+}
