@@ -257,8 +257,17 @@ impl DatasetOptions {
         self
     }
 
-    /// The reader settings (checksum verification, record length limit, read buffer). Each
-    /// file's format and compression come from its [`SourceFile`](crate::SourceFile).
+    /// The reader settings (checksum verification, record length limit, read buffer, and the
+    /// bad-record policy). Each file's format and compression come from its
+    /// [`SourceFile`](crate::SourceFile).
+    ///
+    /// A [`BadRecords`](tfrecord_core::BadRecords) policy's budget and shared log are one for
+    /// every reader of the data set, its epochs and its resumed reads (make a new policy for a
+    /// new budget). Damage is counted and logged as it is read, which can be ahead of the
+    /// records handed out: blocks of up to 256 records are read ahead on worker threads, and
+    /// once more for a shuffle buffer resumed from a checkpoint; so with
+    /// [`take`](Self::take), or when reading stops early, the log can name damage after the
+    /// last record handed out.
     #[must_use]
     pub fn reader(mut self, reader: ReaderOptions) -> Self {
         self.reader = reader;
