@@ -1459,14 +1459,6 @@ fn sequence_examples_read_as_examples_are_refused() {
         vec!["cat", "--json", s(&data)],
         vec!["infer", s(&data)],
         vec!["verify", "--decode", s(&data)],
-        vec![
-            "convert",
-            s(&data),
-            "-o",
-            s(&out),
-            "--output-format",
-            "ofrecord",
-        ],
     ] {
         let err = fails(&run(&args));
         assert!(
@@ -1474,6 +1466,21 @@ fn sequence_examples_read_as_examples_are_refused() {
             "{args:?}: {err}"
         );
     }
+    // To OFRecord, which has no sequences, --sequence would not help: the error says so.
+    let err = fails(&run(&[
+        "convert",
+        s(&data),
+        "-o",
+        s(&out),
+        "--output-format",
+        "ofrecord",
+    ]));
+    assert!(
+        err.contains("feature_lists")
+            && err.contains("OFRecord has no sequences")
+            && err.contains("byte 0"),
+        "{err}"
+    );
     assert!(!out.exists(), "no output is left behind");
     let text = ok(&run(&["cat", "--sequence", s(&data)]));
     assert!(text.contains("feature_lists"), "{text}");
