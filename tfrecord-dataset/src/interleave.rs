@@ -220,6 +220,11 @@ impl<O> Interleave<O> {
                         }
                         return Some((split, item));
                     }
+                    if !slot.ended {
+                        // The block's last records were skipped (records that do not decode,
+                        // under a policy that skips them): the split goes on in its next block.
+                        continue;
+                    }
                     let split = slot.split;
                     self.slots[ci] = None;
                     fetcher.close(split);
