@@ -1787,6 +1787,15 @@ fn parse_reads_ofrecord_as_examples() {
         json_lines(&out)[0],
         serde_json::json!({"d": {"dense": {"shape": [1, 2], "values": [0.1, -2.5]}}})
     );
+    // A ragged feature reads its value key.
+    let out = ok(&parse(
+        "[records.R]\ndialect = \"ofrecord\"\n\
+         [records.R.features.r]\ndtype = \"double\"\nkind = \"ragged\"\nvalue_key = \"d\"\n",
+    ));
+    assert_eq!(
+        json_lines(&out)[0]["r"]["ragged"]["flat_values"],
+        serde_json::json!([0.1, -2.5])
+    );
     let err = fails(&parse(
         "[records.R.features.d]\ndtype = \"float\"\nshape = [2]\n",
     ));

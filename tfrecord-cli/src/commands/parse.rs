@@ -81,12 +81,15 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
         )
     };
     let from_of = Format::from(args.read.input_format) == Format::OfRecord;
-    // The keys the spec reads, and whether as `double`.
-    let doubles: HashMap<&[u8], bool> = spec
-        .features
-        .iter()
-        .map(|f| (f.key.as_bytes(), f.dtype == DType::Double))
-        .collect();
+    // Every key the spec reads (a ragged feature's value and partition keys, a sparse
+    // feature's index keys), and whether only `double` features read it.
+    let mut doubles: HashMap<&[u8], bool> = HashMap::new();
+    for f in &spec.features {
+        let double = f.dtype == DType::Double;
+        for key in f.kind.keys(&f.key) {
+            *doubles.entry(key.as_bytes()).or_insert(double) &= double;
+        }
+    }
     let sources = resolve_all(&args.files)?;
     let files: Vec<PathBuf> = sources.iter().map(Source::name).collect();
     let size = if args.one_batch {
