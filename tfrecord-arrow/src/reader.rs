@@ -126,8 +126,10 @@ impl<R: Read> ArrowReader<R> {
             });
         }
         loop {
-            // Records carried over from the last call come first.
+            // Records carried over from the last call come first (and only their origins: a
+            // read that failed in the last call may have left more).
             let mut n = self.held;
+            self.origins.truncate(n);
             self.held = 0;
             while n < self.batch_size && !self.done {
                 if n == self.records.len() {
