@@ -22,16 +22,18 @@
 //! a petabyte (2^50 positions) leaves odds of about 2^-46 of a false start. The checksums are
 //! not a cryptographic defence: data crafted to pass them passes them.
 //!
-//! The one realistic way to pass the test at a wrong byte is a payload that itself holds a
-//! valid TFRecord stream (a record storing a TFRecord file's bytes): its frames pass the test as
-//! the file's own do. A start found by the test is therefore confirmed (`confirm.rs`): it is
-//! kept when the frames from it chain on, header after header, to the end of the file or for 8
-//! MiB; when they break first and a record of the file encloses the start, the split starts at
-//! the first confirmed start after that record instead (the split before reads the record
-//! whole), and when no record encloses it the file is damaged where they break, which reading
-//! reports under the reader's [`BadRecords`](crate::BadRecords) policy. What is left is an
-//! embedded stream whose frames run on for more than 8 MiB past the split's start; split files
-//! that hold such records by file, or with an index ([`crate::index`]).
+//! The one realistic way to pass the test at a wrong byte is a payload that itself holds
+//! TFRecord frames (a record storing a TFRecord file's bytes, whole or in pieces): they pass
+//! the test as the file's own frames do. A start found by the test is therefore confirmed
+//! (`confirm.rs`): it is kept when the frames from it chain on, header after header, to the end
+//! of the file or for 8 MiB. When they break first and a record (both checksums passing, within
+//! 64 MiB before the start) encloses the start, the start is looked for again after that record
+//! (the split before reads the record whole); when no record encloses it, the file is damaged
+//! where they break, which reading reports under the reader's
+//! [`BadRecords`](crate::BadRecords) policy. What is left is embedded frames that chain on for
+//! more than 8 MiB past the split's start, or a start more than 64 MiB into the record that
+//! holds them; split files that hold such records by file, or with an index
+//! ([`crate::index`]).
 //!
 //! # What cannot be split
 //!
@@ -95,8 +97,9 @@ impl RecordReader<File> {
     ///
     /// A wrong start passes the test with odds of about 2^-96 per byte for random data. The
     /// frames of a TFRecord stream embedded in a record's payload pass it too: a start is kept
-    /// only when the frames from it chain on to the end of the file or for 8 MiB, else the split
-    /// starts after the record that encloses it (see the module documentation `reader/split.rs`).
+    /// only when the frames from it chain on to the end of the file or for 8 MiB, or when no
+    /// record encloses it; else the split starts after the record that encloses it (see the
+    /// module documentation `reader/split.rs`).
     /// [`records_read`](Self::records_read) and the record indices of errors count from the
     /// range's first record ([`Error::record_base`]); byte offsets are the file's.
     ///

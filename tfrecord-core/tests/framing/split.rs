@@ -151,8 +151,8 @@ proptest! {
     }
 }
 
-/// A payload holding TFRecord streams (runs of frames), nested up to twice, between other
-/// bytes.
+/// A payload holding TFRecord streams (runs of frames), nested up to twice, each whole or cut
+/// (a file stored in pieces: its first bytes, or its last), between other bytes.
 fn stream_payload() -> impl Strategy<Value = Vec<u8>> {
     let inner = proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..30), 0..5);
     let stream = prop_oneof![
@@ -162,12 +162,26 @@ fn stream_payload() -> impl Strategy<Value = Vec<u8>> {
             build(&recs).bytes
         }),
     ];
+    let piece = (stream, 0u8..3, any::<prop::sample::Index>()).prop_map(|(bytes, cut, at)| {
+        let at = at.index(bytes.len() + 1);
+        match cut {
+            0 => bytes,
+            1 => bytes[..at].to_vec(),
+            _ => bytes[at..].to_vec(),
+        }
+    });
     (
         proptest::collection::vec(any::<u8>(), 0..20),
-        stream,
-        proptest::collection::vec(any::<u8>(), 0..20),
+        proptest::collection::vec((piece, proptest::collection::vec(any::<u8>(), 0..3)), 1..6),
     )
-        .prop_map(|(head, stream, tail)| [head, stream, tail].concat())
+        .prop_map(|(head, pieces)| {
+            let mut out = head;
+            for (piece, gap) in pieces {
+                out.extend(piece);
+                out.extend(gap);
+            }
+            out
+        })
 }
 
 proptest! {
@@ -424,4 +438,71 @@ fn a_split_starting_inside_a_record_that_holds_a_stream_starts_after_it() {
     // The whole file, read in order, is not fooled.
     let whole = read_file(&path, ReaderOptions::new(), Api::Lent);
     assert_eq!(whole.records, recs);
+}
+
+/// Every split count gives every record of `recs` once, for a file of them.
+fn every_split_count_reads_each_once(recs: &[Vec<u8>], name: &str) {
+    let built = build(recs);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), name, &built.bytes);
+    for n in 1..60 {
+        let points: Vec<u64> = (1..n).map(|i| built.bytes.len() as u64 * i / n).collect();
+        let splits = read_splits(&path, &points, &ReaderOptions::new(), Api::Lent);
+        for s in &splits {
+            assert!(s.error.is_none(), "{name}, {n} splits: {:?}", s.error);
+        }
+        let all: Vec<Vec<u8>> = splits.iter().flat_map(|s| s.records.clone()).collect();
+        assert_eq!(all, recs, "{name}, {n} splits");
+    }
+}
+
+#[test]
+fn a_split_starting_inside_a_piece_of_a_stored_file_starts_after_its_record() {
+    // A TFRecord file of ten 40-byte records stored in two records, cut inside a frame.
+    let inner: Vec<Vec<u8>> = (0..10u8).map(|i| vec![i; 24]).collect();
+    let file = build(&inner).bytes;
+    let mut recs = vec![b"zero".to_vec(), file[..150].to_vec(), file[150..].to_vec()];
+    recs.extend((0..20u8).map(|i| vec![b'r', i]));
+    every_split_count_reads_each_once(&recs, "pieces.tfrecord");
+}
+
+#[test]
+fn a_split_starting_inside_a_record_of_many_streams_starts_after_it() {
+    let inner: Vec<Vec<u8>> = vec![b"a".to_vec(), b"bb".to_vec(), b"ccc".to_vec()];
+    let mut stored = Vec::new();
+    for _ in 0..6 {
+        stored.push(0xee);
+        stored.extend(build(&inner).bytes);
+    }
+    let mut recs = vec![b"zero".to_vec(), stored];
+    recs.extend((0..10u8).map(|i| vec![b'r', i]));
+    every_split_count_reads_each_once(&recs, "streams.tfrecord");
+}
+
+#[test]
+fn damage_after_a_record_that_holds_a_stream_is_skipped_once() {
+    // Record 1 holds a stream; record 2's header is damaged.
+    let inner: Vec<Vec<u8>> = vec![b"in-a".to_vec(), b"in-bb".to_vec(), b"in-ccc".to_vec()];
+    let mut stored = b"head".to_vec();
+    stored.extend(build(&inner).bytes);
+    let mut recs = vec![b"zero".to_vec(), stored, b"two".to_vec()];
+    recs.extend((0..10u8).map(|i| vec![b'r', i]));
+    let built = build(&recs);
+    let mut bytes = built.bytes.clone();
+    bytes[usize::try_from(built.offsets[2]).unwrap() + 9] ^= 0x40;
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "damaged.tfrecord", &bytes);
+    let opts = ReaderOptions::new().bad_records(BadRecords::resync(10));
+    let whole = read_file(&path, opts.clone(), Api::Lent);
+    assert!(whole.error.is_none(), "{:?}", whole.error);
+    assert_eq!(whole.skips().len(), 1);
+    for cut in built.offsets[1] + 1..built.offsets[2] + 1 {
+        // A budget of its own for each read (clones of a policy share one).
+        let opts = ReaderOptions::new().bad_records(BadRecords::resync(10));
+        let splits = read_splits(&path, &[cut], &opts, Api::Lent);
+        let records: Vec<Vec<u8>> = splits.iter().flat_map(|s| s.records.clone()).collect();
+        let skips: Vec<_> = splits.iter().flat_map(|s| s.skips()).collect();
+        assert_eq!(records, whole.records, "cut {cut}");
+        assert_eq!(skips, whole.skips(), "cut {cut}");
+    }
 }
