@@ -25,8 +25,8 @@
 //! The one realistic way to pass the test at a wrong byte is a payload that itself holds
 //! TFRecord frames (a record storing a TFRecord file's bytes, whole or in pieces): they pass
 //! the test as the file's own frames do. A start found by the test is therefore confirmed
-//! (`confirm.rs`): it is kept when the frames from it chain on, header after header, to the end
-//! of the file or for 8 MiB. When they break first and a record (both checksums passing, within
+//! (`confirm.rs`): it is kept when the frames from it chain on, frame after frame (both
+//! checksums), to the end of the file or for 8 MiB. When they break first and a record (both checksums passing, within
 //! 64 MiB before the start) encloses the start, the start is looked for again after that record
 //! (the split before reads the record whole); when no record encloses it, the file is damaged
 //! where they break, which reading reports under the reader's
