@@ -51,14 +51,6 @@ pub struct ArrowReader<R: Read> {
     done: bool,
 }
 
-/// The bytes a frame of `format` adds around its payload.
-fn frame_overhead(format: Format) -> u64 {
-    match format {
-        Format::TfRecord => 16,
-        Format::OfRecord => 8,
-    }
-}
-
 impl ArrowReader<File> {
     /// Opens a record file (TFRecord unless `options` says OFRecord; compression as
     /// `options` says) to read records of `record`, with the default [`ArrowOptions`].
@@ -174,7 +166,7 @@ impl<R: Read> ArrowReader<R> {
                     continue;
                 }
                 let (offset, index) = self.origins[j];
-                let frame = self.records[j].len() as u64 + frame_overhead(self.decoder.format);
+                let frame = self.records[j].len() as u64 + self.decoder.format.frame_overhead();
                 let skipped = policy.skip_undecodable(
                     self.reader.path(),
                     offset.unwrap_or(0),

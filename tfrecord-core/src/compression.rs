@@ -74,6 +74,22 @@ impl Format {
             Format::OfRecord => "ofrecord",
         }
     }
+
+    /// The bytes a frame adds around its payload: 16 for TFRecord (the length, its checksum
+    /// and the data checksum), 8 for OFRecord (the length).
+    ///
+    /// ```
+    /// use tfrecord_core::Format;
+    ///
+    /// assert_eq!(Format::TfRecord.frame_overhead(), 16);
+    /// assert_eq!(Format::OfRecord.frame_overhead(), 8);
+    /// ```
+    pub fn frame_overhead(self) -> u64 {
+        match self {
+            Format::TfRecord => 16,
+            Format::OfRecord => 8,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -172,14 +172,6 @@ pub(crate) fn decode<D: Decoder>(
         .map_err(|e| Error::at_record(e, path, record, offset))
 }
 
-/// The bytes a frame of `format` adds around its payload.
-pub(crate) fn frame_overhead(format: Format) -> u64 {
-    match format {
-        Format::TfRecord => 16,
-        Format::OfRecord => 8,
-    }
-}
-
 /// At most this many records in one block.
 pub(crate) const BLOCK_RECORDS: usize = 256;
 /// A block ends after the record that brings its payload bytes to this.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tfrecord_core::ReaderOptions;
 
-use crate::block::{Decoder, Raw, Start, decode_or_skip, frame_overhead, recycle};
+use crate::block::{Decoder, Raw, Start, decode_or_skip, recycle};
 use crate::checkpoint::{BufferState, Checkpoint};
 use crate::error::{Error, Result};
 use crate::fetch::Fetcher;
@@ -170,7 +170,7 @@ impl<D: Decoder> Run<D> {
                 let path = &self.paths[held.split];
                 let (record, offset) = (held.at.record, held.at.offset);
                 let format = D::FORMAT.unwrap_or(tfrecord_core::Format::TfRecord);
-                let frame_len = held.value.len() as u64 + frame_overhead(format);
+                let frame_len = held.value.len() as u64 + format.frame_overhead();
                 let decoded =
                     decode_or_skip(&**decoder, &held.value, path, record, offset, frame_len);
                 recycle(held.value);

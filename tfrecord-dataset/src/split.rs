@@ -32,7 +32,6 @@ use tfrecord_core::{Compression, Format, ReaderOptions, RecordReader};
 
 use crate::block::{
     BLOCK_BYTES, BLOCK_RECORDS, Block, Contents, Decoder, Item, RawBlock, Start, decode,
-    frame_overhead,
 };
 
 use crate::error::{Error, Result};
@@ -89,7 +88,7 @@ impl SplitReader {
             .clone()
             .format(split.format)
             .compression(split.compression);
-        let frame_overhead = frame_overhead(split.format);
+        let frame_overhead = split.format.frame_overhead();
         if let Some(range) = &split.range {
             // tfrecord-core's range reader: from the first record boundary at or after the
             // start (or the saved position, itself a boundary), to the first record starting
