@@ -25,7 +25,7 @@
 //! [`BACK_BYTES`] before it.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::options::ReaderOptions;
@@ -177,13 +177,17 @@ impl<'a> Confirm<'a> {
     /// Whether the `len` bytes at the reader's position, and the data checksum after them,
     /// agree; the reader is left after the checksum.
     fn payload_passes_here(&mut self, len: u64) -> io::Result<bool> {
+        // Checksummed where the reader holds the bytes: nothing is copied or allocated.
         let mut crc = MaskedCrc32c::new();
         let mut left = len;
-        let mut block = vec![0u8; BLOCK];
         while left > 0 {
-            let n = usize::try_from(left.min(BLOCK as u64)).map_err(io::Error::other)?;
-            self.file.read_exact(&mut block[..n])?;
-            crc.update(&block[..n]);
+            let held = self.file.fill_buf()?;
+            if held.is_empty() {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            let n = held.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+            crc.update(&held[..n]);
+            self.file.consume(n);
             left -= n as u64;
         }
         let mut stored = [0u8; 4];
