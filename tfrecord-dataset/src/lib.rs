@@ -15,8 +15,9 @@
 //!   documented, see [`Shuffle`]). Epochs repeat with a new order each.
 //! - **Sharding** ([`DatasetOptions::shard`]) for workers, by split: whole files while there
 //!   are enough of them, else byte ranges of uncompressed TFRecord files, so that every worker
-//!   gets records (see [`Split`]); and **skip / take** after it, as tf.data's
-//!   `shard().skip().take()`.
+//!   gets records (see [`Split`]), dealt before any shuffle so that workers with seeds of
+//!   their own still read every record once between them; and **skip / take** after it, as
+//!   tf.data's `shard().skip().take()`.
 //! - **Checkpoints** ([`Checkpoint`]): a small serde / JSON position from which reading
 //!   resumes exactly, shuffle buffer included.
 //! - **Sharded writers** ([`ShardedWriter`]): output split by count, records or bytes, named

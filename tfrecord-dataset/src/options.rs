@@ -54,7 +54,8 @@ impl Order {
 ///   `(2^64 - n) % n`; the result is `m >> 64`), never `rand`'s distributions, whose algorithms
 ///   may change between versions.
 /// - **Split order**: Fisher-Yates from the last position down
-///   (`for i in (1..len).rev() { swap(i, below(i + 1)) }`), over the files in listing order.
+///   (`for i in (1..len).rev() { swap(i, below(i + 1)) }`), over the splits of the shard in
+///   listing order.
 /// - **Buffer**: one draw `below(len)` per record out (see [`buffer_size`](Self::buffer_size)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Shuffle {
@@ -114,11 +115,14 @@ pub(crate) struct Shard {
 /// read every record once, split after split, on the calling thread.
 ///
 /// The stages, in order (as a tf.data pipeline
-/// `files.shuffle().shard().interleave().shuffle(buffer).repeat(epochs).skip(skip).take(take)`):
+/// `files.shard().shuffle().interleave().shuffle(buffer).repeat(epochs).skip(skip).take(take)`):
 ///
-/// 1. the files, in the order [`Sources`](crate::Sources) lists them; with
-///    [`shuffle`](Self::shuffle) (and [`Shuffle::files`]), permuted anew each epoch;
-/// 2. [`shard`](Self::shard)`(i, n)`: the splits at positions `k` with `k % n == i` of that order;
+/// 1. [`shard`](Self::shard)`(i, n)`: the splits at positions `k` with `k % n == i` of the
+///    files in the order [`Sources`](crate::Sources) lists them (each file one split, or cut
+///    into byte ranges when there are fewer files than workers), so that which records a
+///    worker reads never depends on the seed;
+/// 2. with [`shuffle`](Self::shuffle) (and [`Shuffle::files`]), those splits permuted anew
+///    each epoch;
 /// 3. [`order`](Self::order): sequential or interleaved, read on [`threads`](Self::threads)
 ///    threads;
 /// 4. the shuffle buffer ([`Shuffle::buffer_size`]), emptied at the end of each epoch;

@@ -1,12 +1,12 @@
-//! The splits one worker reads in one epoch: split order (shuffled per epoch from the seed),
-//! then this worker's shard of it.
+//! The splits one worker reads in one epoch: this worker's shard of the splits in listing
+//! order, then their order (shuffled per epoch from the seed).
 //!
 //! Every file is one split ([`Split::whole`]) while there are at least as many files as
 //! workers, and shards deal them as tf.data's `list_files().shard()` does. Sharded over more
 //! workers than files, each uncompressed TFRecord file is cut into `n` byte ranges
 //! ([`splits_of`]; fewer when they would be shorter than [`MIN_SPLIT_BYTES`] or the files
-//! together would make more than [`SPLIT_BUDGET`], so that the plan stays small for any `n`) before the order is drawn and the shards are dealt, so that
-//! workers are not left empty for want of files (a
+//! together would make more than [`SPLIT_BUDGET`], so that the plan stays small for any `n`)
+//! before the shards are dealt, so that workers are not left empty for want of files (a
 //! range's reader finds its first record boundary by the checksums: see tfrecord-core's
 //! `RecordReader::open_range`); compressed and OFRecord files stay whole, as they cannot be
 //! entered in the middle. Sharding deals splits, whatever they are.
@@ -63,24 +63,24 @@ pub(crate) fn epoch_splits(files: &[SourceFile], opts: &DatasetOptions, epoch: u
     let workers = opts.shard.map_or(1, |s| s.count);
     let ranges = if workers > files.len() { workers } else { 1 };
     let budget = SPLIT_BUDGET / files.len().max(1);
-    let mut splits: Vec<Split> = files
-        .iter()
-        .flat_map(|f| splits_of(f, ranges, budget))
-        .collect();
+    let all = files.iter().flat_map(|f| splits_of(f, ranges, budget));
+    // The shard is dealt before the order is drawn, so that which records a worker reads does
+    // not depend on the seed: workers that shuffle with seeds of their own still read every
+    // record exactly once between them.
+    let mut splits: Vec<Split> = match opts.shard {
+        Some(Shard { index, count }) => all
+            .enumerate()
+            .filter(|(k, _)| k % count == index)
+            .map(|(_, s)| s)
+            .collect(),
+        None => all.collect(),
+    };
     if let Some(shuffle) = opts.shuffle
         && shuffle.files
     {
         Rng::new(shuffle.seed, epoch, Use::SplitOrder).shuffle(&mut splits);
     }
-    match opts.shard {
-        Some(Shard { index, count }) => splits
-            .into_iter()
-            .enumerate()
-            .filter(|(k, _)| k % count == index)
-            .map(|(_, s)| s)
-            .collect(),
-        None => splits,
-    }
+    splits
 }
 
 /// A short text that changes whenever the files or any option that decides which records
@@ -88,7 +88,7 @@ pub(crate) fn epoch_splits(files: &[SourceFile], opts: &DatasetOptions, epoch: u
 /// Threads and determinism are left out: a checkpoint resumes with any thread count.
 pub(crate) fn fingerprint(files: &[SourceFile], opts: &DatasetOptions) -> String {
     let mut h = Fnv::new();
-    h.text("tfrecord-dataset 3");
+    h.text("tfrecord-dataset 4");
     h.u64(files.len() as u64);
     for f in files {
         h.text(&f.path.to_string_lossy());

@@ -153,6 +153,25 @@ fn shards_together_hold_every_record_exactly_once() {
     }
 }
 
+/// Workers that each shuffle with a seed of their own (as training jobs often seed by worker
+/// rank) still read every record exactly once between them, in every epoch: the shards are
+/// dealt before the order is drawn.
+#[test]
+fn shards_with_a_seed_each_hold_every_record_exactly_once() {
+    let dir = data();
+    for count in [2, 4, 9, 12] {
+        let mut all = Vec::new();
+        for index in 0..count {
+            let seed = 1000 + index as u64 * 7919;
+            let opts = shuffled(seed).epochs(Some(2)).shard(index, count);
+            all.extend(labels(&open(dir.path(), opts)));
+        }
+        let mut expected = all_labels();
+        expected.extend(all_labels());
+        assert_eq!(sorted(all), sorted(expected), "{count} shards");
+    }
+}
+
 /// A shard count far beyond the records: a file is cut into at most one range per 256 bytes,
 /// so the plan stays small, and the shards together still hold every record once.
 #[test]
