@@ -56,7 +56,10 @@ pub(crate) enum Command {
     ///
     /// Prints `<file>\tOK\t<n> records` or `<file>\tFAILED` per file, with the error (file,
     /// byte offset, record index) on standard error, and goes on with the next file after a
-    /// failing one. Exits 0 only when every file is intact. OFRecord has no checksums: with
+    /// failing one. Exits 0 only when every file is intact, or with --max-bad-records /
+    /// --resync, when the damage is within the budget (one budget over all files): a file whose
+    /// damage was skipped is `<file>\tDAMAGED\t<n> records, <k> damaged record(s) or byte
+    /// range(s) skipped`, each skip reported on standard error. OFRecord has no checksums: with
     /// `--input-format ofrecord` only the framing is checked.
     Verify(VerifyArgs),
     /// Write JSON Lines to a record file.

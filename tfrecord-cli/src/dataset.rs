@@ -82,7 +82,7 @@ fn parse_shard(s: &str) -> Result<(usize, usize), String> {
 
 impl DatasetArgs {
     /// The bad-record policy of the flags, with one log of every reader's skips.
-    fn policy(&self) -> BadRecords {
+    pub(crate) fn policy(&self) -> BadRecords {
         let max = self.max_bad_records.unwrap_or(u64::MAX);
         let policy = match (self.resync, self.max_bad_records) {
             (true, _) => BadRecords::resync(max),
@@ -107,11 +107,9 @@ impl DatasetArgs {
     }
 }
 
-/// Prints what the policy's readers skipped since the last call, one line each; adds them to
-/// the totals. Quiet: only forgets them (a first pass, whose skips the second reports).
-fn report(policy: &BadRecords, totals: &mut Totals, quiet: bool) {
-    let skipped = policy.take_logged();
-    if skipped.is_empty() || quiet {
+/// Prints `skipped` on standard error, one line each, and adds them to the totals.
+fn report(skipped: Vec<Skipped>, totals: &mut Totals) {
+    if skipped.is_empty() {
         return;
     }
     let mut err = io::stderr().lock();
@@ -225,14 +223,31 @@ struct Reading<'a> {
     policy: BadRecords,
     totals: Totals,
     progress: Progress,
-    /// A first pass over inputs read again: skips are not reported (the second pass does).
+    /// A first pass over inputs read again: skips are held back, for the second pass to
+    /// report, and reported only when this pass fails (there is then no second one).
     quiet: bool,
+    held: Vec<Skipped>,
 }
 
 impl Reading<'_> {
-    /// Prints the skips logged since the last call.
+    /// Prints the skips logged since the last call (holds them back in a first pass).
     fn report(&mut self) {
-        report(&self.policy, &mut self.totals, self.quiet);
+        let skipped = self.policy.take_logged();
+        if self.quiet {
+            self.held.extend(skipped);
+        } else {
+            report(skipped, &mut self.totals);
+        }
+    }
+
+    /// The end of the reading: what was skipped, and the summaries.
+    fn finish(&mut self, failed: bool) {
+        self.report();
+        if failed {
+            report(std::mem::take(&mut self.held), &mut self.totals);
+        }
+        self.progress.finish();
+        self.totals.finish();
     }
 }
 
@@ -252,9 +267,42 @@ pub(crate) fn for_each(
     for_each_pass(sources, read, verify_data_crc, ds, false, f)
 }
 
+/// As [`for_each`], under `policy` (from [`DatasetArgs::policy`]): one bad-record budget over
+/// several calls, and what was skipped counted by its [`spent`](BadRecords::spent).
+pub(crate) fn for_each_under(
+    policy: &BadRecords,
+    sources: &[Source],
+    read: &ReadOpts,
+    verify_data_crc: bool,
+    ds: &DatasetArgs,
+    f: impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
+) -> CliResult<u64> {
+    read_all(policy.clone(), sources, read, verify_data_crc, ds, false, f)
+}
+
 /// As [`for_each`]; `first_pass`: the inputs are read again after this pass (inferring a
 /// spec), and what is skipped is left for the second pass to report, once.
 pub(crate) fn for_each_pass(
+    sources: &[Source],
+    read: &ReadOpts,
+    verify_data_crc: bool,
+    ds: &DatasetArgs,
+    first_pass: bool,
+    f: impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
+) -> CliResult<u64> {
+    read_all(
+        ds.policy(),
+        sources,
+        read,
+        verify_data_crc,
+        ds,
+        first_pass,
+        f,
+    )
+}
+
+fn read_all(
+    policy: BadRecords,
     sources: &[Source],
     read: &ReadOpts,
     verify_data_crc: bool,
@@ -266,19 +314,18 @@ pub(crate) fn for_each_pass(
         read,
         verify_data_crc,
         ds,
-        policy: ds.policy(),
+        policy,
         totals: Totals::default(),
         progress: Progress::new(sources),
         quiet: first_pass,
+        held: Vec::new(),
     };
     let res = if ds.reorders() {
         through_dataset(sources, &mut r, &mut f)
     } else {
         in_order(sources, &mut r, &mut f)
     };
-    r.report();
-    r.progress.finish();
-    r.totals.finish();
+    r.finish(res.is_err());
     res
 }
 

@@ -203,9 +203,45 @@ fn damaged_records_are_skipped_within_the_budget_and_each_reported() {
     // Over budget: an error that says so.
     let o = run(&["count", "--resync", "--max-bad-records", "1", s(&path)]);
     assert_eq!(o.status.code(), Some(1));
-    // verify takes the budget too.
+    // A first pass (inferring the spec) that runs over the budget reports what it skipped.
+    let parquet = dir.path().join("out.parquet");
+    let o = run(&[
+        "to-parquet",
+        "--resync",
+        "--max-bad-records",
+        "1",
+        s(&path),
+        "-o",
+        s(&parquet),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.contains("skipped") && l.contains(&format!("byte {}", at[3]))),
+        "{err}"
+    );
+    // verify takes the budget too, and names a file whose damage it skipped.
     let o = run(&["verify", "--resync", "--max-bad-records", "2", s(&path)]);
-    assert!(ok(&o).contains("OK\t9 records"));
+    assert!(
+        ok(&o).contains("DAMAGED\t9 records, 2 damaged record(s) or byte range(s) skipped"),
+        "{o:?}"
+    );
+    // One budget over every file: two copies of the damage need 4.
+    let copy = dir.path().join("copy.tfrecord");
+    std::fs::write(&copy, &bytes).expect("write");
+    let clean = dir.path().join("clean.tfrecord");
+    write(&clean, 0..3);
+    let args = ["verify", "--resync", "--max-bad-records"];
+    let o = run(&[&args[..], &["3", s(&path), s(&copy), s(&clean)]].concat());
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let o = run(&[&args[..], &["4", s(&path), s(&copy), s(&clean)]].concat());
+    let out = ok(&o);
+    assert!(out.contains("clean.tfrecord\tOK\t3 records"), "{out}");
+    assert!(
+        out.ends_with("2 of 3 files DAMAGED, the damage skipped within the budget\n"),
+        "{out}"
+    );
 }
 
 #[test]
