@@ -261,16 +261,39 @@ fn to_column(array: &ArrayRef, layout: &ColumnLayout, first_row: u64) -> Result<
         if s.num_columns() != dims + 1 {
             return Err(type_error(layout, &current));
         }
+        // The struct's fields by name (the index keys and the value key), in whatever order
+        // the file has them: by position, a struct written in another order would swap them.
+        let field = |name: &str| {
+            s.column_by_name(name).ok_or_else(|| {
+                Error::feature(format!(
+                    "column `{}`: the sparse feature's struct has no field `{name}` (expected                      the fields {}, found {})",
+                    layout.name,
+                    layout
+                        .sparse_indices
+                        .iter()
+                        .chain(std::iter::once(&layout.key))
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    s.column_names()
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+                .with_key(layout.name.clone())
+            })
+        };
         let mut indices = Vec::with_capacity(dims);
-        for d in 0..dims {
-            let col = s.column(d);
+        for key in &layout.sparse_indices {
+            let col = field(key)?;
             at.no_nulls(col, &runs, &ups)?;
             match leaf_values(col, DType::Int64, &runs, &at, &ups)? {
                 Leaf::Int64(v) => indices.push(v),
                 _ => return Err(type_error(layout, col)),
             }
         }
-        let values = s.column(dims);
+        let values = field(&layout.key)?;
         at.no_nulls(values, &runs, &ups)?;
         Leaf::Sparse {
             indices,

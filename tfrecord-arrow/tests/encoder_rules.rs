@@ -249,3 +249,66 @@ fn a_context_feature_and_feature_list_of_one_key_share_no_column_name() {
     let err = ArrowEncoder::new(&same, Format::TfRecord).unwrap_err();
     assert_eq!(err.key(), Some("x"));
 }
+
+/// A sparse feature's struct is read by field name, whatever the order of its fields (as
+/// pyarrow writes a struct from a dict, in the dict's order); fields of other names are an
+/// error, never taken by position.
+#[test]
+fn sparse_struct_fields_are_read_by_name() {
+    use tfrecord_arrow::arrow_array::StructArray;
+    use tfrecord_core::Message;
+    use tfrecord_core::proto::tensorflow::{Example, feature};
+    let spec = record(
+        "[records.R.features.sp]\ndtype = \"int64\"\nkind = \"sparse\"\nindex_key = [\"row\", \"col\"]\nvalue_key = \"v\"\nsize = [5, 5]\n",
+    );
+    let sparse = |names: [&str; 3]| {
+        // Entries (row 1, col 4, value 42) and (row 3, col 0, value 7), in the order `names`
+        // gives the fields.
+        let column = |name: &str| -> ArrayRef {
+            Arc::new(Int64Array::from(match name {
+                "row" => vec![1, 3],
+                "col" => vec![4, 0],
+                _ => vec![42, 7],
+            }))
+        };
+        let fields: Vec<(Arc<Field>, ArrayRef)> = names
+            .iter()
+            .map(|n| (Arc::new(Field::new(*n, DataType::Int64, false)), column(n)))
+            .collect();
+        let entries = StructArray::from(fields);
+        let item = Field::new("item", entries.data_type().clone(), false);
+        let list = ListArray::new(
+            Arc::new(item.clone()),
+            arrow_buffer::OffsetBuffer::new(ScalarBuffer::from(vec![0i32, 2])),
+            Arc::new(entries),
+            None,
+        );
+        let field = Field::new("sp", DataType::List(Arc::new(item)), true);
+        batch(vec![field], vec![Arc::new(list)])
+    };
+    let ints = |bytes: &[u8], key: &str| -> Vec<i64> {
+        let ex = Example::decode(bytes).expect("an Example");
+        match ex.features.unwrap().feature[key].kind.clone() {
+            Some(feature::Kind::Int64List(l)) => l.value,
+            other => panic!("{key}: {other:?}"),
+        }
+    };
+    let encoder = ArrowEncoder::new(&spec, Format::TfRecord).unwrap();
+    for names in [["row", "col", "v"], ["v", "col", "row"], ["col", "v", "row"]] {
+        let mut out = Vec::new();
+        encoder
+            .encode(&sparse(names), 0, |r| {
+                out.push(r.to_vec());
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(ints(&out[0], "row"), [1, 3], "{names:?}");
+        assert_eq!(ints(&out[0], "col"), [4, 0], "{names:?}");
+        assert_eq!(ints(&out[0], "v"), [42, 7], "{names:?}");
+    }
+    let err = encoder
+        .encode(&sparse(["row", "col", "value"]), 0, |_| Ok(()))
+        .unwrap_err();
+    assert_eq!(err.key(), Some("sp"), "{err}");
+    assert!(err.to_string().contains("no field `v`"), "{err}");
+}
