@@ -405,19 +405,16 @@ impl Builder {
             ));
         };
         let set = |s: usize| slots[s].as_ref().filter(|fb| has_kind(format, fb));
-        let Some(fb) = set(c.slot) else {
-            if let Some((_, key)) = index.iter().find(|(s, _)| set(*s).is_some()) {
-                return Err(Error::feature(format!(
-                    "the sparse feature's index feature {key:?} is present, its value feature {:?} is not",
-                    c.key
-                ))
-                .with_key(c.key.clone()));
-            }
-            return self.absent_list(c);
+        // An absent value feature beside a present index feature holds no values, as
+        // TensorFlow reads it: the indices must then be empty too.
+        let value_absent = set(c.slot).is_none();
+        let m = match set(c.slot) {
+            Some(fb) => append(values, c.dtype, format, fb)
+                .map_err(|p| problem(&c.key, c.dtype, p))?
+                .unwrap_or(0),
+            None if index.iter().any(|(s, _)| set(*s).is_some()) => 0,
+            None => return self.absent_list(c),
         };
-        let m = append(values, c.dtype, format, fb)
-            .map_err(|p| problem(&c.key, c.dtype, p))?
-            .unwrap_or(0);
         for (d, ((slot, key), out)) in index.iter().zip(indices.iter_mut()).enumerate() {
             let before = out.len();
             if let Some(fb) = slots[*slot].as_ref() {
@@ -431,10 +428,17 @@ impl Builder {
                         expected: m,
                         found: k,
                     },
-                    format!(
-                        "expected {m} indices (one per value of {:?}), found {k}",
-                        c.key
-                    ),
+                    if value_absent {
+                        format!(
+                            "expected no indices (the value feature {:?} is absent), found {k}",
+                            c.key
+                        )
+                    } else {
+                        format!(
+                            "expected {m} indices (one per value of {:?}), found {k}",
+                            c.key
+                        )
+                    },
                 )
                 .with_key(key.clone()));
             }

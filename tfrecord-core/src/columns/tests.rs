@@ -339,3 +339,50 @@ fn a_ragged_feature_list_decodes_as_var_steps() {
     let err = ColumnDecoder::new(&spec, Format::TfRecord).expect_err("no layout");
     assert!(err.to_string().contains("ragged"), "{err}");
 }
+
+/// A sparse feature whose value feature is absent while an index feature is present holds no
+/// values, as `tf.io.parse_example` reads it: with an empty index list the row is empty (not
+/// null, as when both are absent); with indices, their count does not match.
+#[test]
+fn a_sparse_feature_without_its_value_feature_holds_no_values() {
+    use super::{Leaf, Level};
+    let toml = "[records.R.features.sp]\ndtype = \"float\"\nkind = \"sparse\"\n\
+                index_key = \"si\"\nvalue_key = \"sv\"\nsize = 100\n";
+    // The fast path does not take a sparse feature: the general path decides.
+    let schema = Schema::from_toml_str(toml, "t.toml").expect("a valid spec");
+    let spec = RecordSpec::from_record(&schema.records[0]).expect("a valid record");
+    let decoder = ColumnDecoder::new(&spec, Format::TfRecord).expect("compiles");
+    // An Example whose map holds `si` as an int64 list of `indices`, and nothing else.
+    let record = |indices: Option<&[u64]>| {
+        let mut map = Vec::new();
+        if let Some(ix) = indices {
+            let mut packed = Vec::new();
+            for &i in ix {
+                varint(i, &mut packed);
+            }
+            let mut list = Vec::new();
+            len_field(1, &packed, &mut list);
+            let mut feature = Vec::new();
+            len_field(3, &list, &mut feature);
+            let mut entry = Vec::new();
+            len_field(1, b"si", &mut entry);
+            len_field(2, &feature, &mut entry);
+            len_field(1, &entry, &mut map);
+        }
+        let mut example = Vec::new();
+        len_field(1, &map, &mut example);
+        example
+    };
+    let batch = decoder
+        .decode(&[record(Some(&[])), record(None)], 0)
+        .expect("decodes");
+    let col = &batch.columns[0];
+    assert_eq!(col.levels, vec![Level::List(vec![0, 0, 0])]);
+    assert_eq!(col.valid, Some(vec![true, false]));
+    assert!(matches!(&col.leaf, Leaf::Sparse { indices, .. } if indices[0].is_empty()));
+    let err = decoder
+        .decode(&[record(Some(&[3]))], 0)
+        .expect_err("an index without a value");
+    assert_eq!(err.key(), Some("si"), "{err}");
+    assert!(err.to_string().contains("value feature \"sv\" is absent"), "{err}");
+}
