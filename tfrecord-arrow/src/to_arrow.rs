@@ -83,7 +83,7 @@ impl ArrowDecoder {
             .columns
             .into_iter()
             .zip(self.columns.layouts())
-            .map(|(c, l)| column_array(c, l, self.options))
+            .map(|(c, l)| column_array(c, l, batch.rows, self.options))
             .collect::<Result<Vec<_>>>()?;
         RecordBatch::try_new_with_options(
             self.schema(),
@@ -99,10 +99,29 @@ pub(crate) fn arrow_error(e: ArrowError) -> Error {
     Error::feature(format!("arrow: {e}"))
 }
 
-fn column_array(c: Column, layout: &ColumnLayout, options: ArrowOptions) -> Result<ArrayRef> {
+fn column_array(
+    c: Column,
+    layout: &ColumnLayout,
+    rows: usize,
+    options: ArrowOptions,
+) -> Result<ArrayRef> {
     let located = |e: Error| e.with_key(layout.name.clone());
     let nulls = c.valid.map(NullBuffer::from);
     let levels = c.levels.len();
+    // The entries of each level (rows, then each level's children): a fixed size of 0 has no
+    // values to count its entries by.
+    let mut entries = Vec::with_capacity(levels);
+    let mut len = rows;
+    for level in &c.levels {
+        entries.push(len);
+        len = match level {
+            Level::Fixed(n) => len.saturating_mul(*n),
+            Level::List(offsets) => offsets
+                .last()
+                .and_then(|&e| usize::try_from(e).ok())
+                .unwrap_or(0),
+        };
+    }
     let mut array = leaf_array(
         c.leaf,
         layout,
@@ -117,7 +136,10 @@ fn column_array(c: Column, layout: &ColumnLayout, options: ArrowOptions) -> Resu
             Level::Fixed(n) => {
                 let n = i32::try_from(n)
                     .map_err(|_| located(Error::feature("a fixed dimension over 2^31")))?;
-                Arc::new(FixedSizeListArray::try_new(item, n, array, nulls).map_err(arrow_error)?)
+                Arc::new(
+                    FixedSizeListArray::try_new_with_length(item, n, array, nulls, entries[i])
+                        .map_err(arrow_error)?,
+                )
             }
             Level::List(offsets) if options.large_lists => Arc::new(
                 LargeListArray::try_new(item, OffsetBuffer::new(offsets.into()), array, nulls)

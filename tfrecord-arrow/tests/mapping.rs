@@ -316,3 +316,44 @@ fn a_nullable_column_read_back_keeps_its_spec() {
     let spec = record_from_schema(&decoder.schema(), "Ignored").unwrap();
     assert_eq!(spec, record(EVERY_KIND));
 }
+
+/// A fixed shape with a dimension of 0 (`FixedLenFeature([2, 0])` parses a record with an empty
+/// list, as TensorFlow does) is a `FixedSizeList` of size 0 with one entry per row, and encodes
+/// back to the empty list.
+#[test]
+fn a_fixed_dimension_of_zero_keeps_its_rows() {
+    for (shape, dims) in [("[0]", vec![0]), ("[2, 0]", vec![2, 0]), ("[0, 2]", vec![0, 2])] {
+        let spec = record(&format!(
+            "[records.R.features.z]\ndtype = \"int64\"\nshape = {shape}\n\
+             [records.R.features.a]\ndtype = \"int64\"\n"
+        ));
+        let records: Vec<Vec<u8>> = (0..3)
+            .map(|i| example(vec![("z", ints(&[])), ("a", ints(&[i]))]))
+            .collect();
+        let batch = ArrowDecoder::new(&spec, Format::TfRecord)
+            .unwrap()
+            .decode(&records, 0)
+            .unwrap_or_else(|e| panic!("{shape}: {e}"));
+        assert_eq!(batch.num_rows(), 3, "{shape}");
+        let mut ty = batch.schema().field(0).data_type().clone();
+        for d in dims {
+            let DataType::FixedSizeList(item, n) = ty else {
+                panic!("{shape}: {ty}");
+            };
+            assert_eq!(n, d, "{shape}");
+            ty = item.data_type().clone();
+        }
+        let mut back = Vec::new();
+        ArrowEncoder::new(&spec, Format::TfRecord)
+            .unwrap()
+            .encode(&batch, 0, |r| {
+                back.push(r.to_vec());
+                Ok(())
+            })
+            .unwrap();
+        let parsed = |b: &[u8]| tf::Example::decode(b).unwrap();
+        let got: Vec<tf::Example> = back.iter().map(|b| parsed(b)).collect();
+        let want: Vec<tf::Example> = records.iter().map(|b| parsed(b)).collect();
+        assert_eq!(got, want, "{shape}");
+    }
+}
