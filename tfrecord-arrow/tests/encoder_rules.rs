@@ -294,7 +294,11 @@ fn sparse_struct_fields_are_read_by_name() {
         }
     };
     let encoder = ArrowEncoder::new(&spec, Format::TfRecord).unwrap();
-    for names in [["row", "col", "v"], ["v", "col", "row"], ["col", "v", "row"]] {
+    for names in [
+        ["row", "col", "v"],
+        ["v", "col", "row"],
+        ["col", "v", "row"],
+    ] {
         let mut out = Vec::new();
         encoder
             .encode(&sparse(names), 0, |r| {

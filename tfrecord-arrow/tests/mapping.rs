@@ -322,7 +322,11 @@ fn a_nullable_column_read_back_keeps_its_spec() {
 /// back to the empty list.
 #[test]
 fn a_fixed_dimension_of_zero_keeps_its_rows() {
-    for (shape, dims) in [("[0]", vec![0]), ("[2, 0]", vec![2, 0]), ("[0, 2]", vec![0, 2])] {
+    for (shape, dims) in [
+        ("[0]", vec![0]),
+        ("[2, 0]", vec![2, 0]),
+        ("[0, 2]", vec![0, 2]),
+    ] {
         let spec = record(&format!(
             "[records.R.features.z]\ndtype = \"int64\"\nshape = {shape}\n\
              [records.R.features.a]\ndtype = \"int64\"\n"

@@ -23,6 +23,8 @@ pub(crate) fn install() {
         for path in staged {
             let _ = fs::remove_file(path);
         }
+        // The shards of `convert --shards` and the importers' sharded outputs.
+        tfrecord_dataset::remove_unfinished_shards();
         eprintln!("tfrecord: interrupted; partial outputs removed");
         std::process::exit(INTERRUPTED);
     });

@@ -1511,14 +1511,22 @@ fn parse_holds_int32_and_bool_to_their_type() {
 }
 
 /// An interrupted command (SIGINT or SIGTERM mid-`convert`) removes its hidden temporary
-/// output and exits with status 130, leaving neither a partial file nor the final name.
+/// outputs (one file, or every shard) and exits with status 130, leaving neither a partial
+/// file nor a final name.
 #[test]
 fn interrupted_convert_leaves_no_temporary_file() {
-    for signal in ["-INT", "-TERM"] {
+    let cases: [(&str, &[&str], usize); 4] = [
+        ("-INT", &[], 1),
+        ("-TERM", &[], 1),
+        ("-INT", &["--shards", "3"], 3),
+        ("-TERM", &["--max-records-per-shard", "1"], 1),
+    ];
+    for (signal, flags, temporaries) in cases {
         let dir = tempfile::tempdir().expect("temp dir");
         let out = dir.path().join("out.tfrecord.gz");
         let mut child = bin()
             .args(["convert", "-", "-o", s(&out)])
+            .args(flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -1541,7 +1549,15 @@ fn interrupted_convert_leaves_no_temporary_file() {
         while staged() == 0 && started.elapsed() < std::time::Duration::from_secs(20) {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        assert_eq!(staged(), 1, "the output is staged under a temporary name");
+        // The shards still empty may be created after the first record's.
+        while staged() < temporaries && started.elapsed() < std::time::Duration::from_secs(20) {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(
+            staged(),
+            temporaries,
+            "{flags:?}: staged under temporary names"
+        );
         let killed = Command::new("kill")
             .args([signal, &child.id().to_string()])
             .status()
@@ -1549,9 +1565,17 @@ fn interrupted_convert_leaves_no_temporary_file() {
         assert!(killed.success());
         let status = child.wait().expect("wait");
         drop(input);
-        assert_eq!(status.code(), Some(130), "{signal}");
-        assert_eq!(staged(), 0, "{signal}: the temporary file is removed");
-        assert!(!out.exists(), "{signal}: no output under the final name");
+        assert_eq!(status.code(), Some(130), "{signal} {flags:?}");
+        assert_eq!(
+            staged(),
+            0,
+            "{signal} {flags:?}: the temporary files are removed"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path()).expect("list").collect();
+        assert!(
+            left.is_empty(),
+            "{signal} {flags:?}: no output under a final name"
+        );
     }
 }
 

@@ -99,4 +99,6 @@ pub use error::{Error, Result};
 pub use options::{DatasetOptions, Order, Shuffle};
 pub use sources::{SourceFile, Sources, expand_path};
 pub use split::Split;
-pub use writer::{ShardNaming, ShardSplit, ShardedWriter, ShardedWriterOptions};
+pub use writer::{
+    ShardNaming, ShardSplit, ShardedWriter, ShardedWriterOptions, remove_unfinished_shards,
+};

@@ -4,6 +4,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use tfrecord_core::{Container, Encode, Format, RecordWriter, WriterOptions};
 
@@ -402,6 +403,7 @@ impl ShardedWriter {
         }
         for (shard, dest) in self.shards.iter_mut().zip(&finals) {
             fs::rename(&shard.temp, dest).map_err(|e| Error::io(e, dest))?;
+            unfinished().retain(|p| p != &shard.temp);
             shard.temp = PathBuf::new();
         }
         if self.opts.overwrite {
@@ -427,6 +429,7 @@ impl Drop for ShardedWriter {
             if !shard.temp.as_os_str().is_empty() {
                 // Best effort: a file that cannot be removed is hidden and never read as data.
                 let _ = fs::remove_file(&shard.temp);
+                unfinished().retain(|p| p != &shard.temp);
             }
         }
     }
@@ -456,7 +459,27 @@ fn existing_members(naming: &ShardNaming, dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(found)
 }
 
-/// Creates a new, empty hidden file in `dir` with a name no other file has.
+/// The temporary files of every [`ShardedWriter`] of the process not finished yet.
+static UNFINISHED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
+    // Only paths are pushed and removed under the lock: a poisoned lock holds a valid list.
+    UNFINISHED.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Removes the temporary files of every [`ShardedWriter`] of this process that is not
+/// finished, for a program that is about to exit without running destructors: from a signal
+/// handler's thread (SIGINT, SIGTERM), as the `tfrecord` command line does. A writer whose
+/// files were removed fails on its next write or on [`finish`](ShardedWriter::finish); no
+/// shard is renamed into place from them.
+pub fn remove_unfinished_shards() {
+    for path in std::mem::take(&mut *unfinished()) {
+        let _ = fs::remove_file(path);
+    }
+}
+
+/// Creates a new, empty hidden file in `dir` with a name no other file has, listed among the
+/// unfinished ones.
 fn create_temp(dir: &Path, label: &str) -> io::Result<(File, PathBuf)> {
     let pid = std::process::id();
     let mut attempt = 0u32;
@@ -467,7 +490,10 @@ fn create_temp(dir: &Path, label: &str) -> io::Result<(File, PathBuf)> {
             .create_new(true)
             .open(&candidate)
         {
-            Ok(f) => return Ok((f, candidate)),
+            Ok(f) => {
+                unfinished().push(candidate.clone());
+                return Ok((f, candidate));
+            }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 1000 => attempt += 1,
             Err(e) => return Err(e),
         }

@@ -384,5 +384,8 @@ fn a_sparse_feature_without_its_value_feature_holds_no_values() {
         .decode(&[record(Some(&[3]))], 0)
         .expect_err("an index without a value");
     assert_eq!(err.key(), Some("si"), "{err}");
-    assert!(err.to_string().contains("value feature \"sv\" is absent"), "{err}");
+    assert!(
+        err.to_string().contains("value feature \"sv\" is absent"),
+        "{err}"
+    );
 }
