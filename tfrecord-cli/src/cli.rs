@@ -412,8 +412,10 @@ pub(crate) struct ConvertArgs {
     pub(crate) no_verify_data_crc: bool,
     /// Write N shards instead of one file, records dealt to them in turn, named as TensorFlow
     /// names shards: `train.tfrecord` becomes `train-00000-of-00004.tfrecord` and so on (the
-    /// suffix of OUT kept after the shard number). Every shard is written under a temporary
-    /// name and renamed into place only when all are complete.
+    /// suffix of OUT kept after the shard number). With `--output-format ofrecord` and a
+    /// directory as OUT (an existing one, or a name ending with `/`), OneFlow's `part-00000`,
+    /// `part-00001`, ... in it (one part without --shards). Every shard is written under a
+    /// temporary name and renamed into place only when all are complete.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) shards: Option<u64>,
     /// Write shards of at most N records each, named as with --shards once their number is

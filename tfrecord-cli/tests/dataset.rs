@@ -287,6 +287,39 @@ fn convert_writes_shards_and_refuses_an_existing_output_without_force() {
         s(&out),
         s(&big),
     ]));
+
+    // OFRecord into a directory: OneFlow's part files, read back as a directory of parts.
+    // A name ending with `/` is a directory to make; an existing directory is one too.
+    let parts = dir.path().join("parts");
+    let slash = format!("{}/", parts.display());
+    let of = |extra: &[&str]| {
+        let base = [
+            "convert",
+            "--output-format",
+            "ofrecord",
+            "-o",
+            &slash,
+            s(&big),
+        ];
+        run(&[&base[..], extra].concat())
+    };
+    ok(&of(&["--shards", "3"]));
+    let names: std::collections::BTreeSet<String> = std::fs::read_dir(&parts)
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    let want: std::collections::BTreeSet<String> = (0..3).map(|i| format!("part-{i:05}")).collect();
+    assert_eq!(names, want);
+    let total = ok(&run(&["count", "--input-format", "ofrecord", s(&parts)]));
+    assert_eq!(total.lines().last(), Some("500"), "{total}");
+    assert_eq!(of(&[]).status.code(), Some(1), "the parts exist");
+    let base = ["convert", "--output-format", "ofrecord", "--force", "-o"];
+    ok(&run(&[&base[..], &[s(&parts), s(&big)]].concat()));
+    assert_eq!(
+        std::fs::read_dir(&parts).expect("list").count(),
+        1,
+        "one part"
+    );
 }
 
 /// Records longer than the length limit are refused with an error that names the flag raising

@@ -22,9 +22,14 @@ impl Output {
     /// `--force`.
     fn create(args: &ConvertArgs) -> CliResult<Self> {
         let dest = &args.write.output;
+        let enc = &args.write.encoding;
+        let format: Format = enc.output_format.into();
+        // OFRecord into a directory: OneFlow's `part-NNNNN` files, one unless asked for more.
+        let parts = format == Format::OfRecord && names_directory(dest);
         let split = match (args.shards, args.max_records_per_shard) {
             (Some(n), _) => Some(ShardSplit::RoundRobin(n)),
             (None, Some(k)) => Some(ShardSplit::Records(k)),
+            (None, None) if parts => Some(ShardSplit::RoundRobin(1)),
             (None, None) => None,
         };
         let Some(split) = split else {
@@ -36,16 +41,19 @@ impl Output {
                 "--shards and --max-records-per-shard write files: give -o a file name".into(),
             ));
         }
-        let enc = &args.write.encoding;
         let compression = enc
             .compression
             .map_or_else(|| Compression::from_path(dest), Into::into);
-        let format: Format = enc.output_format.into();
         let writer = WriterOptions::new()
             .format(format)
             .compression(compression)
             .level(enc.level);
-        let opts = ShardedWriterOptions::new(ShardNaming::TensorFlow(dest.clone()), split)
+        let naming = if parts {
+            ShardNaming::OneFlow(dest.clone())
+        } else {
+            ShardNaming::TensorFlow(dest.clone())
+        };
+        let opts = ShardedWriterOptions::new(naming, split)
             .format(format)
             .writer(writer)
             .sync(true)
@@ -66,6 +74,12 @@ impl Output {
             Output::Shards(w) => w.finish().map(drop).map_err(Into::into),
         }
     }
+}
+
+/// Whether `path` names a directory: an existing one, or a name ending with a separator.
+fn names_directory(path: &std::path::Path) -> bool {
+    let text = path.as_os_str().to_string_lossy();
+    path.is_dir() || text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR)
 }
 
 /// `tfrecord convert`.
