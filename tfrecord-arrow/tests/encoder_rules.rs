@@ -316,3 +316,26 @@ fn sparse_struct_fields_are_read_by_name() {
     assert_eq!(err.key(), Some("sp"), "{err}");
     assert!(err.to_string().contains("no field `v`"), "{err}");
 }
+
+/// A lossy `double` is rounded to the nearest float; a finite value beyond the float's range
+/// (which would become infinity) is an error naming the column and the row.
+#[test]
+fn a_lossy_double_beyond_the_float_range_is_an_error() {
+    use tfrecord_arrow::arrow_array::Float64Array;
+    let spec = record("[records.R.features.x]\ndtype = \"double\"\nlossy = true\n");
+    let encoder = ArrowEncoder::new(&spec, Format::TfRecord).unwrap();
+    let column = |v: Vec<f64>| {
+        let field = Field::new("x", DataType::Float64, false);
+        batch(
+            vec![field],
+            vec![Arc::new(Float64Array::from(v)) as ArrayRef],
+        )
+    };
+    let fits = column(vec![f64::INFINITY, f64::NAN, 3.402_823_5e38]);
+    assert!(encoder.encode(&fits, 0, |_| Ok(())).is_ok());
+    let err = encoder
+        .encode(&column(vec![1.5, -1e300]), 10, |_| Ok(()))
+        .unwrap_err();
+    assert_eq!((err.key(), err.record()), (Some("x"), Some(11)), "{err}");
+    assert!(err.to_string().contains("-1e300 is beyond"), "{err}");
+}

@@ -403,8 +403,9 @@ pub(crate) struct ConvertArgs {
     /// OFRecord has no sequences).
     #[arg(long)]
     pub(crate) sequence: bool,
-    /// Allow OFRecord double lists to become float lists (rounding each value to `f32`);
-    /// without it a double list is an error naming the feature.
+    /// Allow OFRecord double lists to become float lists (rounding each value to the nearest
+    /// `f32`; a finite value beyond its range, about 3.4e38, is an error); without it a double
+    /// list is an error naming the feature.
     #[arg(long)]
     pub(crate) allow_lossy_double: bool,
     /// Skip checking each input record's data checksum (the length checksum is always checked).
@@ -560,7 +561,8 @@ pub(crate) struct FromParquetArgs {
     #[arg(long, value_name = "NAME")]
     pub(crate) record: Option<String>,
     /// Allow float64 columns to become float lists of a `tf.train.Example` (rounding each value
-    /// to `f32`); without it such a column is an error naming it.
+    /// to the nearest `f32`; a finite value beyond its range, about 3.4e38, is an error naming
+    /// the column and row); without it such a column is an error naming it.
     #[arg(long)]
     pub(crate) allow_lossy_double: bool,
     /// Write over an existing output (without it, an existing output is an error).

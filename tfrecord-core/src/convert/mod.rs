@@ -60,8 +60,18 @@ fn of_to_tf(f: &oneflow::Feature, allow_lossy_double: bool) -> Result<tensorflow
                      (narrowing to float_list loses precision; allow it explicitly)",
                 ));
             }
-            #[allow(clippy::cast_possible_truncation)]
-            let value = l.value.iter().map(|&v| v as f32).collect();
+            let mut value = Vec::with_capacity(l.value.len());
+            for &d in &l.value {
+                #[allow(clippy::cast_possible_truncation)]
+                let x = d as f32;
+                if x.is_infinite() && d.is_finite() {
+                    return Err(Error::feature(format!(
+                        "{d:e} is beyond the range of a float (about 3.4e38): narrowing the \
+                         double list to a float list would make it infinity"
+                    )));
+                }
+                value.push(x);
+            }
             Some(T::FloatList(tensorflow::FloatList { value }))
         }
     };

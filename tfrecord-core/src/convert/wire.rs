@@ -250,7 +250,7 @@ fn feature_body(dir: Direction, key: &[u8], body: &[u8], out: &mut Vec<u8>) -> R
                 out.extend_from_slice(list);
             }
             To::Widen => widen_int32(list, out),
-            To::Narrow(true) => narrow_double(list, out),
+            To::Narrow(true) => narrow_double(list, out).map_err(keyed)?,
             To::Narrow(false) => {
                 return Err(keyed(Error::feature(
                     "expected a kind tf.train.Example can hold, found double_list \
@@ -304,23 +304,32 @@ fn widen_int32(list: &[u8], out: &mut Vec<u8>) {
 }
 
 /// Writes a `FloatList` (field 2) of a checked `DoubleList`'s values, each rounded to the
-/// nearest `f32`.
-fn narrow_double(list: &[u8], out: &mut Vec<u8>) {
+/// nearest `f32`; a finite value beyond the range of a float (which would become infinity) is
+/// an error.
+fn narrow_double(list: &[u8], out: &mut Vec<u8>) -> Result<()> {
     let mut packed = Vec::new();
     let mut push = |bits: u64| {
+        let d = f64::from_bits(bits);
         #[allow(clippy::cast_possible_truncation)]
-        let x = f64::from_bits(bits) as f32;
+        let x = d as f32;
+        if x.is_infinite() && d.is_finite() {
+            return Err(Error::feature(format!(
+                "{d:e} is beyond the range of a float (about 3.4e38): narrowing the double list \
+                 to a float list would make it infinity"
+            )));
+        }
         packed.extend_from_slice(&x.to_le_bytes());
+        Ok(())
     };
     let mut fields = Fields::new(list);
     while let Ok(Some((num, value))) = fields.next_field() {
         match (num, value) {
-            (1, Value::Fixed64(v)) => push(v),
+            (1, Value::Fixed64(v)) => push(v)?,
             (1, Value::Len(b)) => {
                 for chunk in b.chunks_exact(8) {
                     let mut word = [0u8; 8];
                     word.copy_from_slice(chunk);
-                    push(u64::from_le_bytes(word));
+                    push(u64::from_le_bytes(word))?;
                 }
             }
             _ => {}
@@ -330,6 +339,7 @@ fn narrow_double(list: &[u8], out: &mut Vec<u8>) {
     put_len_prefix(out, 2, body);
     put_len_prefix(out, 1, packed.len());
     out.extend_from_slice(&packed);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -410,6 +420,48 @@ mod tests {
             out.push(twice);
         }
         out
+    }
+
+    /// Narrowing rounds to the nearest float: infinities, NaN and the float's largest value
+    /// pass; a finite double beyond the float's range (which would become infinity) is an error
+    /// naming the key, by both paths.
+    #[test]
+    fn narrowing_a_double_beyond_the_float_range_is_an_error() {
+        let record = |value: Vec<f64>| {
+            let mut r = oneflow::OfRecord::default();
+            r.feature.insert(
+                "d".into(),
+                oneflow::Feature {
+                    kind: Some(oneflow::feature::Kind::DoubleList(oneflow::DoubleList {
+                        value,
+                    })),
+                },
+            );
+            r
+        };
+        let fits = record(vec![f64::INFINITY, f64::NAN, 3.402_823_5e38, -1.5]);
+        let mut out = Vec::new();
+        ofrecord_to_example_bytes(&fits.encode_to_vec(), true, &mut out).unwrap();
+        // Compared as bytes: NaN is not equal to itself.
+        assert_eq!(
+            out,
+            ofrecord_to_example(&fits, true).unwrap().encode_to_vec()
+        );
+        let big = record(vec![1.5, 1e300]);
+        let err =
+            ofrecord_to_example_bytes(&big.encode_to_vec(), true, &mut Vec::new()).unwrap_err();
+        assert_eq!(err.key(), Some("d"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("1e300 is beyond the range of a float"),
+            "{err}"
+        );
+        let err = ofrecord_to_example(&big, true).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("1e300 is beyond the range of a float"),
+            "{err}"
+        );
     }
 
     proptest! {
