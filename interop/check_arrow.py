@@ -746,9 +746,11 @@ def foreign_table(rng, n):
     def item(t):
         return pa.field("item", t, nullable=False)
 
+    # Within a float's range (a finite double beyond it is refused when narrowed: see
+    # `doubles_beyond_the_float_range`), and FLT_MAX itself.
     def f64(g):
-        return g.choice([0.1, 1 / 3, -0.0, math.nan, math.inf, 1e300, -1e-50, 2.0**-149 * 1.5,
-                         3.4028235677973366e38, 123456789.123, g.uniform(-1e10, 1e10)])
+        return g.choice([0.1, 1 / 3, -0.0, math.nan, math.inf, 1e38, -1e-50, 2.0**-149 * 1.5,
+                         3.4028234663852886e38, 123456789.123, g.uniform(-1e10, 1e10)])
 
     cols = {
         "i64": (pa.int64(), False, lambda g: rand_int64(g)),
@@ -1021,7 +1023,8 @@ def run_all(R, cli, tmp, rng):
         # types, the codec and the row groups as the Parquet metadata says.
         # pyarrow names the LZ4_RAW codec (what `--codec lz4` writes, as pyarrow's own
         # `compression="lz4"` does) "LZ4" in its metadata.
-        for codec, parquet_name in (("zstd", "ZSTD"), ("lz4", "LZ4"), ("gzip", "GZIP"), ("none", "UNCOMPRESSED")):
+        for codec, parquet_name in (("zstd", "ZSTD"), ("lz4", "LZ4"), ("gzip", "GZIP"), ("brotli", "BROTLI"),
+                                    ("none", "UNCOMPRESSED")):
             out = f"ex-{codec}.parquet"
             table = to_parquet(path("ex.tfrecord"), out, "--spec", ex_spec, "--codec", codec, "--large-lists",
                                "--batch-size", "7", "--row-group-size", "16")
@@ -1039,7 +1042,7 @@ def run_all(R, cli, tmp, rng):
     R.check("Examples -> to-parquet --spec: every cell equals the TensorFlow-written records", ex_cells)
     R.check("Examples -> to-parquet --spec: sparse and ragged rows equal tf.io.parse_example's", ex_parse_example)
     R.check("Examples -> to-parquet (spec inferred): documented types, every cell equal", ex_inferred)
-    R.check("to-parquet --codec zstd/lz4/gzip/none --large-lists, small batches and row groups", ex_options)
+    R.check("to-parquet --codec zstd/lz4/gzip/brotli/none --large-lists, small batches and row groups", ex_options)
 
     def sparse_absent():
         # A record without a sparse feature's keys: TensorFlow gives an empty row, the
@@ -1110,7 +1113,46 @@ def run_all(R, cli, tmp, rng):
         cli.run(["from-parquet", *foreign_paths, "-o", out, "--output-format", "ofrecord"])
         compare_records(read_ofrecord_file(out), foreign_rows, foreign_read[0].schema, of=True, what="OFRecord")
 
+    def dictionary_brotli():
+        # Dictionary-encoded strings (pandas categoricals), at the top and inside lists, in a
+        # brotli-compressed file: read as their values, nulls absent.
+        cats = pa.array(["a", "b", None, "a"]).dictionary_encode()
+        items = pa.array([["p"], ["q", "p"], [], None], type=pa.list_(pa.dictionary(pa.int32(), pa.string())))
+        pq.write_table(pa.table({"c": cats, "l": items}), path("dict.parquet"), compression="brotli")
+        if pq.ParquetFile(path("dict.parquet")).metadata.row_group(0).column(0).compression != "BROTLI":
+            raise Fail("the input is not brotli-compressed")
+        out = path("dict.tfrecord")
+        cli.run(["from-parquet", path("dict.parquet"), "-o", out])
+        got = []
+        for r in tf_read(out):
+            feats = Example.FromString(r).features.feature
+            got.append({k: [v.decode() for v in feats[k].bytes_list.value] if k in feats else None
+                        for k in ("c", "l")})
+        want = [{"c": ["a"], "l": ["p"]}, {"c": ["b"], "l": ["q", "p"]}, {"c": None, "l": []},
+                {"c": ["a"], "l": None}]
+        if got != want:
+            raise Fail(f"read back {got}, expected {want}")
+
+    def doubles_beyond_the_float_range():
+        # Narrowed to a float list, a finite double beyond the float's range would become
+        # infinity: refused, naming the column and row; OFRecord keeps it exact.
+        pq.write_table(pa.table({"d": pa.array([1.5, -1e300])}), path("big.parquet"))
+        err = cli.fails(["from-parquet", "--allow-lossy-double", path("big.parquet"), "-o", path("big.tfrecord")],
+                        "beyond the range of a float")
+        if '"d"' not in err or "record 1" not in err:
+            raise Fail(f"the error does not name the column and row: {err}")
+        os.makedirs(path("big-of"), exist_ok=True)
+        out = path("big-of/part-00000")
+        cli.run(["from-parquet", path("big.parquet"), "-o", out, "--output-format", "ofrecord"])
+        got = [list(m.feature["d"].double_list.value) for m in read_ofrecord_file(out)]
+        if got != [[1.5], [-1e300]]:
+            raise Fail(f"OFRecord holds {got}")
+
     R.check("pyarrow's Parquet files hold what the checks below need", foreign_files_are_what_was_meant)
+    R.check("from-parquet refuses to narrow a double beyond the float range; OFRecord keeps it",
+            doubles_beyond_the_float_range)
+    R.check("pyarrow Parquet (brotli, dictionary columns at the top and in lists) -> from-parquet -> TensorFlow",
+            dictionary_brotli)
     R.check("pyarrow Parquet -> from-parquet (--allow-lossy-double; refused without) -> TensorFlow reads the table", foreign_to_tfrecord)
     R.check("pyarrow Parquet -> from-parquet --output-format ofrecord -> OneFlow's reader reads the table, doubles exact", foreign_to_ofrecord)
 

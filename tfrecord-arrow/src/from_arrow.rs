@@ -1,12 +1,14 @@
 //! Arrow to records: each column of a [`RecordBatch`] read back into the core's columnar layout
 //! (its rows' values, offsets and validity), which the core's encoder writes as records.
 
+use std::sync::Arc;
+
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     Float16Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type,
     UInt16Type, UInt32Type,
 };
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::{Array, ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::{DataType, Field};
 use tfrecord_core::columns::{
     ByteColumn, Column, ColumnBatch, ColumnEncoder, ColumnLayout, Leaf, Level, LevelKind,
@@ -70,7 +72,8 @@ impl ArrowEncoder {
                         .with_key(l.name.clone())
                 })?;
                 no_permutation(field, l)?;
-                to_column(batch.column(i), l, first_row).map_err(|e| e.with_key(l.name.clone()))
+                let array = undictionary(batch.column(i))?;
+                to_column(&array, l, first_row).map_err(|e| e.with_key(l.name.clone()))
             })
             .collect::<Result<Vec<_>>>()?;
         if let Some(extra) = schema
@@ -88,6 +91,76 @@ impl ArrowEncoder {
         let batch = ColumnBatch::new(batch.num_rows(), columns);
         self.columns.encode(&batch, first_row, f)
     }
+}
+
+/// A column with dictionary-encoded values (pandas categoricals, pyarrow's
+/// `dictionary_encode`), at the top or inside lists, as the plain arrays of its values; any
+/// other column as it is.
+fn undictionary(array: &ArrayRef) -> Result<ArrayRef> {
+    use arrow_array::{FixedSizeListArray, LargeListArray, ListArray};
+    let error = crate::to_arrow::arrow_error;
+    if let Some(dict) = array.as_any_dictionary_opt() {
+        let keys: Vec<u64> = dict
+            .normalized_keys()
+            .into_iter()
+            .map(|k| u64::try_from(k).unwrap_or(u64::MAX))
+            .collect();
+        let indices = UInt64Array::new(keys.into(), dict.keys().logical_nulls());
+        return arrow_select::take::take(dict.values().as_ref(), &indices, None).map_err(error);
+    }
+    // A list's child with its dictionaries replaced, under a field of the child's new type;
+    // `None` when the child holds none.
+    let child = |values: &ArrayRef, field: &Field| -> Result<Option<(Arc<Field>, ArrayRef)>> {
+        let plain = undictionary(values)?;
+        Ok((plain.data_type() != values.data_type()).then(|| {
+            let field = field.clone().with_data_type(plain.data_type().clone());
+            (Arc::new(field), plain)
+        }))
+    };
+    Ok(match array.data_type() {
+        DataType::List(f) => {
+            let list = array.as_list::<i32>();
+            match child(list.values(), f)? {
+                Some((f, values)) => Arc::new(
+                    ListArray::try_new(f, list.offsets().clone(), values, list.nulls().cloned())
+                        .map_err(error)?,
+                ),
+                None => Arc::clone(array),
+            }
+        }
+        DataType::LargeList(f) => {
+            let list = array.as_list::<i64>();
+            match child(list.values(), f)? {
+                Some((f, values)) => Arc::new(
+                    LargeListArray::try_new(
+                        f,
+                        list.offsets().clone(),
+                        values,
+                        list.nulls().cloned(),
+                    )
+                    .map_err(error)?,
+                ),
+                None => Arc::clone(array),
+            }
+        }
+        DataType::FixedSizeList(f, n) => {
+            let list = array.as_fixed_size_list();
+            match child(list.values(), f)? {
+                Some((f, values)) => Arc::new(
+                    FixedSizeListArray::try_new_with_length(
+                        f,
+                        *n,
+                        values,
+                        list.nulls().cloned(),
+                        list.len(),
+                    )
+                    .map_err(error)?,
+                ),
+                None => Arc::clone(array),
+            }
+        }
+        _ => Arc::clone(array),
+    })
 }
 
 /// An error about row `row` of a batch whose first row is `first_row`.

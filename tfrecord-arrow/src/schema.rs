@@ -194,6 +194,8 @@ fn dtype_of(t: &DataType) -> Option<DType> {
         | DataType::BinaryView
         | DataType::FixedSizeBinary(_) => DType::Bytes,
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => DType::String,
+        // Dictionary-encoded values (pandas categoricals) are read as their values.
+        DataType::Dictionary(_, values) => return dtype_of(values),
         _ => return None,
     })
 }

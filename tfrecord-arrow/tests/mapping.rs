@@ -361,3 +361,58 @@ fn a_fixed_dimension_of_zero_keeps_its_rows() {
         assert_eq!(got, want, "{shape}");
     }
 }
+
+/// Dictionary-encoded columns (pandas categoricals; pyarrow's `dictionary_encode`), at the top
+/// or inside a list, are read as their values, nulls kept.
+#[test]
+fn dictionary_columns_read_as_their_values() {
+    use tfrecord_arrow::arrow_array::types::Int32Type;
+    use tfrecord_arrow::arrow_array::{DictionaryArray, ListArray};
+    let top: DictionaryArray<Int32Type> = vec![Some("a"), Some("b"), Some("a"), None]
+        .into_iter()
+        .collect();
+    let inner: DictionaryArray<Int32Type> = vec!["p", "q", "p"].into_iter().collect();
+    let item = Arc::new(Field::new("item", inner.data_type().clone(), false));
+    let nested = ListArray::new(
+        Arc::clone(&item),
+        arrow_buffer::OffsetBuffer::new(vec![0i32, 1, 3, 3, 3].into()),
+        Arc::new(inner),
+        Some(vec![true, true, true, false].into()),
+    );
+    let schema = Schema::new(vec![
+        Field::new("c", top.data_type().clone(), true),
+        Field::new("l", DataType::List(item), true),
+    ]);
+    let batch =
+        RecordBatch::try_new(Arc::new(schema), vec![Arc::new(top), Arc::new(nested)]).unwrap();
+    let spec = record_from_schema(&batch.schema(), "R").unwrap();
+    let mut records = Vec::new();
+    ArrowEncoder::new(&spec, Format::TfRecord)
+        .unwrap()
+        .encode(&batch, 0, |r| {
+            records.push(tf::Example::decode(r).unwrap());
+            Ok(())
+        })
+        .unwrap();
+    let feature = |r: &tf::Example, key: &str| {
+        r.features
+            .as_ref()
+            .and_then(|f| f.feature.get(key).cloned())
+    };
+    let strings = |v: &[&str]| {
+        Some(tf::Feature {
+            kind: Some(tf::feature::Kind::BytesList(tf::BytesList {
+                value: v.iter().map(|s| s.as_bytes().to_vec()).collect(),
+            })),
+        })
+    };
+    assert_eq!(feature(&records[0], "c"), strings(&["a"]));
+    assert_eq!(feature(&records[1], "l"), strings(&["q", "p"]));
+    assert_eq!(feature(&records[2], "l"), strings(&[]));
+    assert_eq!(
+        feature(&records[3], "c"),
+        None,
+        "a null is an absent feature"
+    );
+    assert_eq!(feature(&records[3], "l"), None);
+}

@@ -499,6 +499,8 @@ pub(crate) enum CodecArg {
     Lz4,
     /// Gzip.
     Gzip,
+    /// Brotli.
+    Brotli,
 }
 
 /// Flags of `to-parquet`.

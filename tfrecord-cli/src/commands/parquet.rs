@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use tfrecord_arrow::parquet::arrow::ArrowWriter;
 use tfrecord_arrow::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use tfrecord_arrow::parquet::basic::{Compression, GzipLevel, ZstdLevel};
+use tfrecord_arrow::parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
 use tfrecord_arrow::parquet::file::properties::WriterProperties;
 use tfrecord_arrow::{
     ArrowDecoder, ArrowEncoder, ArrowOptions, duplicate_column, record_from_schema,
@@ -120,6 +120,7 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
         CodecArg::Zstd => Compression::ZSTD(ZstdLevel::default()),
         CodecArg::Lz4 => Compression::LZ4_RAW,
         CodecArg::Gzip => Compression::GZIP(GzipLevel::default()),
+        CodecArg::Brotli => Compression::BROTLI(BrotliLevel::default()),
     };
     let props = WriterProperties::builder()
         .set_compression(codec)
