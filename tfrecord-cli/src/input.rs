@@ -191,6 +191,19 @@ pub(crate) struct Location<'a> {
     pub(crate) record: u64,
 }
 
+impl std::fmt::Display for Location<'_> {
+    /// `FILE at byte OFFSET (record INDEX)`, as errors name a record.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} at byte {} (record {})",
+            self.path.display(),
+            self.offset,
+            self.record
+        )
+    }
+}
+
 impl Location<'_> {
     /// Adds this location to an error (keeping any location it already has).
     pub(crate) fn apply(&self, e: Error) -> Error {

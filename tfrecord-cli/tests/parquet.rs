@@ -305,6 +305,14 @@ fn what_an_inferred_spec_would_lose_is_an_error() {
     let out = dir.path().join("o.parquet");
     let err = fails(&run(&["to-parquet", s(&conflict), "-o", s(&out)]));
     assert!(err.contains("\"x\"") && err.contains("disagree"), "{err}");
+    // Where each type was first met, so that the record can be found among many shards.
+    let name = s(&conflict);
+    assert!(
+        err.contains(&format!("int64_list first in {name} at byte 0 (record 0)"))
+            && err.contains(&format!("float_list first in {name} at byte "))
+            && err.contains("(record 1)"),
+        "{err}"
+    );
     assert!(!out.exists(), "no output is left");
 
     let empty = write("empty.tfrecord", &[with(vec![]), with(vec![])]);

@@ -112,6 +112,9 @@ impl Observed {
 struct Lists {
     /// Every list kind seen.
     types: Vec<ListType>,
+    /// Where each list kind was first seen, when the caller says where records are
+    /// ([`Inferrer::add_example_at`]): the same order as `types`.
+    first_at: Vec<String>,
     /// How many lists.
     lists: u64,
     /// The fewest and most values in one list.
@@ -123,7 +126,7 @@ struct Lists {
 }
 
 impl Lists {
-    fn add(&mut self, o: Observed) {
+    fn add(&mut self, o: Observed, at: &dyn Fn() -> String) {
         if self.lists == 0 {
             self.min = o.count;
             self.max = o.count;
@@ -134,10 +137,10 @@ impl Lists {
         }
         self.lists += 1;
         if let Some(t) = o.list
-            && !self.types.contains(&t)
+            && let Err(i) = self.types.binary_search(&t)
         {
-            self.types.push(t);
-            self.types.sort_unstable();
+            self.types.insert(i, t);
+            self.first_at.insert(i, at());
         }
         if o.list == Some(ListType::Bytes) && o.count > 0 {
             self.any_bytes = true;
@@ -157,9 +160,17 @@ impl Lists {
                 ListType::Bytes if self.any_bytes && self.all_utf8 => DType::String,
                 ListType::Bytes => DType::Bytes,
             }),
-            many => Err(format!(
+            many if self.first_at.iter().all(String::is_empty) => Err(format!(
                 "records disagree on its type: {}",
                 many.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+            )),
+            many => Err(format!(
+                "records disagree on its type: {}",
+                many.iter()
+                    .zip(&self.first_at)
+                    .map(|(t, at)| format!("{} first in {at}", t.name()))
+                    .collect::<Vec<_>>()
+                    .join("; ")
             )),
         }
     }
@@ -259,8 +270,20 @@ impl Inferrer {
 
     /// Adds one `tf.train.Example` (or OFRecord): each key once, with what it holds.
     pub fn add_example<'a>(&mut self, features: impl IntoIterator<Item = (&'a str, Observed)>) {
+        self.add_example_at(features, &String::new);
+    }
+
+    /// [`add_example`](Self::add_example), with where the record is (its file, byte offset and
+    /// index, say), asked for only when the record shows a key a list kind for the first
+    /// time: a key whose records disagree on the kind is then noted with where each kind was
+    /// first seen.
+    pub fn add_example_at<'a>(
+        &mut self,
+        features: impl IntoIterator<Item = (&'a str, Observed)>,
+        at: &dyn Fn() -> String,
+    ) {
         self.records += 1;
-        self.add_features(features);
+        self.add_features(features, at);
     }
 
     /// Adds one `tf.train.SequenceExample`: its context features, and its feature lists each
@@ -272,13 +295,26 @@ impl Inferrer {
     ) where
         S: IntoIterator<Item = Observed>,
     {
+        self.add_sequence_example_at(context, feature_lists, &String::new);
+    }
+
+    /// [`add_sequence_example`](Self::add_sequence_example), with where the record is, as
+    /// [`add_example_at`](Self::add_example_at) takes it.
+    pub fn add_sequence_example_at<'a, S>(
+        &mut self,
+        context: impl IntoIterator<Item = (&'a str, Observed)>,
+        feature_lists: impl IntoIterator<Item = (&'a str, S)>,
+        at: &dyn Fn() -> String,
+    ) where
+        S: IntoIterator<Item = Observed>,
+    {
         self.records += 1;
-        self.add_features(context);
+        self.add_features(context, at);
         for (key, steps) in feature_lists {
             let entry = self.lists.entry(key.to_string()).or_default();
             let mut n = 0usize;
             for step in steps {
-                entry.steps.add(step);
+                entry.steps.add(step, at);
                 n += 1;
             }
             if entry.present == 0 {
@@ -292,11 +328,15 @@ impl Inferrer {
         }
     }
 
-    fn add_features<'a>(&mut self, features: impl IntoIterator<Item = (&'a str, Observed)>) {
+    fn add_features<'a>(
+        &mut self,
+        features: impl IntoIterator<Item = (&'a str, Observed)>,
+        at: &dyn Fn() -> String,
+    ) {
         for (key, o) in features {
             let entry = self.features.entry(key.to_string()).or_default();
             entry.0 += 1;
-            entry.1.add(o);
+            entry.1.add(o, at);
         }
     }
 

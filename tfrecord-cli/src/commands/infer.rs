@@ -130,27 +130,30 @@ pub(crate) fn infer_record(
             pass == Pass::First,
             |bytes, loc| {
                 let skip = &mut not_utf8;
+                let at = || loc.to_string();
                 match ty.decode(bytes, loc)? {
                     Decoded::Example(e) => {
                         let features = e.features.unwrap_or_default().feature;
-                        inferrer.add_example(
+                        inferrer.add_example_at(
                             features
                                 .iter()
                                 .filter_map(|(k, f)| Some((spec_key(k, skip)?, tf_observed(f)))),
+                            &at,
                         );
                     }
                     Decoded::OfRecord(r) => {
-                        inferrer.add_example(
+                        inferrer.add_example_at(
                             r.feature
                                 .iter()
                                 .filter_map(|(k, f)| Some((spec_key(k, skip)?, of_observed(f)))),
+                            &at,
                         );
                     }
                     Decoded::SequenceExample(s) => {
                         let context = s.context.unwrap_or_default().feature;
                         let lists = s.feature_lists.unwrap_or_default().feature_list;
                         let mut lists_skipped = BTreeSet::new();
-                        inferrer.add_sequence_example(
+                        inferrer.add_sequence_example_at(
                             context
                                 .iter()
                                 .filter_map(|(k, f)| Some((spec_key(k, skip)?, tf_observed(f)))),
@@ -160,6 +163,7 @@ pub(crate) fn infer_record(
                                     l.feature.iter().map(tf_observed),
                                 ))
                             }),
+                            &at,
                         );
                         skip.append(&mut lists_skipped);
                     }
