@@ -420,3 +420,37 @@ fn ragged_feature_lists_go_through_parquet() {
         json_lines(s(&data), &["--sequence"])
     );
 }
+
+/// `from-parquet` takes a directory of Parquet files (Spark's and pyarrow's datasets, with
+/// `_SUCCESS` beside them) and glob patterns, in name order; one with no Parquet file is an
+/// error.
+#[test]
+fn from_parquet_reads_directories_and_globs_in_name_order() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let parts = dir.path().join("table");
+    std::fs::create_dir(&parts).expect("mkdir");
+    let examples = fixture("examples.tfrecord");
+    let half = |extra: &[&str], name: &str| {
+        let out = parts.join(name);
+        let mut args = vec!["to-parquet", examples.as_str(), "-o", s(&out)];
+        args.extend_from_slice(extra);
+        ok(&run(&args));
+    };
+    // Written out of order: the second half under the name that sorts first.
+    half(&["--skip", "21"], "part-00001.parquet");
+    half(&["--limit", "21"], "part-00000.parquet");
+    std::fs::write(parts.join("_SUCCESS"), b"").expect("marker");
+    let whole = json_lines(&examples, &[]);
+    for input in [
+        s(&parts).to_string(),
+        format!("{}/part-*.parquet", parts.display()),
+    ] {
+        let back = dir.path().join("back.tfrecord");
+        ok(&run(&["from-parquet", &input, "-o", s(&back), "--force"]));
+        assert_eq!(json_lines(s(&back), &[]), whole, "{input}");
+    }
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).expect("mkdir");
+    let err = fails(&run(&["from-parquet", s(&empty), "-o", "-"]));
+    assert!(err.contains("no Parquet file"), "{err}");
+}

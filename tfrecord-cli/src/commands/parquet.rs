@@ -26,7 +26,8 @@ use crate::output::{RecordSink, check_overwrite, write_file};
 use crate::spec::{pick_record, read_spec};
 
 fn parquet_error(path: &std::path::Path, e: impl std::fmt::Display) -> CliError {
-    CliError::Core(Error::feature(format!("parquet: {e}")).with_path(path))
+    // The file as a whole (its footer, its codec, a directory named as a file): no feature.
+    CliError::Failed(format!("{}: Parquet: {e}", path.display()))
 }
 
 /// The record of `--spec` (and `--record`), if given.
@@ -164,6 +165,51 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The Parquet files the inputs stand for: a file itself; a directory's `*.parquet` files
+/// (hidden and `_` files, such as Spark's `_SUCCESS`, left out); a glob pattern's matches; in
+/// name order. A directory or pattern with no Parquet file is an error.
+fn parquet_inputs(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for input in inputs {
+        let text = input.to_string_lossy();
+        let mut found: Vec<PathBuf> = if input.is_dir() {
+            std::fs::read_dir(input)
+                .map_err(|e| CliError::Core(Error::from(e).with_path(input)))?
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                    name.is_some_and(|n| {
+                        n.ends_with(".parquet") && !n.starts_with('.') && !n.starts_with('_')
+                    }) && p.is_file()
+                })
+                .collect()
+        } else if !input.exists() && text.contains(['*', '?', '[']) {
+            glob::glob(&text)
+                .map_err(|e| CliError::Usage(format!("{text}: not a glob pattern: {e}")))?
+                .filter_map(Result::ok)
+                .filter(|p| p.is_file())
+                .collect()
+        } else {
+            out.push(input.clone());
+            continue;
+        };
+        if found.is_empty() {
+            return Err(CliError::Failed(format!(
+                "{text}: no Parquet file ({})",
+                if input.is_dir() {
+                    "the directory holds no *.parquet file"
+                } else {
+                    "the pattern matches no file"
+                }
+            )));
+        }
+        found.sort();
+        out.extend(found);
+    }
+    Ok(out)
+}
+
 /// `tfrecord from-parquet`.
 pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
     check_overwrite(&args.write.output, args.force)?;
@@ -171,7 +217,7 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
     let given = spec_record(args.spec.as_ref(), args.record.as_deref())?;
     let mut sink = RecordSink::create(&args.write)?;
     let mut records: Vec<Vec<u8>> = Vec::new();
-    for path in &args.inputs {
+    for path in &parquet_inputs(&args.inputs)? {
         let located = |e: Error| -> CliError { e.with_path(path).into() };
         let file = File::open(path).map_err(|e| located(e.into()))?;
         let builder =
