@@ -208,9 +208,16 @@ impl Builder {
     pub(super) fn absent_list(&mut self, c: &ColPlan) -> Result<()> {
         match &c.absent {
             Absent::Error => Err(missing(&c.key)),
-            Absent::Null | Absent::Default(_) => {
+            Absent::Null => {
                 self.close(0, 0);
                 self.row(false);
+                Ok(())
+            }
+            // A var feature's default: a list of its values.
+            Absent::Default(v) => {
+                self.leaf.push_values(v);
+                self.close(0, v.len());
+                self.row(true);
                 Ok(())
             }
         }

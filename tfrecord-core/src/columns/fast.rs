@@ -247,6 +247,11 @@ impl<'p> FastRun<'p> {
                     b.leaf.push_values(v);
                     b.row(true);
                 }
+                (_, Absent::Default(v)) => {
+                    b.leaf.push_values(v);
+                    b.close(0, v.len());
+                    b.row(true);
+                }
                 (Shape::Fixed { n }, Absent::Null) => {
                     b.leaf.push_zeros(*n);
                     b.row(false);

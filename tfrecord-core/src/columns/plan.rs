@@ -229,7 +229,18 @@ impl Plan {
                     };
                     (Shape::Fixed { n }, fixed_levels(&dims), absent, Vec::new())
                 }
-                FeatureKind::Var { .. } => (Shape::Var, vec![LevelKind::List], or_null, Vec::new()),
+                FeatureKind::Var { .. } => {
+                    // A `default` fills an absent var feature's row, as the derived types fill
+                    // their field.
+                    let absent = match (&f.default, &f.presence) {
+                        (Some(v), Presence::Default(_)) => {
+                            Absent::Default(fit_default(f, v, v.len())?)
+                        }
+                        (_, Presence::Optional) => Absent::Null,
+                        _ => or_null,
+                    };
+                    (Shape::Var, vec![LevelKind::List], absent, Vec::new())
+                }
                 FeatureKind::Sparse {
                     index_keys, size, ..
                 } => {

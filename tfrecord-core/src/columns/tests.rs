@@ -389,3 +389,41 @@ fn a_sparse_feature_without_its_value_feature_holds_no_values() {
         "{err}"
     );
 }
+
+/// A var feature's `default` fills the row of a record that lacks the feature, as the derived
+/// types fill their field (a present empty list stays empty), by both paths.
+#[test]
+fn a_var_default_fills_an_absent_row() {
+    use super::{Leaf, Level};
+    let toml = "[records.R.features.v]\ndtype = \"int64\"\nkind = \"var\"\ndefault = [5, 6]\n";
+    let (fast, general) = decoders(toml);
+    // `v` holding `values`, or no feature at all.
+    let record = |values: Option<&[u64]>| {
+        let mut map = Vec::new();
+        if let Some(vs) = values {
+            let mut packed = Vec::new();
+            for &v in vs {
+                varint(v, &mut packed);
+            }
+            let mut list = Vec::new();
+            len_field(1, &packed, &mut list);
+            let mut feature = Vec::new();
+            len_field(3, &list, &mut feature);
+            let mut entry = Vec::new();
+            len_field(1, b"v", &mut entry);
+            len_field(2, &feature, &mut entry);
+            len_field(1, &entry, &mut map);
+        }
+        let mut example = Vec::new();
+        len_field(1, &map, &mut example);
+        example
+    };
+    let records = [record(Some(&[1, 2])), record(None), record(Some(&[]))];
+    for (decoder, path) in [(&fast, "fast"), (&general, "general")] {
+        let batch = decoder.decode(&records, 0).expect("decodes");
+        let col = &batch.columns[0];
+        assert_eq!(col.levels, vec![Level::List(vec![0, 2, 4, 4])], "{path}");
+        assert_eq!(col.leaf, Leaf::Int64(vec![1, 2, 5, 6]), "{path}");
+        assert_eq!(col.valid, None, "{path}");
+    }
+}
