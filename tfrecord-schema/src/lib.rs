@@ -191,6 +191,10 @@
 //! A `sequence` feature's `default` is TensorFlow's padding value for batching records of
 //! different lengths; it plays no part in decoding one record.
 //!
+//! Each key is read by one feature of a record: two `ragged` features over the same
+//! `value_key` with different partitions (which `tf.io.parse_example` accepts) are a duplicate
+//! key here; read the values once and partition them in code.
+//!
 //! ### Unknown dimensions
 //!
 //! `-1` in a `fixed` feature's `shape` is a dimension the data decides, written `None` in
