@@ -125,6 +125,8 @@ struct Totals {
     records: u64,
     ranges: u64,
     bytes: u64,
+    /// Skips of unknown length: the rest of a damaged compressed stream.
+    to_end: u64,
 }
 
 impl Totals {
@@ -134,15 +136,26 @@ impl Totals {
         } else {
             self.ranges += 1;
         }
-        self.bytes += s.byte_len().unwrap_or(0);
+        match s.byte_len() {
+            Some(n) => self.bytes += n,
+            None => self.to_end += 1,
+        }
     }
 
     /// The closing line, when anything was skipped.
     fn finish(&self) {
         if self.records + self.ranges > 0 {
+            let rest = if self.to_end > 0 {
+                format!(
+                    ", and the rest of {} damaged compressed stream(s)",
+                    self.to_end
+                )
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 io::stderr().lock(),
-                "tfrecord: skipped {} damaged record(s) and {} byte range(s), {} bytes in all",
+                "tfrecord: skipped {} damaged record(s) and {} byte range(s), {} bytes in all{rest}",
                 self.records,
                 self.ranges,
                 self.bytes

@@ -68,7 +68,26 @@ fn run(cli: &Cli) -> CliResult<ExitCode> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version: printed as asked, exit status 0.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // No command: the help, on standard error, as a misuse.
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            // A misused command line, worded by clap, in the tool's own error form.
+            let text = e.render().to_string();
+            let text = text.strip_prefix("error: ").unwrap_or(&text);
+            eprint!("tfrecord: error: {text}");
+            return ExitCode::from(2);
+        }
+    };
     interrupt::install();
     match run(&cli) {
         Ok(code) => code,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use crate::cli::VerifyArgs;
 use crate::dataset;
-use crate::error::{CliResult, report};
+use crate::error::{CliError, CliResult, report};
 use crate::input::{Flow, Location, RecordType, for_each_record_parallel, reader_options, resolve};
 use crate::stdout::stdout;
 
@@ -71,7 +71,8 @@ pub(crate) fn run(args: &VerifyArgs) -> CliResult<ExitCode> {
                         )?;
                     }
                 }
-                Err(e) if e.is_broken_pipe() => return Err(e),
+                // A misused command line is not a verdict on the file.
+                Err(e) if e.is_broken_pipe() || matches!(e, CliError::Usage(_)) => return Err(e),
                 Err(e) => {
                     failed += 1;
                     writeln!(out, "{}\tFAILED", source.name().display())?;
