@@ -121,7 +121,7 @@ fn report(skipped: Vec<Skipped>, totals: &mut Totals) {
 
 /// What was skipped over the whole command.
 #[derive(Default)]
-struct Totals {
+pub(crate) struct Totals {
     records: u64,
     ranges: u64,
     bytes: u64,
@@ -143,7 +143,7 @@ impl Totals {
     }
 
     /// The closing line, when anything was skipped.
-    fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if self.records + self.ranges > 0 {
             let rest = if self.to_end > 0 {
                 format!(
@@ -228,39 +228,45 @@ impl Progress {
     }
 }
 
+/// How a reading reports what it skips.
+enum Report<'t> {
+    /// Each skip on its own line, and a total at the end.
+    Lines,
+    /// Each skip on its own line, counted into the caller's total (readings under one budget).
+    Into(&'t mut Totals),
+    /// Nothing: a second pass over inputs whose first pass reported what they hold.
+    Quiet,
+}
+
 /// One command's reading: its flags, policy and what it reports.
-struct Reading<'a> {
+struct Reading<'a, 't> {
     read: &'a ReadOpts,
     verify_data_crc: bool,
     ds: &'a DatasetArgs,
     policy: BadRecords,
+    report: Report<'t>,
     totals: Totals,
     progress: Progress,
-    /// A first pass over inputs read again: skips are held back, for the second pass to
-    /// report, and reported only when this pass fails (there is then no second one).
-    quiet: bool,
-    held: Vec<Skipped>,
 }
 
-impl Reading<'_> {
-    /// Prints the skips logged since the last call (holds them back in a first pass).
+impl Reading<'_, '_> {
+    /// Prints the skips logged since the last call.
     fn report(&mut self) {
         let skipped = self.policy.take_logged();
-        if self.quiet {
-            self.held.extend(skipped);
-        } else {
-            report(skipped, &mut self.totals);
+        match &mut self.report {
+            Report::Lines => report(skipped, &mut self.totals),
+            Report::Into(totals) => report(skipped, totals),
+            Report::Quiet => {}
         }
     }
 
     /// The end of the reading: what was skipped, and the summaries.
-    fn finish(&mut self, failed: bool) {
+    fn finish(&mut self) {
         self.report();
-        if failed {
-            report(std::mem::take(&mut self.held), &mut self.totals);
-        }
         self.progress.finish();
-        self.totals.finish();
+        if matches!(self.report, Report::Lines) {
+            self.totals.finish();
+        }
     }
 }
 
@@ -277,50 +283,54 @@ pub(crate) fn for_each(
     ds: &DatasetArgs,
     f: impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
 ) -> CliResult<u64> {
-    for_each_pass(sources, read, verify_data_crc, ds, false, f)
+    let policy = ds.policy();
+    read_all(policy, Report::Lines, sources, read, verify_data_crc, ds, f)
+}
+
+/// As [`for_each`], a second time over inputs whose first pass (inferring a spec) reported
+/// what it skipped: the same skips are not reported again.
+pub(crate) fn for_each_again(
+    sources: &[Source],
+    read: &ReadOpts,
+    verify_data_crc: bool,
+    ds: &DatasetArgs,
+    f: impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
+) -> CliResult<u64> {
+    let policy = ds.policy();
+    read_all(policy, Report::Quiet, sources, read, verify_data_crc, ds, f)
 }
 
 /// As [`for_each`], under `policy` (from [`DatasetArgs::policy`]): one bad-record budget over
-/// several calls, and what was skipped counted by its [`spent`](BadRecords::spent).
+/// several calls, what was skipped counted by its [`spent`](BadRecords::spent) and added to
+/// `totals`, whose line the caller prints at the end ([`Totals::finish`]).
 pub(crate) fn for_each_under(
     policy: &BadRecords,
+    totals: &mut Totals,
     sources: &[Source],
     read: &ReadOpts,
     verify_data_crc: bool,
     ds: &DatasetArgs,
     f: impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
 ) -> CliResult<u64> {
-    read_all(policy.clone(), sources, read, verify_data_crc, ds, false, f)
-}
-
-/// As [`for_each`]; `first_pass`: the inputs are read again after this pass (inferring a
-/// spec), and what is skipped is left for the second pass to report, once.
-pub(crate) fn for_each_pass(
-    sources: &[Source],
-    read: &ReadOpts,
-    verify_data_crc: bool,
-    ds: &DatasetArgs,
-    first_pass: bool,
-    f: impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
-) -> CliResult<u64> {
+    let report = Report::Into(totals);
     read_all(
-        ds.policy(),
+        policy.clone(),
+        report,
         sources,
         read,
         verify_data_crc,
         ds,
-        first_pass,
         f,
     )
 }
 
 fn read_all(
     policy: BadRecords,
+    report: Report<'_>,
     sources: &[Source],
     read: &ReadOpts,
     verify_data_crc: bool,
     ds: &DatasetArgs,
-    first_pass: bool,
     mut f: impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
 ) -> CliResult<u64> {
     let mut r = Reading {
@@ -328,24 +338,23 @@ fn read_all(
         verify_data_crc,
         ds,
         policy,
+        report,
         totals: Totals::default(),
         progress: Progress::new(sources),
-        quiet: first_pass,
-        held: Vec::new(),
     };
     let res = if ds.reorders() {
         through_dataset(sources, &mut r, &mut f)
     } else {
         in_order(sources, &mut r, &mut f)
     };
-    r.finish(res.is_err());
+    r.finish();
     res
 }
 
 /// The inputs one after the other, `--skip` and `--limit` counted over all of them.
 fn in_order(
     sources: &[Source],
-    r: &mut Reading<'_>,
+    r: &mut Reading<'_, '_>,
     f: &mut impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
 ) -> CliResult<u64> {
     let mut skip = r.ds.skip.unwrap_or(0);
@@ -404,7 +413,7 @@ fn in_order(
 /// The inputs as a `tfrecord-dataset` data set: shards, shuffle, skip and take.
 fn through_dataset(
     sources: &[Source],
-    r: &mut Reading<'_>,
+    r: &mut Reading<'_, '_>,
     f: &mut impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
 ) -> CliResult<u64> {
     let flag = r.read.compression.map(Into::into);

@@ -372,6 +372,39 @@ fn damage_skipped_while_inferring_is_reported_once() {
     assert!(lines[1].contains("skipped 1 damaged record(s)"), "{err}");
     let reader = SerializedFileReader::new(File::open(&out).expect("open")).expect("parquet");
     assert_eq!(reader.metadata().file_metadata().num_rows(), 4);
+
+    // An inferred spec that would lose a key ends the command after the first pass: what it
+    // skipped is still reported.
+    let mut w = RecordWriter::new(Vec::new(), WriterOptions::new());
+    let mut f = tf::Features::default();
+    f.feature.insert(
+        "id".into(),
+        tf::Feature {
+            kind: Some(tf::feature::Kind::FloatList(tf::FloatList {
+                value: vec![0.5],
+            })),
+        },
+    );
+    w.write(&tf::Example { features: Some(f) }.encode_to_vec())
+        .expect("write");
+    bytes.extend(w.finish().expect("finish"));
+    std::fs::write(&path, &bytes).expect("write");
+    let o = run(&[
+        "to-parquet",
+        "--max-bad-records",
+        "1",
+        "--force",
+        s(&path),
+        "-o",
+        s(&out),
+    ]);
+    let err = fails(&o);
+    assert!(err.contains("disagree"), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains("skipped the record at byte") && l.contains("in.tfrecord")),
+        "{err}"
+    );
 }
 
 /// Feature lists whose steps hold one to three values, declared `ragged` (as

@@ -93,16 +93,6 @@ fn quoted(s: &str) -> String {
     format!("{s:?}")
 }
 
-/// Whether the inputs are read once, or read again after inference (which then reports the
-/// damage skipped, once).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Pass {
-    /// The only pass: skips reported.
-    Only,
-    /// A first pass: skips left to the second.
-    First,
-}
-
 /// Infers the spec of the records of `sources` (read as `read` and `ds` say): the record, and
 /// the keys left out for not being UTF-8.
 pub(crate) fn infer_record(
@@ -112,7 +102,6 @@ pub(crate) fn infer_record(
     ds: &DatasetArgs,
     ty: RecordType,
     name: &str,
-    pass: Pass,
 ) -> CliResult<(Inferred, BTreeSet<Vec<u8>>)> {
     let (kind, dialect) = match ty {
         RecordType::SequenceExample => (RecordKind::SequenceExample, Dialect::Both),
@@ -122,55 +111,48 @@ pub(crate) fn infer_record(
     let mut inferrer = Inferrer::new(kind).dialect(dialect);
     let mut not_utf8: BTreeSet<Vec<u8>> = BTreeSet::new();
     {
-        dataset::for_each_pass(
-            sources,
-            read,
-            verify,
-            ds,
-            pass == Pass::First,
-            |bytes, loc| {
-                let skip = &mut not_utf8;
-                let at = || loc.to_string();
-                match ty.decode(bytes, loc)? {
-                    Decoded::Example(e) => {
-                        let features = e.features.unwrap_or_default().feature;
-                        inferrer.add_example_at(
-                            features
-                                .iter()
-                                .filter_map(|(k, f)| Some((spec_key(k, skip)?, tf_observed(f)))),
-                            &at,
-                        );
-                    }
-                    Decoded::OfRecord(r) => {
-                        inferrer.add_example_at(
-                            r.feature
-                                .iter()
-                                .filter_map(|(k, f)| Some((spec_key(k, skip)?, of_observed(f)))),
-                            &at,
-                        );
-                    }
-                    Decoded::SequenceExample(s) => {
-                        let context = s.context.unwrap_or_default().feature;
-                        let lists = s.feature_lists.unwrap_or_default().feature_list;
-                        let mut lists_skipped = BTreeSet::new();
-                        inferrer.add_sequence_example_at(
-                            context
-                                .iter()
-                                .filter_map(|(k, f)| Some((spec_key(k, skip)?, tf_observed(f)))),
-                            lists.iter().filter_map(|(k, l)| {
-                                Some((
-                                    spec_key(k, &mut lists_skipped)?,
-                                    l.feature.iter().map(tf_observed),
-                                ))
-                            }),
-                            &at,
-                        );
-                        skip.append(&mut lists_skipped);
-                    }
+        dataset::for_each(sources, read, verify, ds, |bytes, loc| {
+            let skip = &mut not_utf8;
+            let at = || loc.to_string();
+            match ty.decode(bytes, loc)? {
+                Decoded::Example(e) => {
+                    let features = e.features.unwrap_or_default().feature;
+                    inferrer.add_example_at(
+                        features
+                            .iter()
+                            .filter_map(|(k, f)| Some((spec_key(k, skip)?, tf_observed(f)))),
+                        &at,
+                    );
                 }
-                Ok(Flow::Continue)
-            },
-        )?;
+                Decoded::OfRecord(r) => {
+                    inferrer.add_example_at(
+                        r.feature
+                            .iter()
+                            .filter_map(|(k, f)| Some((spec_key(k, skip)?, of_observed(f)))),
+                        &at,
+                    );
+                }
+                Decoded::SequenceExample(s) => {
+                    let context = s.context.unwrap_or_default().feature;
+                    let lists = s.feature_lists.unwrap_or_default().feature_list;
+                    let mut lists_skipped = BTreeSet::new();
+                    inferrer.add_sequence_example_at(
+                        context
+                            .iter()
+                            .filter_map(|(k, f)| Some((spec_key(k, skip)?, tf_observed(f)))),
+                        lists.iter().filter_map(|(k, l)| {
+                            Some((
+                                spec_key(k, &mut lists_skipped)?,
+                                l.feature.iter().map(tf_observed),
+                            ))
+                        }),
+                        &at,
+                    );
+                    skip.append(&mut lists_skipped);
+                }
+            }
+            Ok(Flow::Continue)
+        })?;
     }
     Ok((inferrer.finish(name), not_utf8))
 }
@@ -190,15 +172,8 @@ pub(crate) fn run(args: &InferArgs) -> CliResult<ExitCode> {
         None => default_name(args.files.first().map(std::path::PathBuf::as_path)),
     };
     let verify = !args.no_verify_data_crc;
-    let (inferred, not_utf8) = infer_record(
-        &sources,
-        &args.read,
-        verify,
-        &args.dataset,
-        ty,
-        &name,
-        Pass::Only,
-    )?;
+    let (inferred, not_utf8) =
+        infer_record(&sources, &args.read, verify, &args.dataset, ty, &name)?;
     let shown: Vec<String> = sources
         .iter()
         .map(|s| s.name().display().to_string())

@@ -21,7 +21,7 @@ use crate::cli::{CodecArg, FromParquetArgs, ToParquetArgs};
 use crate::commands::infer;
 use crate::dataset;
 use crate::error::{CliError, CliResult};
-use crate::input::{Flow, RecordType, Source, resolve_all};
+use crate::input::{Flow, Location, RecordType, Source, resolve_all};
 use crate::output::{RecordSink, check_overwrite, write_file};
 use crate::spec::{pick_record, read_spec};
 
@@ -45,7 +45,10 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
     let sources = resolve_all(&args.inputs)?;
     let verify = !args.no_verify_data_crc;
     check_overwrite(&args.output, args.force)?;
-    let record = match spec_record(args.spec.as_ref(), args.record.as_deref())? {
+    let given = spec_record(args.spec.as_ref(), args.record.as_deref())?;
+    // Without a spec, a first pass infers one (and reports the damage it skips).
+    let inferred = given.is_none();
+    let record = match given {
         Some(r) => r,
         None => {
             if sources.iter().any(|s| matches!(s, Source::Stdin)) {
@@ -60,15 +63,8 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
                 .record
                 .clone()
                 .unwrap_or_else(|| infer::default_name(args.inputs.first().map(PathBuf::as_path)));
-            let (inferred, not_utf8) = infer::infer_record(
-                &sources,
-                &args.read,
-                verify,
-                &args.dataset,
-                ty,
-                &name,
-                infer::Pass::First,
-            )?;
+            let (inferred, not_utf8) =
+                infer::infer_record(&sources, &args.read, verify, &args.dataset, ty, &name)?;
             // A feature the inferred spec leaves out whose records hold values would not reach
             // the file: say which, and stop, rather than write a file that looks complete. (A
             // key that never holds a value is only noted.)
@@ -153,12 +149,17 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
             batch.clear();
             Ok(())
         };
-        dataset::for_each(&sources, &args.read, verify, &args.dataset, |bytes, loc| {
+        let each = |bytes: &[u8], loc: &Location<'_>| {
             if batch.push_copy(bytes, loc) {
                 flush(&mut batch, &mut writer)?;
             }
             Ok(Flow::Continue)
-        })?;
+        };
+        if inferred {
+            dataset::for_each_again(&sources, &args.read, verify, &args.dataset, each)?;
+        } else {
+            dataset::for_each(&sources, &args.read, verify, &args.dataset, each)?;
+        }
         flush(&mut batch, &mut writer)?;
         writer.into_inner().map_err(|e| parquet_error(out, e))
     })?;

@@ -19,6 +19,7 @@ pub(crate) fn run(args: &VerifyArgs) -> CliResult<ExitCode> {
     let mut files = 0usize;
     // One bad-record budget over every file, as the other commands have.
     let policy = args.dataset.policy();
+    let mut skipped = dataset::Totals::default();
     for arg in &args.files {
         let sources = match resolve(arg) {
             Ok(s) => s,
@@ -45,6 +46,7 @@ pub(crate) fn run(args: &VerifyArgs) -> CliResult<ExitCode> {
                 // thread, each file on its own.
                 dataset::for_each_under(
                     &policy,
+                    &mut skipped,
                     std::slice::from_ref(source),
                     &args.read,
                     true,
@@ -82,6 +84,7 @@ pub(crate) fn run(args: &VerifyArgs) -> CliResult<ExitCode> {
             }
         }
     }
+    skipped.finish();
     if files > 1 {
         if failed > 0 {
             writeln!(out, "{failed} of {files} files FAILED")?;
