@@ -64,7 +64,7 @@
 //! | `fixed`, `shape = []` | the value type, non-null | its `default`; `optional`: null; else an error |
 //! | `fixed`, `shape = [k]` | `FixedSizeList(k)` of the value type | as above |
 //! | `fixed`, `shape = [a, b, ..]` | nested `FixedSizeList`s, outermost first | as above |
-//! | `var` | `List` of the value type | null (a key holding an empty list: an empty list) |
+//! | `var` | `List` of the value type | null (a key holding an empty list: an empty list); with a `default`, a list of its values (a null written elsewhere still reads back as absent) |
 //! | `sequence` / `shape = [-1, ..]` in an Example | `List` of the row type (`FixedSizeList` per dimension, or the value type for one value per row) | null |
 //! | `sparse` | `List` of `Struct` with one `Int64` per index key and the value (fields named by their keys) | null |
 //! | `ragged` | one `List` per partition around a `List` of values (`[batch, (rows)..., (values)]`) | null when the value key and every partition key are absent |
@@ -77,7 +77,7 @@
 //! schema carries the spec as TOML in its metadata ([`SPEC_METADATA_KEY`]), so that Parquet
 //! files written from it come back as exactly the same records: `Arrow -> records -> Arrow` is
 //! the identity for every mapped type, and `records -> Arrow -> records` gives the same
-//! messages except that an absent fixed feature with a default comes back holding it.
+//! messages except that an absent `fixed` or `var` feature with a default comes back holding it.
 //!
 //! Values are checked as the generated types check them; where the runtime parser follows
 //! TensorFlow's looser rules, the columns are stricter, because an Arrow row must hold exactly

@@ -333,7 +333,13 @@ impl Plan {
             dtype: f.dtype,
             levels,
             sparse_indices,
-            nullable: !matches!(absent, Absent::Error | Absent::Default(_)),
+            // A var feature's default fills what records lack, yet a null in Arrow data
+            // (written before defaults filled var rows, or elsewhere) is still an absent
+            // feature, so such a column stays nullable.
+            nullable: match (&shape, &absent) {
+                (Shape::Var, Absent::Default(_)) => true,
+                (_, absent) => !matches!(absent, Absent::Error | Absent::Default(_)),
+            },
             feature_list: list,
         };
         let col = ColPlan {
