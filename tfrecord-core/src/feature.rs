@@ -3,6 +3,25 @@
 
 use std::fmt;
 
+/// A double as the nearest float (what a `float_list` holds), or `None` for a finite double
+/// beyond the float's range (about 3.4e38), which would become infinity. Infinities and NaN
+/// stay what they are; a value that rounds to the largest float (such as the `3.4028235e+38`
+/// protobuf's `json_format` prints for it) is that float.
+///
+/// ```
+/// use tfrecord_core::narrow_f64;
+/// assert_eq!(narrow_f64(0.1), Some(0.1f32));
+/// assert_eq!(narrow_f64(3.402_823_5e38), Some(f32::MAX));
+/// assert_eq!(narrow_f64(f64::INFINITY), Some(f32::INFINITY));
+/// assert_eq!(narrow_f64(1e300), None);
+/// ```
+#[inline]
+pub fn narrow_f64(d: f64) -> Option<f32> {
+    #[allow(clippy::cast_possible_truncation)] // the point: rounded to the nearest float
+    let f = d as f32;
+    (f.is_finite() || !d.is_finite()).then_some(f)
+}
+
 /// The kind of value list a feature holds: the member of the `Feature` oneof.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]

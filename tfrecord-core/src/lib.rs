@@ -137,7 +137,7 @@ pub use codec::{
 pub use compression::{Compression, Format};
 pub use described::RecordSchema;
 pub use error::{Error, ErrorKind, Result};
-pub use feature::{FeatureProblem, ListKind};
+pub use feature::{FeatureProblem, ListKind, narrow_f64};
 pub use prost::Message;
 pub use reader::{
     BadRecords, Chunk, ChunkReader, ChunkRecords, ReaderOptions, RecordReader, SharedChunks,

@@ -352,7 +352,9 @@ float_elem!(f32, ListKind::Float, Float, 4, extend_f32; Tf, TfLossy, Of);
 float_elem!(f64, ListKind::Double, Double, 8, extend_f64; Of);
 
 /// In `tf.train.Example`, an `f64` field that opted in with `#[example(lossy)]` is stored as a
-/// float (rounded to the nearest `f32`) and read back widened.
+/// float (rounded to the nearest `f32`, as a cast rounds: a finite value beyond the float's
+/// range becomes infinity, since encoding a value cannot fail; check with
+/// [`narrow_f64`](crate::narrow_f64) first where that matters) and read back widened.
 impl EncodeElem<TfLossy> for f64 {
     const KIND: ListKind = ListKind::Float;
     #[inline]

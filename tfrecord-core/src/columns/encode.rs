@@ -422,15 +422,13 @@ fn put_feature(
             // The spec's lossy `double` in a float list: each value rounded to the nearest
             // `f32`; one beyond its range would become infinity, which is not a rounding.
             for x in &v[a..b] {
-                #[allow(clippy::cast_possible_truncation)]
-                let f = *x as f32;
-                if f.is_infinite() && x.is_finite() {
+                let Some(f) = crate::feature::narrow_f64(*x) else {
                     return Err(Error::feature(format!(
                         "{x:e} is beyond the range of a float (about 3.4e38), which a lossy \
                          `double` is stored as in a float list"
                     ))
                     .with_key(c.key.clone()));
-                }
+                };
                 body.extend_from_slice(&f.to_le_bytes());
             }
             ListKind::Float

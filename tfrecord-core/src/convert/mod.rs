@@ -62,20 +62,20 @@ fn of_to_tf(f: &oneflow::Feature, allow_lossy_double: bool) -> Result<tensorflow
             }
             let mut value = Vec::with_capacity(l.value.len());
             for &d in &l.value {
-                #[allow(clippy::cast_possible_truncation)]
-                let x = d as f32;
-                if x.is_infinite() && d.is_finite() {
-                    return Err(Error::feature(format!(
-                        "{d:e} is beyond the range of a float (about 3.4e38): narrowing the \
-                         double list to a float list would make it infinity"
-                    )));
-                }
-                value.push(x);
+                value.push(crate::feature::narrow_f64(d).ok_or_else(|| beyond_float(d))?);
             }
             Some(T::FloatList(tensorflow::FloatList { value }))
         }
     };
     Ok(tensorflow::Feature { kind })
+}
+
+/// The error for a double that a float list cannot hold.
+pub(crate) fn beyond_float(d: f64) -> Error {
+    Error::feature(format!(
+        "{d:e} is beyond the range of a float (about 3.4e38): narrowing the double list to a \
+         float list would make it infinity"
+    ))
 }
 
 /// The features of a `tf.train.Example` as OFRecord features, keys kept.

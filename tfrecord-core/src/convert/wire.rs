@@ -308,16 +308,9 @@ fn widen_int32(list: &[u8], out: &mut Vec<u8>) {
 /// an error.
 fn narrow_double(list: &[u8], out: &mut Vec<u8>) -> Result<()> {
     let mut packed = Vec::new();
-    let mut push = |bits: u64| {
+    let mut push = |bits: u64| -> Result<()> {
         let d = f64::from_bits(bits);
-        #[allow(clippy::cast_possible_truncation)]
-        let x = d as f32;
-        if x.is_infinite() && d.is_finite() {
-            return Err(Error::feature(format!(
-                "{d:e} is beyond the range of a float (about 3.4e38): narrowing the double list \
-                 to a float list would make it infinity"
-            )));
-        }
+        let x = crate::feature::narrow_f64(d).ok_or_else(|| super::beyond_float(d))?;
         packed.extend_from_slice(&x.to_le_bytes());
         Ok(())
     };

@@ -250,15 +250,11 @@ fn parse_double(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<f64> {
 
 fn parse_float(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<f32> {
     let d = parse_double(v, what)?;
-    #[allow(clippy::cast_possible_truncation)]
-    let f = d as f32;
-    if d.is_finite() && f.is_infinite() {
-        // A finite value that rounds to infinity overflows a float. (Values that round to
-        // +-FLT_MAX, such as the 3.4028235e+38 json_format prints for it, are accepted, as
-        // protobuf's C++ parser does.)
-        return Err(Error::json(format!("{what}: {d} is too large for a float")));
-    }
-    Ok(f)
+    // A finite value that rounds to infinity overflows a float. (Values that round to
+    // +-FLT_MAX, such as the 3.4028235e+38 json_format prints for it, are accepted, as
+    // protobuf's C++ parser does.)
+    crate::feature::narrow_f64(d)
+        .ok_or_else(|| Error::json(format!("{what}: {d} is too large for a float")))
 }
 
 /// `base.name` or `base[key]`, for errors: written only when one is raised.

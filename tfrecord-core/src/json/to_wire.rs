@@ -115,11 +115,8 @@ fn double(sc: &mut Scan<'_>) -> Fast<f64> {
 }
 
 fn float(sc: &mut Scan<'_>) -> Fast<f32> {
-    let d = double(sc)?;
-    #[allow(clippy::cast_possible_truncation)]
-    let f = d as f32;
     // A finite value that overflows a float is an error of the full reader's.
-    (f.is_finite() || !d.is_finite()).then_some(f)
+    crate::feature::narrow_f64(double(sc)?)
 }
 
 /// An integer given as a string or a number without fraction or exponent.

@@ -382,8 +382,9 @@ fn values(dtype: DType, lit: &Literal) -> std::result::Result<Values, String> {
                 v.push(i32::try_from(*n).map_err(|_| range("int32"))?);
             }
             (Values::Bool(v), Literal::Bool(b)) => v.push(*b),
-            #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
-            (Values::Float32(v), Literal::Float(x)) => v.push(*x as f32),
+            (Values::Float32(v), Literal::Float(x)) => {
+                v.push(crate::feature::narrow_f64(*x).ok_or_else(|| range("float"))?);
+            }
             #[allow(clippy::cast_precision_loss)]
             (Values::Float32(v), Literal::Int(n)) => v.push(*n as f32),
             (Values::Float64(v), Literal::Float(x)) => v.push(*x),

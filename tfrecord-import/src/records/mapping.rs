@@ -1,6 +1,7 @@
 //! The type mapping: the list kind a field's scalars take (inferred over all records), and
 //! scalars converted to the values of a kind or of a forced dtype.
 
+use tfrecord_core::narrow_f64;
 use tfrecord_core::parse::{ByteStrings, Values};
 use tfrecord_schema::ir::DType;
 
@@ -156,11 +157,11 @@ pub(super) fn convert_to_dtype(
                 })
                 .collect::<std::result::Result<_, _>>()?,
         ),
-        #[allow(clippy::cast_possible_truncation)]
+        // A finite number beyond the float's range does not convert (it is not infinity).
         DType::Float => Values::Float32(
             scalars
                 .iter()
-                .map(|s| as_f64(s).map(|x| x as f32).ok_or_else(|| bad(s)))
+                .map(|s| as_f64(s).and_then(narrow_f64).ok_or_else(|| bad(s)))
                 .collect::<std::result::Result<_, _>>()?,
         ),
         DType::Double => Values::Float64(
