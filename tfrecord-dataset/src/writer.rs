@@ -401,11 +401,16 @@ impl ShardedWriter {
         {
             return Err(Error::Exists(existing));
         }
+        // The renames under the lock of the unfinished files: an interrupt's clean-up
+        // (`remove_unfinished_shards`) waits for the whole set to be in place rather than
+        // leave some shards under their final names and remove the rest.
+        let mut unfinished = unfinished();
         for (shard, dest) in self.shards.iter_mut().zip(&finals) {
             fs::rename(&shard.temp, dest).map_err(|e| Error::io(e, dest))?;
-            unfinished().retain(|p| p != &shard.temp);
+            unfinished.retain(|p| p != &shard.temp);
             shard.temp = PathBuf::new();
         }
+        drop(unfinished);
         if self.opts.overwrite {
             for old in existing_members(&self.opts.naming, &self.dir)? {
                 if !finals.contains(&old) {
@@ -468,10 +473,12 @@ fn unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
 }
 
 /// Removes the temporary files of every [`ShardedWriter`] of this process that is not
-/// finished, for a program that is about to exit without running destructors: from a signal
-/// handler's thread (SIGINT, SIGTERM), as the `tfrecord` command line does. A writer whose
-/// files were removed fails on its next write or on [`finish`](ShardedWriter::finish); no
-/// shard is renamed into place from them.
+/// finished, for a program about to exit without running destructors on an interrupt, as the
+/// `tfrecord` command line does from the thread its SIGINT / SIGTERM handler runs on (such as
+/// the `ctrlc` crate's). It takes a lock and allocates: never call it inside a signal handler
+/// itself. A set being renamed into place is waited for, and stays. A writer whose files were
+/// removed fails on [`finish`](ShardedWriter::finish) (writes into a removed file may still
+/// succeed); no shard is renamed into place from them.
 pub fn remove_unfinished_shards() {
     for path in std::mem::take(&mut *unfinished()) {
         let _ = fs::remove_file(path);
