@@ -8,7 +8,7 @@ use arrow_array::types::{
     Float16Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type,
     UInt16Type, UInt32Type,
 };
-use arrow_array::{Array, ArrayRef, RecordBatch, UInt64Array};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field};
 use tfrecord_core::columns::{
     ByteColumn, Column, ColumnBatch, ColumnEncoder, ColumnLayout, Leaf, Level, LevelKind,
@@ -97,70 +97,89 @@ impl ArrowEncoder {
 /// `dictionary_encode`), at the top or inside lists, as the plain arrays of its values; any
 /// other column as it is.
 fn undictionary(array: &ArrayRef) -> Result<ArrayRef> {
-    use arrow_array::{FixedSizeListArray, LargeListArray, ListArray};
+    use arrow_array::{
+        FixedSizeListArray, LargeListArray, LargeListViewArray, ListArray, ListViewArray,
+    };
     let error = crate::to_arrow::arrow_error;
     if let Some(dict) = array.as_any_dictionary_opt() {
-        let keys: Vec<u64> = dict
-            .normalized_keys()
-            .into_iter()
-            .map(|k| u64::try_from(k).unwrap_or(u64::MAX))
-            .collect();
-        let indices = UInt64Array::new(keys.into(), dict.keys().logical_nulls());
-        return arrow_select::take::take(dict.values().as_ref(), &indices, None).map_err(error);
+        // A null key takes a null value.
+        return arrow_select::take::take(dict.values().as_ref(), dict.keys(), None).map_err(error);
     }
     // A list's child with its dictionaries replaced, under a field of the child's new type;
     // `None` when the child holds none.
-    let child = |values: &ArrayRef, field: &Field| -> Result<Option<(Arc<Field>, ArrayRef)>> {
+    let plain = |values: &ArrayRef, field: &Field| -> Result<Option<(Arc<Field>, ArrayRef)>> {
         let plain = undictionary(values)?;
         Ok((plain.data_type() != values.data_type()).then(|| {
             let field = field.clone().with_data_type(plain.data_type().clone());
             (Arc::new(field), plain)
         }))
     };
-    Ok(match array.data_type() {
+    let rebuilt: Option<ArrayRef> = match array.data_type() {
         DataType::List(f) => {
-            let list = array.as_list::<i32>();
-            match child(list.values(), f)? {
-                Some((f, values)) => Arc::new(
-                    ListArray::try_new(f, list.offsets().clone(), values, list.nulls().cloned())
+            let l = array.as_list::<i32>();
+            match plain(l.values(), f)? {
+                Some((f, v)) => Some(Arc::new(
+                    ListArray::try_new(f, l.offsets().clone(), v, l.nulls().cloned())
                         .map_err(error)?,
-                ),
-                None => Arc::clone(array),
+                )),
+                None => None,
             }
         }
         DataType::LargeList(f) => {
-            let list = array.as_list::<i64>();
-            match child(list.values(), f)? {
-                Some((f, values)) => Arc::new(
-                    LargeListArray::try_new(
+            let l = array.as_list::<i64>();
+            match plain(l.values(), f)? {
+                Some((f, v)) => Some(Arc::new(
+                    LargeListArray::try_new(f, l.offsets().clone(), v, l.nulls().cloned())
+                        .map_err(error)?,
+                )),
+                None => None,
+            }
+        }
+        DataType::ListView(f) => {
+            let l = array.as_list_view::<i32>();
+            match plain(l.values(), f)? {
+                Some((f, v)) => Some(Arc::new(
+                    ListViewArray::try_new(
                         f,
-                        list.offsets().clone(),
-                        values,
-                        list.nulls().cloned(),
+                        l.offsets().clone(),
+                        l.sizes().clone(),
+                        v,
+                        l.nulls().cloned(),
                     )
                     .map_err(error)?,
-                ),
-                None => Arc::clone(array),
+                )),
+                None => None,
+            }
+        }
+        DataType::LargeListView(f) => {
+            let l = array.as_list_view::<i64>();
+            match plain(l.values(), f)? {
+                Some((f, v)) => Some(Arc::new(
+                    LargeListViewArray::try_new(
+                        f,
+                        l.offsets().clone(),
+                        l.sizes().clone(),
+                        v,
+                        l.nulls().cloned(),
+                    )
+                    .map_err(error)?,
+                )),
+                None => None,
             }
         }
         DataType::FixedSizeList(f, n) => {
-            let list = array.as_fixed_size_list();
-            match child(list.values(), f)? {
-                Some((f, values)) => Arc::new(
-                    FixedSizeListArray::try_new_with_length(
-                        f,
-                        *n,
-                        values,
-                        list.nulls().cloned(),
-                        list.len(),
-                    )
-                    .map_err(error)?,
-                ),
-                None => Arc::clone(array),
+            let l = array.as_fixed_size_list();
+            match plain(l.values(), f)? {
+                Some((f, v)) => Some(Arc::new(
+                    FixedSizeListArray::try_new_with_length(f, *n, v, l.nulls().cloned(), l.len())
+                        .map_err(error)?,
+                )),
+                None => None,
             }
         }
-        _ => Arc::clone(array),
-    })
+        _ => None,
+    };
+    Ok(rebuilt.unwrap_or_else(|| Arc::clone(array)))
 }
 
 /// An error about row `row` of a batch whose first row is `first_row`.
@@ -339,7 +358,8 @@ fn to_column(array: &ArrayRef, layout: &ColumnLayout, first_row: u64) -> Result<
         let field = |name: &str| {
             s.column_by_name(name).ok_or_else(|| {
                 Error::feature(format!(
-                    "column `{}`: the sparse feature's struct has no field `{name}` (expected                      the fields {}, found {})",
+                    "column `{}`: the sparse feature's struct has no field `{name}` (expected \
+                     the fields {}, found {})",
                     layout.name,
                     layout
                         .sparse_indices

@@ -314,7 +314,11 @@ fn sparse_struct_fields_are_read_by_name() {
         .encode(&sparse(["row", "col", "value"]), 0, |_| Ok(()))
         .unwrap_err();
     assert_eq!(err.key(), Some("sp"), "{err}");
-    assert!(err.to_string().contains("no field `v`"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("no field `v` (expected the fields"),
+        "{err}"
+    );
 }
 
 /// A lossy `double` is rounded to the nearest float; a finite value beyond the float's range
