@@ -313,6 +313,9 @@ fn convert_writes_shards_and_refuses_an_existing_output_without_force() {
     let total = ok(&run(&["count", "--input-format", "ofrecord", s(&parts)]));
     assert_eq!(total.lines().last(), Some("500"), "{total}");
     assert_eq!(of(&[]).status.code(), Some(1), "the parts exist");
+    // OneFlow reads its parts uncompressed: a compressed part set is refused.
+    let gz = of(&["--force", "--compression", "gzip"]);
+    assert_eq!(gz.status.code(), Some(2), "{gz:?}");
     let base = ["convert", "--output-format", "ofrecord", "--force", "-o"];
     ok(&run(&[&base[..], &[s(&parts), s(&big)]].concat()));
     assert_eq!(

@@ -44,6 +44,13 @@ impl Output {
         let compression = enc
             .compression
             .map_or_else(|| Compression::from_path(dest), Into::into);
+        if parts && compression != Compression::None {
+            return Err(CliError::Usage(format!(
+                "OneFlow's part-NNNNN files are uncompressed, and a compressed part would not \
+                 read back as one: leave out --compression {}",
+                compression.name()
+            )));
+        }
         let writer = WriterOptions::new()
             .format(format)
             .compression(compression)

@@ -2,7 +2,7 @@
 //! `tfrecord-arrow` mapping, and the rows of Parquet files back to records.
 
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use tfrecord_arrow::parquet::arrow::ArrowWriter;
@@ -166,43 +166,55 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The Parquet files the inputs stand for: a file itself; a directory's `*.parquet` files
-/// (hidden and `_` files, such as Spark's `_SUCCESS`, left out); a glob pattern's matches; in
-/// name order. A directory or pattern with no Parquet file is an error.
+/// The Parquet files the inputs stand for: a file itself; a directory's `*.parquet` files; a
+/// glob pattern's matching files; in name order, hidden and `_` files (such as Spark's
+/// `_SUCCESS`) left out of directories and patterns. A directory or pattern with no Parquet
+/// file is an error.
 fn parquet_inputs(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
+    let listed = |e: std::io::Error, at: &Path| CliError::Core(Error::from(e).with_path(at));
+    let data = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy())
+            .is_some_and(|n| !n.starts_with('.') && !n.starts_with('_'))
+            && p.is_file()
+    };
     let mut out = Vec::new();
     for input in inputs {
         let text = input.to_string_lossy();
-        let mut found: Vec<PathBuf> = if input.is_dir() {
-            std::fs::read_dir(input)
-                .map_err(|e| CliError::Core(Error::from(e).with_path(input)))?
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| {
-                    let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-                    name.is_some_and(|n| {
-                        n.ends_with(".parquet") && !n.starts_with('.') && !n.starts_with('_')
-                    }) && p.is_file()
-                })
-                .collect()
+        let (mut found, what) = if input.is_dir() {
+            let mut found = Vec::new();
+            for entry in std::fs::read_dir(input).map_err(|e| listed(e, input))? {
+                let path = entry.map_err(|e| listed(e, input))?.path();
+                if path.extension().is_some_and(|x| x == "parquet") && data(&path) {
+                    found.push(path);
+                }
+            }
+            (found, "the directory holds no *.parquet file")
         } else if !input.exists() && text.contains(['*', '?', '[']) {
-            glob::glob(&text)
+            let options = glob::MatchOptions {
+                require_literal_leading_dot: true,
+                ..glob::MatchOptions::new()
+            };
+            let mut found = Vec::new();
+            for path in glob::glob_with(&text, options)
                 .map_err(|e| CliError::Usage(format!("{text}: not a glob pattern: {e}")))?
-                .filter_map(Result::ok)
-                .filter(|p| p.is_file())
-                .collect()
+            {
+                let path = path.map_err(|e| {
+                    let at = e.path().to_path_buf();
+                    listed(e.into(), &at)
+                })?;
+                if data(&path) {
+                    found.push(path);
+                }
+            }
+            (found, "the pattern matches no file")
         } else {
             out.push(input.clone());
             continue;
         };
         if found.is_empty() {
             return Err(CliError::Failed(format!(
-                "{text}: no Parquet file ({})",
-                if input.is_dir() {
-                    "the directory holds no *.parquet file"
-                } else {
-                    "the pattern matches no file"
-                }
+                "{text}: no Parquet file ({what})"
             )));
         }
         found.sort();
