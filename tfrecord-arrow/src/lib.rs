@@ -114,7 +114,8 @@
 //! and dictionary-encoded values (pandas categoricals) as their values.
 //! `List<List<..>>` and `List<Struct>` are not read off their types: the ragged, sparse and
 //! feature-list columns written here come back through the spec in the metadata (pyarrow's
-//! `rename_columns` or `store_schema=False` drop it) or `--spec`. An `arrow.fixed_shape_tensor` column is read as its storage, a `FixedSizeList` of the
+//! `rename_columns` or `store_schema=False` drop it) or `--spec`. An
+//! `arrow.fixed_shape_tensor` column is read as its storage, a `FixedSizeList` of the
 //! row-major values; one with a `permutation` other than the identity (values stored in
 //! another order) is an error rather than transposed data. When the metadata holds a spec,
 //! columns added to the data later are read off their types as above, as features after the

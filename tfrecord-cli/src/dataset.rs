@@ -38,8 +38,8 @@ pub(crate) struct DatasetArgs {
     #[arg(long, value_name = "N")]
     pub(crate) skip: Option<u64>,
     /// Read shard I of N (0 <= I < N): the N shards together hold every record exactly once,
-    /// whatever seed each shuffles with. Files are dealt whole; with fewer files than shards, uncompressed TFRecord files are
-    /// split by byte range (compressed files by file).
+    /// whatever seed each shuffles with. Files are dealt whole; with fewer files than shards,
+    /// uncompressed TFRecord files are split by byte range (compressed files by file).
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     pub(crate) shard: Option<(usize, usize)>,
     /// Read in a random order: the files shuffled, then the records through a buffer of 10,000

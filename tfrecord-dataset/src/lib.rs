@@ -11,7 +11,7 @@
 //!   order that may vary).
 //! - **Shuffling** ([`Shuffle`]): split order per epoch and a record shuffle buffer with
 //!   tf.data's `shuffle(buffer_size)` semantics, from a seed; the same seed gives the same
-//!   order on every platform and in every version (the generator and every draw are fixed and
+//!   order on every platform and thread count (the generator and every draw are fixed and
 //!   documented, see [`Shuffle`]). Epochs repeat with a new order each.
 //! - **Sharding** ([`DatasetOptions::shard`]) for workers, by split: whole files while there
 //!   are enough of them, else byte ranges of uncompressed TFRecord files, so that every worker

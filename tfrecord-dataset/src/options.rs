@@ -37,8 +37,10 @@ impl Order {
 ///
 /// # Reproducibility
 ///
-/// The same seed gives the same order on every platform, in every version of this crate, and
-/// with any number of threads. Everything random is fixed here, not left to a library version:
+/// The same seed gives the same order on every platform and with any number of threads, and
+/// in every version of this crate unless its release notes say the order changed (the
+/// checkpoints of an older order are then refused, as taken of another data set). Everything
+/// random is fixed here, not left to a library version:
 ///
 /// - **Generator**: PCG64, the reference `pcg64` of the PCG family (128-bit LCG with multiplier
 ///   `0x2360ED051FC65DA44385DF649FCCF645`, XSL-RR output to 64 bits), as `rand_pcg::Pcg64`
@@ -237,9 +239,10 @@ impl DatasetOptions {
         self
     }
 
-    /// This worker's shard, `index` of `count`: the splits at positions `k` of the epoch's
-    /// split order with `k % count == index`. The `count` shards together hold every record
-    /// exactly once. With fewer splits than workers some shards are empty (byte-range splits
+    /// This worker's shard, `index` of `count`: the splits at positions `k` with
+    /// `k % count == index` of the files in listing order (each file one split, or its byte
+    /// ranges), dealt before any shuffle. The `count` shards together hold every record
+    /// exactly once, whatever seed each worker shuffles with. With fewer splits than workers some shards are empty (byte-range splits
     /// of uncompressed files will fill them, see [`Split`](crate::Split)).
     #[must_use]
     pub fn shard(mut self, index: usize, count: usize) -> Self {

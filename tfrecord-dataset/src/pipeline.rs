@@ -1,4 +1,4 @@
-//! The reading pipeline: epochs of (split order, shard, interleave, shuffle buffer), then skip
+//! The reading pipeline: epochs of (shard, split order, interleave, shuffle buffer), then skip
 //! and take; with the checkpoint it saves and restores.
 
 use std::collections::HashMap;

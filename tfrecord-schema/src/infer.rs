@@ -112,9 +112,9 @@ impl Observed {
 struct Lists {
     /// Every list kind seen.
     types: Vec<ListType>,
-    /// Where each list kind was first seen, when the caller says where records are
+    /// Where each list kind was first seen, when the caller said where records are
     /// ([`Inferrer::add_example_at`]): the same order as `types`.
-    first_at: Vec<String>,
+    first_at: Vec<Option<String>>,
     /// How many lists.
     lists: u64,
     /// The fewest and most values in one list.
@@ -126,7 +126,7 @@ struct Lists {
 }
 
 impl Lists {
-    fn add(&mut self, o: Observed, at: &dyn Fn() -> String) {
+    fn add(&mut self, o: Observed, at: &dyn Fn() -> Option<String>) {
         if self.lists == 0 {
             self.min = o.count;
             self.max = o.count;
@@ -160,15 +160,14 @@ impl Lists {
                 ListType::Bytes if self.any_bytes && self.all_utf8 => DType::String,
                 ListType::Bytes => DType::Bytes,
             }),
-            many if self.first_at.iter().all(String::is_empty) => Err(format!(
-                "records disagree on its type: {}",
-                many.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
-            )),
             many => Err(format!(
                 "records disagree on its type: {}",
                 many.iter()
                     .zip(&self.first_at)
-                    .map(|(t, at)| format!("{} first in {at}", t.name()))
+                    .map(|(t, at)| match at {
+                        Some(at) => format!("{} first in {at}", t.name()),
+                        None => t.name().to_string(),
+                    })
                     .collect::<Vec<_>>()
                     .join("; ")
             )),
@@ -270,7 +269,8 @@ impl Inferrer {
 
     /// Adds one `tf.train.Example` (or OFRecord): each key once, with what it holds.
     pub fn add_example<'a>(&mut self, features: impl IntoIterator<Item = (&'a str, Observed)>) {
-        self.add_example_at(features, &String::new);
+        self.records += 1;
+        self.add_features(features, &|| None);
     }
 
     /// [`add_example`](Self::add_example), with where the record is (its file, byte offset and
@@ -280,10 +280,10 @@ impl Inferrer {
     pub fn add_example_at<'a>(
         &mut self,
         features: impl IntoIterator<Item = (&'a str, Observed)>,
-        at: &dyn Fn() -> String,
+        at: impl Fn() -> String,
     ) {
         self.records += 1;
-        self.add_features(features, at);
+        self.add_features(features, &|| Some(at()));
     }
 
     /// Adds one `tf.train.SequenceExample`: its context features, and its feature lists each
@@ -295,7 +295,7 @@ impl Inferrer {
     ) where
         S: IntoIterator<Item = Observed>,
     {
-        self.add_sequence_example_at(context, feature_lists, &String::new);
+        self.add_sequence(context, feature_lists, &|| None);
     }
 
     /// [`add_sequence_example`](Self::add_sequence_example), with where the record is, as
@@ -304,7 +304,18 @@ impl Inferrer {
         &mut self,
         context: impl IntoIterator<Item = (&'a str, Observed)>,
         feature_lists: impl IntoIterator<Item = (&'a str, S)>,
-        at: &dyn Fn() -> String,
+        at: impl Fn() -> String,
+    ) where
+        S: IntoIterator<Item = Observed>,
+    {
+        self.add_sequence(context, feature_lists, &|| Some(at()));
+    }
+
+    fn add_sequence<'a, S>(
+        &mut self,
+        context: impl IntoIterator<Item = (&'a str, Observed)>,
+        feature_lists: impl IntoIterator<Item = (&'a str, S)>,
+        at: &dyn Fn() -> Option<String>,
     ) where
         S: IntoIterator<Item = Observed>,
     {
@@ -331,7 +342,7 @@ impl Inferrer {
     fn add_features<'a>(
         &mut self,
         features: impl IntoIterator<Item = (&'a str, Observed)>,
-        at: &dyn Fn() -> String,
+        at: &dyn Fn() -> Option<String>,
     ) {
         for (key, o) in features {
             let entry = self.features.entry(key.to_string()).or_default();

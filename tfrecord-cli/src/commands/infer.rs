@@ -121,7 +121,7 @@ pub(crate) fn infer_record(
                         features
                             .iter()
                             .filter_map(|(k, f)| Some((spec_key(k, skip)?, tf_observed(f)))),
-                        &at,
+                        at,
                     );
                 }
                 Decoded::OfRecord(r) => {
@@ -129,7 +129,7 @@ pub(crate) fn infer_record(
                         r.feature
                             .iter()
                             .filter_map(|(k, f)| Some((spec_key(k, skip)?, of_observed(f)))),
-                        &at,
+                        at,
                     );
                 }
                 Decoded::SequenceExample(s) => {
@@ -146,7 +146,7 @@ pub(crate) fn infer_record(
                                 l.feature.iter().map(tf_observed),
                             ))
                         }),
-                        &at,
+                        at,
                     );
                     skip.append(&mut lists_skipped);
                 }

@@ -247,18 +247,15 @@ impl<'p> FastRun<'p> {
                     b.leaf.push_values(v);
                     b.row(true);
                 }
-                (_, Absent::Default(v)) => {
-                    b.leaf.push_values(v);
-                    b.close(0, v.len());
-                    b.row(true);
-                }
                 (Shape::Fixed { n }, Absent::Null) => {
                     b.leaf.push_zeros(*n);
                     b.row(false);
                 }
+                // A list: null, or a var feature's default, as the general path fills it.
                 _ => {
-                    b.close(0, 0);
-                    b.row(false);
+                    if b.absent_list(c).is_err() {
+                        return false;
+                    }
                 }
             }
         }
