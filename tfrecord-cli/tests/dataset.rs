@@ -369,3 +369,20 @@ fn standard_input_given_twice_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(support::stderr(&o).contains("more than once"));
 }
+
+/// A misused command line exits with status 2 and the tool's own error form, whether clap or
+/// a command finds it (`verify` included, which otherwise goes on past a failing file).
+#[test]
+fn misused_command_lines_exit_2_in_the_tools_error_form() {
+    for args in [
+        &["count", "--bogus"][..],
+        &["count", "--limit", "x", "-"],
+        &["verify", "--shard", "0/2", "-"],
+        &["cat", "--shuffle", "-"],
+    ] {
+        let o = support::run_with_stdin(args, b"");
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        let err = support::stderr(&o);
+        assert!(err.starts_with("tfrecord: error: "), "{args:?}: {err}");
+    }
+}
