@@ -386,3 +386,47 @@ fn misused_command_lines_exit_2_in_the_tools_error_form() {
         assert!(err.starts_with("tfrecord: error: "), "{args:?}: {err}");
     }
 }
+
+/// `--force` over a bare output name (a file of the current directory) keeps the new shards
+/// and removes only the stale ones of another count.
+#[test]
+fn forced_shards_under_a_bare_name_are_kept() {
+    let (dir, big) = data();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).expect("mkdir");
+    let convert = |shards: &str| {
+        let o = support::bin()
+            .args([
+                "convert",
+                "--force",
+                "--shards",
+                shards,
+                "-o",
+                "k.tfrecord",
+                s(&big),
+            ])
+            .current_dir(&work)
+            .output()
+            .expect("run");
+        assert!(o.status.success(), "{o:?}");
+        let mut names: Vec<String> = std::fs::read_dir(&work)
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        convert("3"),
+        [
+            "k-00000-of-00003.tfrecord",
+            "k-00001-of-00003.tfrecord",
+            "k-00002-of-00003.tfrecord"
+        ]
+    );
+    assert_eq!(
+        convert("2"),
+        ["k-00000-of-00002.tfrecord", "k-00001-of-00002.tfrecord"],
+        "the set of 3 is replaced"
+    );
+}

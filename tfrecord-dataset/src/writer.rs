@@ -413,7 +413,9 @@ impl ShardedWriter {
         drop(unfinished);
         if self.opts.overwrite {
             for old in existing_members(&self.opts.naming, &self.dir)? {
-                if !finals.contains(&old) {
+                // By name: the listing's paths start with the directory (`./` for a bare
+                // name), the final paths as the naming gives them.
+                if !finals.iter().any(|f| f.file_name() == old.file_name()) {
                     fs::remove_file(&old).map_err(|e| Error::io(e, &old))?;
                 }
             }
