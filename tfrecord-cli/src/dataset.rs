@@ -465,7 +465,21 @@ fn through_dataset(
             offset: rec.offset(),
             record: rec.index(),
         };
-        let flow = f(rec.bytes(), &loc)?;
+        let flow = match f(rec.bytes(), &loc) {
+            Ok(flow) => flow,
+            // A record the command cannot use (one that does not decode) is damage too:
+            // skipped and reported under a policy that skips, as when reading in order.
+            Err(CliError::Core(e)) if r.policy.skips() && !e.is_io(io::ErrorKind::BrokenPipe) => {
+                let format: tfrecord_core::Format = r.read.input_format.into();
+                let frame = rec.bytes().len() as u64 + format.frame_overhead();
+                let at = (rec.offset(), rec.index());
+                r.policy
+                    .skip_undecodable(Some(rec.path()), at.0, frame, at.1, e)?;
+                r.report();
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         given += 1;
         if flow == Flow::Stop {
             break;

@@ -430,3 +430,79 @@ fn forced_shards_under_a_bare_name_are_kept() {
         "the set of 3 is replaced"
     );
 }
+
+/// Through a shuffle as in order: a record whose checksums pass but which is no Example is
+/// skipped under the budget and reported at its own byte offset, also right after a record
+/// whose checksum fails.
+#[test]
+fn undecodable_records_are_skipped_alike_in_order_and_shuffled() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("m.tfrecord");
+    let mut w = RecordWriter::create(&path, WriterOptions::new()).expect("create");
+    for id in 0..5 {
+        if id == 2 {
+            w.write(&[0xff, 0xff, 0xff, 0xff]).expect("write");
+        } else {
+            w.write(&example(id)).expect("write");
+        }
+    }
+    w.finish().expect("finish");
+    let at = offsets(&path);
+    let mut bytes = std::fs::read(&path).expect("read");
+    bytes[usize::try_from(at[1]).expect("small") + 12] ^= 0x01; // record 1's checksum fails
+    std::fs::write(&path, &bytes).expect("write");
+    for extra in [&[][..], &["--shuffle", "--seed", "0"]] {
+        let mut args = vec!["cat", "--json", "--max-bad-records", "2"];
+        args.extend_from_slice(extra);
+        args.push(s(&path));
+        let o = run(&args);
+        assert_eq!(sorted(ids(&ok(&o))), [0, 3, 4], "{extra:?}");
+        let err = support::stderr(&o);
+        assert!(
+            err.contains(&format!("skipped the record at byte {}", at[1])),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("skipped the record at byte {}", at[2])),
+            "{err}"
+        );
+        // Over the budget: the error names the undecodable record itself.
+        args[3] = "1";
+        let err = support::stderr(&run(&args));
+        assert!(
+            err.contains(&format!("at byte {} (record 2)", at[2])),
+            "{extra:?}: {err}"
+        );
+    }
+    // Commands that decode in batches skip it too, as they read it (both passes of an
+    // inferred to-parquet).
+    let spec = dir.path().join("s.toml");
+    std::fs::write(&spec, "[records.R.features.id]\ndtype = \"int64\"\n").expect("spec");
+    let parquet = dir.path().join("o.parquet");
+    for args in [
+        vec![
+            "parse",
+            "--spec",
+            s(&spec),
+            "--max-bad-records",
+            "2",
+            s(&path),
+        ],
+        vec![
+            "to-parquet",
+            "--max-bad-records",
+            "2",
+            s(&path),
+            "-o",
+            s(&parquet),
+        ],
+    ] {
+        let o = run(&args);
+        let err = support::stderr(&o);
+        assert!(o.status.success(), "{args:?}: {err}");
+        let lines = err
+            .lines()
+            .filter(|l| l.contains("skipped the record at byte"));
+        assert_eq!(lines.count(), 2, "{args:?}: each skip reported once: {err}");
+    }
+}

@@ -425,10 +425,17 @@ impl RawBlock {
         }
     }
 
-    /// Adds a record's payload.
-    pub(crate) fn push(&mut self, payload: &[u8], record: u64, offset: u64, end: u64) {
+    /// Adds a record's payload, placed by [`place_last`](Self::place_last).
+    pub(crate) fn push(&mut self, payload: &[u8]) {
         self.data.extend_from_slice(payload);
-        self.records.push((self.data.len(), record, offset, end));
+        self.records.push((self.data.len(), 0, 0, 0));
+    }
+
+    /// Places the record added last: its index, frame offset and the offset after it.
+    pub(crate) fn place_last(&mut self, record: u64, offset: u64, end: u64) {
+        if let Some(last) = self.records.last_mut() {
+            (last.1, last.2, last.3) = (record, offset, end);
+        }
     }
 
     /// How many records and payload bytes it holds.

@@ -69,8 +69,6 @@ pub(crate) struct SplitReader {
     reader: RecordReader<File>,
     path: Arc<Path>,
     scratch: Vec<u8>,
-    /// Frame bytes around a payload: 16 for TFRecord, 8 for OFRecord.
-    frame_overhead: u64,
 }
 
 impl SplitReader {
@@ -88,7 +86,6 @@ impl SplitReader {
             .clone()
             .format(split.format)
             .compression(split.compression);
-        let frame_overhead = split.format.frame_overhead();
         if let Some(range) = &split.range {
             // tfrecord-core's range reader: from the first record boundary at or after the
             // start (or the saved position, itself a boundary), to the first record starting
@@ -104,7 +101,6 @@ impl SplitReader {
                 reader,
                 path,
                 scratch: Vec::new(),
-                frame_overhead,
             };
             if resume {
                 split.skip_to(start)?;
@@ -130,7 +126,6 @@ impl SplitReader {
             reader,
             path,
             scratch: Vec::new(),
-            frame_overhead,
         };
         split.skip_to(start)?;
         Ok(split)
@@ -153,6 +148,11 @@ impl SplitReader {
         Ok(())
     }
 
+    /// Where the record the last read returned is.
+    fn returned(&self) -> Start {
+        returned_at(&self.reader)
+    }
+
     /// Where the next record is.
     pub(crate) fn position(&self) -> Start {
         Start {
@@ -166,7 +166,7 @@ impl SplitReader {
         let mut items = Vec::with_capacity(BLOCK_RECORDS);
         let mut bytes = 0usize;
         loop {
-            let (record, offset) = (self.reader.records_read(), self.reader.offset());
+            let before = self.position();
             let read = match self.reader.read_lent(&mut self.scratch) {
                 Ok(Some(payload)) => {
                     bytes += payload.len();
@@ -174,6 +174,12 @@ impl SplitReader {
                 }
                 Ok(None) => return block(items, true),
                 Err(e) => Err(e),
+            };
+            // The record read, past any the bad-record policy skipped on the way; an error is
+            // where reading stopped.
+            let Start { record, offset } = match read {
+                Ok(_) => self.returned(),
+                Err(_) => before,
             };
             let end = self.reader.offset();
             let (value, failed) = match read {
@@ -210,8 +216,11 @@ impl SplitReader {
             let (record, offset) = (self.reader.records_read(), self.reader.offset());
             match self.reader.read_lent(&mut self.scratch) {
                 Ok(Some(payload)) => {
-                    let end = offset + (payload.len() as u64) + self.frame_overhead;
-                    block.push(payload, record, offset, end);
+                    block.push(payload);
+                    // Where the record read is, past any the bad-record policy skipped on the
+                    // way, and where it ends.
+                    let at = returned_at(&self.reader);
+                    block.place_last(at.record, at.offset, self.reader.offset());
                 }
                 Ok(None) => {
                     block.end(None);
@@ -273,6 +282,15 @@ pub(crate) fn read_positions<D: Decoder, K>(
         out.push((r.read_one(decoder)?, tag));
     }
     Ok(out)
+}
+
+/// Where the record `reader`'s last read returned is: its index and frame offset (after the
+/// records and byte ranges the bad-record policy skipped before it).
+fn returned_at(reader: &RecordReader<File>) -> Start {
+    Start {
+        record: reader.records_read().saturating_sub(1),
+        offset: reader.last_offset().unwrap_or_else(|| reader.offset()),
+    }
 }
 
 fn block<O>(items: Vec<Item<O>>, last: bool) -> Block<O> {

@@ -14,7 +14,7 @@ use tfrecord_arrow::{
 };
 use tfrecord_core::parse::DType;
 use tfrecord_core::{Error, Format};
-use tfrecord_schema::ir::Record;
+use tfrecord_schema::ir::{Record, RecordKind};
 
 use crate::batch::Batch;
 use crate::cli::{CodecArg, FromParquetArgs, ToParquetArgs};
@@ -127,6 +127,12 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
         .build();
     let files: Vec<PathBuf> = sources.iter().map(Source::name).collect();
     let size = usize::try_from(args.batch_size).unwrap_or(usize::MAX);
+    let check = args
+        .dataset
+        .policy()
+        .skips()
+        .then(|| RecordType::for_format(format, record.kind == RecordKind::SequenceExample))
+        .transpose()?;
     let out = &args.output;
     write_file(out, |file| {
         let mut writer = ArrowWriter::try_new(file, decoder.schema(), Some(props))
@@ -150,6 +156,11 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
             Ok(())
         };
         let each = |bytes: &[u8], loc: &Location<'_>| {
+            // Under a bad-record policy that skips, a record that is no message of its type
+            // is skipped as it is read (as inference skipped it), not left to end a batch.
+            if let Some(ty) = &check {
+                ty.check(bytes, loc)?;
+            }
             if batch.push_copy(bytes, loc) {
                 flush(&mut batch, &mut writer)?;
             }

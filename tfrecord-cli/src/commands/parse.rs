@@ -18,7 +18,7 @@ use crate::batch::Batch;
 use crate::cli::ParseArgs;
 use crate::dataset;
 use crate::error::{CliError, CliResult};
-use crate::input::{Flow, Location, Source, resolve_all};
+use crate::input::{Flow, Location, RecordType, Source, resolve_all};
 use crate::spec::{pick_record, read_spec};
 use crate::stdout::{Stdout, with_stdout};
 
@@ -98,9 +98,20 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
         usize::try_from(args.batch_size).unwrap_or(usize::MAX)
     };
     let mut batch = Batch::new(&files, size);
+    // Under a bad-record policy that skips, a record that is no message of its type is
+    // skipped (and reported) as it is read, as the other commands skip it, rather than end
+    // the batch it would have joined.
+    let check = args.dataset.policy().skips().then(|| {
+        let sequence = spec.kind == RecordKind::SequenceExample;
+        RecordType::for_format(args.read.input_format.into(), sequence)
+    });
+    let check = check.transpose()?;
     with_stdout(|out| {
         let verify = !args.no_verify_data_crc;
         dataset::for_each(&sources, &args.read, verify, &args.dataset, |bytes, loc| {
+            if let Some(ty) = &check {
+                ty.check(bytes, loc)?;
+            }
             let full = if from_of {
                 batch.push(ofrecord_as_example(bytes, &doubles, loc)?, loc)
             } else {

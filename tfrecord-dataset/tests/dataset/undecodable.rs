@@ -127,3 +127,51 @@ fn a_spent_budget_or_the_fail_policy_ends_the_stream_naming_the_record() {
     assert!(text.contains("d-00000-of-00003.tfrecord"), "{text}");
     assert!(text.contains("record 3"), "{text}");
 }
+
+/// A record read right after ones whose checksums fail (skipped inside the reader) carries its
+/// own byte offset and index, as the index file gives them, on any thread count; a checkpoint
+/// taken after it resumes at the record after it.
+#[test]
+fn records_after_skipped_damage_carry_their_own_position() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("d.tfrecord");
+    write_with_bad(&path, 0, 40, &[]);
+    let index = tfrecord_core::index::Index::build(&path, ReaderOptions::new()).expect("indexes");
+    let frames: Vec<(u64, u64)> = index.entries().iter().map(|e| (e.offset, e.size)).collect();
+    // Flip a payload byte of records 5, 6 and 20: their data checksums fail.
+    let mut bytes = std::fs::read(&path).expect("reads");
+    for r in [5, 6, 20] {
+        let at = usize::try_from(frames[r].0).expect("small") + 12;
+        bytes[at] ^= 0x01;
+    }
+    std::fs::write(&path, &bytes).expect("writes");
+    for threads in [1, 2] {
+        let policy = BadRecords::skip(3);
+        let ds = opened(dir.path(), DatasetOptions::new().threads(threads), &policy);
+        let mut records = ds.records().expect("starts");
+        let mut seen = Vec::new();
+        let mut resumed_after_7 = None;
+        while let Some(rec) = records.next() {
+            let rec = rec.expect("within the budget");
+            let i = usize::try_from(rec.index()).expect("small");
+            assert_eq!(rec.offset(), frames[i].0, "{threads} threads: record {i}");
+            if i == 7 {
+                resumed_after_7 = Some(records.checkpoint());
+            }
+            seen.push(i);
+        }
+        let want: Vec<usize> = (0..40).filter(|i| ![5, 6, 20].contains(i)).collect();
+        assert_eq!(seen, want, "{threads} threads");
+        let rest = opened(
+            dir.path(),
+            DatasetOptions::new().threads(threads),
+            &BadRecords::skip(3),
+        )
+        .resume(resumed_after_7.expect("record 7 read"))
+        .records()
+        .expect("resumes")
+        .map(|r| usize::try_from(r.expect("reads").index()).expect("small"))
+        .collect::<Vec<_>>();
+        assert_eq!(rest, want[6..], "{threads} threads: resumed after record 7");
+    }
+}
