@@ -229,7 +229,7 @@ impl Progress {
 }
 
 /// How a reading reports what it skips.
-enum Report<'t> {
+pub(crate) enum Report<'t> {
     /// Each skip on its own line, and a total at the end.
     Lines,
     /// Each skip on its own line, counted into the caller's total (readings under one budget).
@@ -284,47 +284,13 @@ pub(crate) fn for_each(
     f: impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
 ) -> CliResult<u64> {
     let policy = ds.policy();
-    read_all(policy, Report::Lines, sources, read, verify_data_crc, ds, f)
+    read_with(policy, Report::Lines, sources, read, verify_data_crc, ds, f)
 }
 
-/// As [`for_each`], a second time over inputs whose first pass (inferring a spec) reported
-/// what it skipped: the same skips are not reported again.
-pub(crate) fn for_each_again(
-    sources: &[Source],
-    read: &ReadOpts,
-    verify_data_crc: bool,
-    ds: &DatasetArgs,
-    f: impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
-) -> CliResult<u64> {
-    let policy = ds.policy();
-    read_all(policy, Report::Quiet, sources, read, verify_data_crc, ds, f)
-}
-
-/// As [`for_each`], under `policy` (from [`DatasetArgs::policy`]): one bad-record budget over
-/// several calls, what was skipped counted by its [`spent`](BadRecords::spent) and added to
-/// `totals`, whose line the caller prints at the end ([`Totals::finish`]).
-pub(crate) fn for_each_under(
-    policy: &BadRecords,
-    totals: &mut Totals,
-    sources: &[Source],
-    read: &ReadOpts,
-    verify_data_crc: bool,
-    ds: &DatasetArgs,
-    f: impl FnMut(&[u8], &Location<'_>) -> CliResult<Flow>,
-) -> CliResult<u64> {
-    let report = Report::Into(totals);
-    read_all(
-        policy.clone(),
-        report,
-        sources,
-        read,
-        verify_data_crc,
-        ds,
-        f,
-    )
-}
-
-fn read_all(
+/// As [`for_each`], under `policy` (from [`DatasetArgs::policy`], shared by several
+/// readings for one bad-record budget, what each skipped counted by its
+/// [`spent`](BadRecords::spent)), reporting skips as `report` says.
+pub(crate) fn read_with(
     policy: BadRecords,
     report: Report<'_>,
     sources: &[Source],

@@ -19,7 +19,7 @@ use tfrecord_schema::ir::{Record, RecordKind};
 use crate::batch::Batch;
 use crate::cli::{CodecArg, FromParquetArgs, ToParquetArgs};
 use crate::commands::infer;
-use crate::dataset;
+use crate::dataset::{self, Report};
 use crate::error::{CliError, CliResult};
 use crate::input::{Flow, Location, RecordType, Source, resolve_all};
 use crate::output::{RecordSink, check_overwrite, write_file};
@@ -166,11 +166,23 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
             }
             Ok(Flow::Continue)
         };
-        if inferred {
-            dataset::for_each_again(&sources, &args.read, verify, &args.dataset, each)?;
+        // After a first pass (inference), which reported what it skipped, the same skips are
+        // not reported again.
+        let report = if inferred {
+            Report::Quiet
         } else {
-            dataset::for_each(&sources, &args.read, verify, &args.dataset, each)?;
-        }
+            Report::Lines
+        };
+        let policy = args.dataset.policy();
+        dataset::read_with(
+            policy,
+            report,
+            &sources,
+            &args.read,
+            verify,
+            &args.dataset,
+            each,
+        )?;
         flush(&mut batch, &mut writer)?;
         writer.into_inner().map_err(|e| parquet_error(out, e))
     })?;

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use crate::cli::VerifyArgs;
-use crate::dataset;
+use crate::dataset::{self, Report};
 use crate::error::{CliError, CliResult, report};
 use crate::input::{Flow, Location, RecordType, for_each_record_parallel, reader_options, resolve};
 use crate::stdout::stdout;
@@ -44,9 +44,9 @@ pub(crate) fn run(args: &VerifyArgs) -> CliResult<ExitCode> {
             let res = if args.dataset.any() {
                 // Damaged records skipped within the budget, --limit, --skip: in order, on one
                 // thread, each file on its own.
-                dataset::for_each_under(
-                    &policy,
-                    &mut skipped,
+                dataset::read_with(
+                    policy.clone(),
+                    Report::Into(&mut skipped),
                     std::slice::from_ref(source),
                     &args.read,
                     true,
