@@ -97,89 +97,64 @@ impl ArrowEncoder {
 /// `dictionary_encode`), at the top or inside lists, as the plain arrays of its values; any
 /// other column as it is.
 fn undictionary(array: &ArrayRef) -> Result<ArrayRef> {
-    use arrow_array::{
-        FixedSizeListArray, LargeListArray, LargeListViewArray, ListArray, ListViewArray,
-    };
     let error = crate::to_arrow::arrow_error;
     if let Some(dict) = array.as_any_dictionary_opt() {
         // A null key takes a null value.
         return arrow_select::take::take(dict.values().as_ref(), dict.keys(), None).map_err(error);
     }
-    // A list's child with its dictionaries replaced, under a field of the child's new type;
-    // `None` when the child holds none.
-    let plain = |values: &ArrayRef, field: &Field| -> Result<Option<(Arc<Field>, ArrayRef)>> {
-        let plain = undictionary(values)?;
-        Ok((plain.data_type() != values.data_type()).then(|| {
-            let field = field.clone().with_data_type(plain.data_type().clone());
-            (Arc::new(field), plain)
-        }))
+    // A list of any kind holding dictionaries: its child with them replaced, under a field of
+    // the child's new type, the offsets, sizes and nulls kept as they are. Any other column
+    // is taken as it is, at no cost.
+    let field = match array.data_type() {
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f)
+        | DataType::FixedSizeList(f, _)
+            if holds_dictionary(f.data_type()) =>
+        {
+            f
+        }
+        _ => return Ok(Arc::clone(array)),
     };
-    let rebuilt: Option<ArrayRef> = match array.data_type() {
-        DataType::List(f) => {
-            let l = array.as_list::<i32>();
-            match plain(l.values(), f)? {
-                Some((f, v)) => Some(Arc::new(
-                    ListArray::try_new(f, l.offsets().clone(), v, l.nulls().cloned())
-                        .map_err(error)?,
-                )),
-                None => None,
-            }
-        }
-        DataType::LargeList(f) => {
-            let l = array.as_list::<i64>();
-            match plain(l.values(), f)? {
-                Some((f, v)) => Some(Arc::new(
-                    LargeListArray::try_new(f, l.offsets().clone(), v, l.nulls().cloned())
-                        .map_err(error)?,
-                )),
-                None => None,
-            }
-        }
-        DataType::ListView(f) => {
-            let l = array.as_list_view::<i32>();
-            match plain(l.values(), f)? {
-                Some((f, v)) => Some(Arc::new(
-                    ListViewArray::try_new(
-                        f,
-                        l.offsets().clone(),
-                        l.sizes().clone(),
-                        v,
-                        l.nulls().cloned(),
-                    )
-                    .map_err(error)?,
-                )),
-                None => None,
-            }
-        }
-        DataType::LargeListView(f) => {
-            let l = array.as_list_view::<i64>();
-            match plain(l.values(), f)? {
-                Some((f, v)) => Some(Arc::new(
-                    LargeListViewArray::try_new(
-                        f,
-                        l.offsets().clone(),
-                        l.sizes().clone(),
-                        v,
-                        l.nulls().cloned(),
-                    )
-                    .map_err(error)?,
-                )),
-                None => None,
-            }
-        }
-        DataType::FixedSizeList(f, n) => {
-            let l = array.as_fixed_size_list();
-            match plain(l.values(), f)? {
-                Some((f, v)) => Some(Arc::new(
-                    FixedSizeListArray::try_new_with_length(f, *n, v, l.nulls().cloned(), l.len())
-                        .map_err(error)?,
-                )),
-                None => None,
-            }
-        }
-        _ => None,
+    let data = array.to_data();
+    let Some(child) = data.child_data().first() else {
+        return Ok(Arc::clone(array));
     };
-    Ok(rebuilt.unwrap_or_else(|| Arc::clone(array)))
+    let plain = undictionary(&arrow_array::make_array(child.clone()))?;
+    let field = Arc::new(
+        field
+            .as_ref()
+            .clone()
+            .with_data_type(plain.data_type().clone()),
+    );
+    let data_type = match array.data_type() {
+        DataType::LargeList(_) => DataType::LargeList(field),
+        DataType::ListView(_) => DataType::ListView(field),
+        DataType::LargeListView(_) => DataType::LargeListView(field),
+        DataType::FixedSizeList(_, n) => DataType::FixedSizeList(field, *n),
+        _ => DataType::List(field),
+    };
+    let data = data
+        .into_builder()
+        .data_type(data_type)
+        .child_data(vec![plain.to_data()])
+        .build()
+        .map_err(error)?;
+    Ok(arrow_array::make_array(data))
+}
+
+/// Whether values of type `t`, or of the lists it nests, are dictionary-encoded.
+fn holds_dictionary(t: &DataType) -> bool {
+    match t {
+        DataType::Dictionary(..) => true,
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f)
+        | DataType::FixedSizeList(f, _) => holds_dictionary(f.data_type()),
+        _ => false,
+    }
 }
 
 /// An error about row `row` of a batch whose first row is `first_row`.
