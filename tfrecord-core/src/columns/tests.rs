@@ -340,6 +340,28 @@ fn a_ragged_feature_list_decodes_as_var_steps() {
     assert!(err.to_string().contains("ragged"), "{err}");
 }
 
+/// An Example whose map holds `key` as a packed int64 list of `values`, or nothing at all.
+fn int64_example(key: &[u8], values: Option<&[u64]>) -> Vec<u8> {
+    let mut map = Vec::new();
+    if let Some(vs) = values {
+        let mut packed = Vec::new();
+        for &v in vs {
+            varint(v, &mut packed);
+        }
+        let mut list = Vec::new();
+        len_field(1, &packed, &mut list);
+        let mut feature = Vec::new();
+        len_field(3, &list, &mut feature);
+        let mut entry = Vec::new();
+        len_field(1, key, &mut entry);
+        len_field(2, &feature, &mut entry);
+        len_field(1, &entry, &mut map);
+    }
+    let mut example = Vec::new();
+    len_field(1, &map, &mut example);
+    example
+}
+
 /// A sparse feature whose value feature is absent while an index feature is present holds no
 /// values, as `tf.io.parse_example` reads it: with an empty index list the row is empty (not
 /// null, as when both are absent); with indices, their count does not match.
@@ -352,27 +374,7 @@ fn a_sparse_feature_without_its_value_feature_holds_no_values() {
     let schema = Schema::from_toml_str(toml, "t.toml").expect("a valid spec");
     let spec = RecordSpec::from_record(&schema.records[0]).expect("a valid record");
     let decoder = ColumnDecoder::new(&spec, Format::TfRecord).expect("compiles");
-    // An Example whose map holds `si` as an int64 list of `indices`, and nothing else.
-    let record = |indices: Option<&[u64]>| {
-        let mut map = Vec::new();
-        if let Some(ix) = indices {
-            let mut packed = Vec::new();
-            for &i in ix {
-                varint(i, &mut packed);
-            }
-            let mut list = Vec::new();
-            len_field(1, &packed, &mut list);
-            let mut feature = Vec::new();
-            len_field(3, &list, &mut feature);
-            let mut entry = Vec::new();
-            len_field(1, b"si", &mut entry);
-            len_field(2, &feature, &mut entry);
-            len_field(1, &entry, &mut map);
-        }
-        let mut example = Vec::new();
-        len_field(1, &map, &mut example);
-        example
-    };
+    let record = |indices: Option<&[u64]>| int64_example(b"si", indices);
     let batch = decoder
         .decode(&[record(Some(&[])), record(None)], 0)
         .expect("decodes");
@@ -397,27 +399,7 @@ fn a_var_default_fills_an_absent_row() {
     use super::{Leaf, Level};
     let toml = "[records.R.features.v]\ndtype = \"int64\"\nkind = \"var\"\ndefault = [5, 6]\n";
     let (fast, general) = decoders(toml);
-    // `v` holding `values`, or no feature at all.
-    let record = |values: Option<&[u64]>| {
-        let mut map = Vec::new();
-        if let Some(vs) = values {
-            let mut packed = Vec::new();
-            for &v in vs {
-                varint(v, &mut packed);
-            }
-            let mut list = Vec::new();
-            len_field(1, &packed, &mut list);
-            let mut feature = Vec::new();
-            len_field(3, &list, &mut feature);
-            let mut entry = Vec::new();
-            len_field(1, b"v", &mut entry);
-            len_field(2, &feature, &mut entry);
-            len_field(1, &entry, &mut map);
-        }
-        let mut example = Vec::new();
-        len_field(1, &map, &mut example);
-        example
-    };
+    let record = |values: Option<&[u64]>| int64_example(b"v", values);
     let records = [record(Some(&[1, 2])), record(None), record(Some(&[]))];
     for (decoder, path) in [(&fast, "fast"), (&general, "general")] {
         let batch = decoder.decode(&records, 0).expect("decodes");
