@@ -148,11 +148,6 @@ impl SplitReader {
         Ok(())
     }
 
-    /// Where the record the last read returned is.
-    fn returned(&self) -> Start {
-        returned_at(&self.reader)
-    }
-
     /// Where the next record is.
     pub(crate) fn position(&self) -> Start {
         Start {
@@ -178,7 +173,7 @@ impl SplitReader {
             // The record read, past any the bad-record policy skipped on the way; an error is
             // where reading stopped.
             let Start { record, offset } = match read {
-                Ok(_) => self.returned(),
+                Ok(_) => returned_at(&self.reader),
                 Err(_) => before,
             };
             let end = self.reader.offset();
