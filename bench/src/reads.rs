@@ -146,7 +146,7 @@ pub(crate) fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
     if c.args.want("read_parse", "owned") {
         let t = measure(c.args.reps, || read_owned::<S>(c), check)?;
         let note = format!(
-            "Reader::<T>::open + for r in reader (owned derived values: String, Vec<u8>, Vec<i64>, [f32; 16], Vec<Vec<i64>> per step), pushed into a Vec of 1024 that a consumer reads whole, then cleared{}",
+            "Reader::<T>::open + for r in reader (owned derived values: String, Vec<u8>, Vec<i64>, [f32; 16], Vec<Vec<i64>> per step), pushed into a Vec of 1024 whose values a consumer counts (as TensorFlow's peer drains its batches), then cleared, dropping them{}",
             c.gz_note()
         );
         c.emit("owned", "read_parse", &note, &t);
@@ -154,7 +154,7 @@ pub(crate) fn parses<S: Shape>(c: &Ctx<'_>) -> Result<(), String> {
     if c.args.want("read_parse", "owned_batch") {
         let t = measure(c.args.reps, || read_owned_batches::<S>(c), check)?;
         let note = format!(
-            "Reader::<T>::open + read_batch(&mut batch, 1024) (the same owned values decoded into those of the last batch, their buffers reused), a consumer reading each batch whole{}",
+            "Reader::<T>::open + read_batch(&mut batch, 1024) (the same owned values decoded into those of the last batch, their buffers reused), a consumer counting each batch's values{}",
             c.gz_note()
         );
         c.emit("owned_batch", "read_parse", &note, &t);
@@ -221,7 +221,7 @@ fn read_derived<S: Shape>(c: &Ctx<'_>) -> Outcome {
 }
 
 /// The owned read of `read_parse` `owned`, as a user writes it: the typed iterator, owned
-/// values gathered into batches of 1024 that a consumer reads.
+/// values gathered into batches of 1024 whose values a consumer counts.
 fn read_owned<S: Shape>(c: &Ctx<'_>) -> Outcome {
     // `open` guesses the compression from the name (`.gz`), as for the harness's files.
     let reader = Reader::<S::User, S::C>::open(&c.sc.path).map_err(|e| e.to_string())?;
