@@ -9,7 +9,7 @@ use tfrecord_core::proto::tensorflow::{self, feature::Kind};
 use tfrecord_core::{Message, ReaderOptions, RecordReader};
 
 mod support;
-use support::{bin, ok, run, stderr, unsuccessful};
+use support::{bin, ok, run, s, stderr, unsuccessful};
 
 fn data(rel: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -289,6 +289,57 @@ fn from_records_json_and_csv() {
             .collect::<Vec<_>>(),
         ["c"]
     );
+}
+
+/// A lossy `double` is rounded into a float list; a value beyond the float's range would become
+/// infinity, so it is an error naming the row and feature, and nothing is left under the
+/// output's name. OFRecord keeps the double.
+#[test]
+fn from_records_refuses_a_double_beyond_the_float_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("d.csv");
+    std::fs::write(&csv, "x\n0.5\n1e300\n").unwrap();
+    let spec = dir.path().join("d.toml");
+    std::fs::write(
+        &spec,
+        "[records.R.features.x]\ndtype = \"double\"\nkind = \"fixed\"\nlossy = true\n",
+    )
+    .unwrap();
+    let out = dir.path().join("d.tfrecord");
+    let (csv_arg, spec_arg, out_arg) = (s(&csv), s(&spec), s(&out));
+    let e = unsuccessful(&run(&[
+        "from-records",
+        csv_arg,
+        "--spec",
+        spec_arg,
+        "-o",
+        out_arg,
+    ]));
+    assert!(
+        e.contains("d.csv: record 1: feature \"x\": 1e300 is beyond the range of a float"),
+        "{e}"
+    );
+    assert!(!out.exists(), "no output under the final name");
+
+    let of = dir.path().join("part-00000");
+    ok(&run(&[
+        "from-records",
+        csv_arg,
+        "--spec",
+        spec_arg,
+        "-o",
+        s(&of),
+        "--output-format",
+        "ofrecord",
+    ]));
+    let json = ok(&run(&[
+        "cat",
+        "--json",
+        "--input-format",
+        "ofrecord",
+        s(&of),
+    ]));
+    assert!(json.contains("1e+300") || json.contains("1e300"), "{json}");
 }
 
 #[test]

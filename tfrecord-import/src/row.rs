@@ -3,14 +3,16 @@
 
 use std::collections::BTreeMap;
 
-use tfrecord_core::Format;
-use tfrecord_core::Message;
 use tfrecord_core::parse::Values;
 use tfrecord_core::proto::{oneflow, tensorflow};
+use tfrecord_core::{Format, Message, narrow_f64};
+
+use crate::error::{Error, Result};
 
 /// The features of one output record, by key. Values of the types a `tf.train.Feature` cannot
 /// hold are stored as the nearest list: `bool` and `int32` in an `int64_list` (`int32_list` in
-/// OFRecord), `float64` in a `float_list` (rounded to `f32`; OFRecord keeps a `double_list`).
+/// OFRecord), `float64` in a `float_list` (rounded to the nearest `f32`; a finite value beyond
+/// the float's range is an error rather than infinity; OFRecord keeps a `double_list`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FeatureRow {
     /// Feature key to values.
@@ -29,7 +31,11 @@ impl FeatureRow {
     }
 
     /// The row as a `tf.train.Example`.
-    pub fn to_example(&self) -> tensorflow::Example {
+    ///
+    /// # Errors
+    /// A `float64` value beyond the range of a float (about 3.4e38), which would become
+    /// infinity in the `float_list`; the error names the feature.
+    pub fn to_example(&self) -> Result<tensorflow::Example> {
         use tensorflow::feature::Kind;
         let mut features = tensorflow::Features::default();
         for (k, v) in &self.features {
@@ -42,9 +48,8 @@ impl FeatureRow {
                     value: v.iter().map(|&x| i64::from(x)).collect(),
                 }),
                 Values::Float32(v) => Kind::FloatList(tensorflow::FloatList { value: v.clone() }),
-                #[allow(clippy::cast_possible_truncation)]
                 Values::Float64(v) => Kind::FloatList(tensorflow::FloatList {
-                    value: v.iter().map(|&x| x as f32).collect(),
+                    value: narrow(k, v)?,
                 }),
                 Values::Bytes(v) => Kind::BytesList(tensorflow::BytesList { value: v.to_vecs() }),
                 _ => continue,
@@ -53,9 +58,9 @@ impl FeatureRow {
                 .feature
                 .insert(k.clone(), tensorflow::Feature { kind: Some(kind) });
         }
-        tensorflow::Example {
+        Ok(tensorflow::Example {
             features: Some(features),
-        }
+        })
     }
 
     /// The row as a OneFlow `OFRecord`.
@@ -82,12 +87,31 @@ impl FeatureRow {
 
     /// The serialized message for a container: a `tf.train.Example` for TFRecord, an
     /// `OFRecord` for OFRecord.
-    pub fn encode(&self, format: Format) -> Vec<u8> {
-        match format {
+    ///
+    /// # Errors
+    /// As [`to_example`](Self::to_example), for TFRecord.
+    pub fn encode(&self, format: Format) -> Result<Vec<u8>> {
+        Ok(match format {
             Format::OfRecord => self.to_ofrecord().encode_to_vec(),
-            _ => self.to_example().encode_to_vec(),
-        }
+            _ => self.to_example()?.encode_to_vec(),
+        })
     }
+}
+
+/// The doubles of feature `key` rounded to floats, each within the float's range.
+fn narrow(key: &str, values: &[f64]) -> Result<Vec<f32>> {
+    values
+        .iter()
+        .map(|&d| {
+            narrow_f64(d).ok_or_else(|| {
+                Error::new(format!(
+                    "{d:e} is beyond the range of a float (about 3.4e38), which a `double` \
+                     feature is stored as in a tf.train.Example's float list"
+                ))
+                .with_feature(key)
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -101,7 +125,7 @@ mod tests {
         r.insert("i", vec![7i32]);
         r.insert("d", vec![0.5f64]);
         r.insert("s", "x");
-        let e = r.to_example();
+        let e = r.to_example().expect("every double fits a float");
         let f = &e.features.as_ref().unwrap().feature;
         assert_eq!(
             f["b"].kind,
@@ -128,6 +152,32 @@ mod tests {
                 value: vec![0.5]
             }))
         );
-        assert!(!r.encode(Format::TfRecord).is_empty());
+        assert!(!r.encode(Format::TfRecord).expect("encodes").is_empty());
+    }
+
+    #[test]
+    fn a_double_beyond_the_float_range_is_an_error_for_tfrecord_only() {
+        let mut r = FeatureRow::new();
+        r.insert("ok", vec![f64::INFINITY, 3.402_823_5e38, f64::NAN]);
+        assert!(
+            r.to_example().is_ok(),
+            "infinities, NaN and the largest float pass"
+        );
+        r.insert("big", vec![0.5f64, -1e300]);
+        let e = r.to_example().expect_err("-1e300 would become -inf");
+        assert_eq!(e.feature(), Some("big"));
+        assert!(
+            e.message()
+                .contains("-1e300 is beyond the range of a float"),
+            "{e}"
+        );
+        assert!(r.encode(Format::TfRecord).is_err());
+        let o = r.to_ofrecord();
+        assert_eq!(
+            o.feature["big"].kind,
+            Some(oneflow::feature::Kind::DoubleList(oneflow::DoubleList {
+                value: vec![0.5, -1e300]
+            }))
+        );
     }
 }

@@ -39,7 +39,7 @@ fn import(path: &std::path::Path, format: RecordFormat, skip_unmappable: bool) -
         &opts,
         |_| {},
         |row| {
-            out.push(row.encode(Format::TfRecord));
+            out.push(row.encode(Format::TfRecord)?);
             Ok(())
         },
     )

@@ -703,7 +703,12 @@ size = 10000
     // widened to what tf.train.Example holds).
     let rows: Vec<Vec<u8>> = all
         .iter()
-        .map(|r| spec.row(r).unwrap().encode(tfrecord_core::Format::TfRecord))
+        .map(|r| {
+            spec.row(r)
+                .unwrap()
+                .encode(tfrecord_core::Format::TfRecord)
+                .unwrap()
+        })
         .collect();
     let parse_spec = tfrecord_core::parse::RecordSpec::from_record(&schema.records[0])
         .unwrap()

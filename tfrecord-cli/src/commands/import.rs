@@ -43,7 +43,7 @@ impl RowSink {
     }
 
     fn write(&mut self, row: &FeatureRow) -> Result<(), ImportError> {
-        match self.sink.write(&row.encode(self.format)) {
+        match self.sink.write(&row.encode(self.format)?) {
             Ok(()) => Ok(()),
             Err(e) => {
                 self.error = Some(e);

@@ -106,7 +106,8 @@ pub fn read_tensors(
 /// the number of records.
 ///
 /// # Errors
-/// As [`read_tensors`], for [`AvroSpec::row`].
+/// As [`read_tensors`], for [`AvroSpec::row`]; an error `sink` returns, located at the record
+/// (file and index) unless it names a record already.
 pub fn read_rows(
     inputs: &[PathBuf],
     spec: &AvroSpec,
@@ -118,7 +119,7 @@ pub fn read_rows(
         let row = spec
             .row(&v)
             .map_err(|e| e.map_record(|_| (Some(path.clone()), ri)).with_path(&path))?;
-        sink(row)
+        sink(row).map_err(|e| e.with_record(ri).with_path(&path))
     })
 }
 

@@ -422,7 +422,7 @@ pub fn write_images(dir: &Path, out: &Path, opts: &ImageOptions) -> Result<Image
             let mut w = RecordWriter::create(&tmp, wopts)?.with_path(dest);
             for entry in order.get(lo..hi).unwrap_or(&[]) {
                 let row = entry.read_row()?;
-                w.write(&row.encode(opts.format))?;
+                w.write(&row.encode(opts.format)?)?;
                 progress.inc(1);
             }
             let count = w.records_written();
