@@ -86,11 +86,16 @@ impl<'a> Batch<'a> {
     /// Turns the batch index of an error (its record index, counted from the batch's first
     /// record) into the file, byte offset and record index of the record it is about.
     pub(crate) fn locate(&self, e: Error) -> CliError {
-        let Some(origin) = e
-            .record()
-            .and_then(|i| usize::try_from(i).ok())
-            .and_then(|i| self.origins.get(i))
-        else {
+        match e.record().and_then(|i| usize::try_from(i).ok()) {
+            Some(i) => self.locate_at(i, e),
+            None => e.into(),
+        }
+    }
+
+    /// Names record `i` of the batch (its file, byte offset and record index) in an error
+    /// about it, in place of any record index the error holds.
+    pub(crate) fn locate_at(&self, i: usize, e: Error) -> CliError {
+        let Some(origin) = self.origins.get(i) else {
             return e.into();
         };
         let fresh = match e.kind() {

@@ -1364,6 +1364,60 @@ fn parse_errors_name_file_record_and_key() {
     assert!(err.contains("invalid spec"), "{err}");
 }
 
+/// An error found only when the batch's tensors are built (a ragged tensor, a sparse
+/// feature's counts) names the record it comes from, with that record's own counts, as
+/// `--batch-size 1` would.
+#[test]
+fn parse_batch_errors_name_the_record_they_come_from() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ragged = write_spec(
+        dir.path(),
+        "[records.R.features.r]\ndtype = \"int64\"\nkind = \"ragged\"\nvalue_key = \"v\"\n\
+         partitions = [{ uniform_row_length = 2 }]\n",
+    );
+    let file = dir.path().join("r.tfrecord");
+    let rows = [&[1, 2][..], &[3, 4, 5, 6], &[7, 8, 9], &[]];
+    let records: Vec<_> = rows
+        .iter()
+        .map(|v| example(vec![("v", int64s(v))]))
+        .collect();
+    write_examples(&file, &records);
+    let offsets: Vec<u64> = records
+        .iter()
+        .scan(0, |at, e| {
+            let here = *at;
+            *at += e.encoded_len() as u64 + 16;
+            Some(here)
+        })
+        .collect();
+    let err = fails(&run(&["parse", "--spec", s(&ragged), s(&file)]));
+    let at = format!(
+        "{}: bad feature \"r\" at byte {} (record 2)",
+        file.display(),
+        offsets[2]
+    );
+    assert!(err.contains(&at), "{err}");
+    assert!(
+        err.contains("cannot reshape 3 values into rows of 2"),
+        "{err}"
+    );
+
+    let sparse = write_spec(
+        dir.path(),
+        "[records.R.features.x]\ndtype = \"float\"\nkind = \"sparse\"\nindex_key = \"i\"\n\
+         value_key = \"v\"\nsize = 5\n",
+    );
+    let file = dir.path().join("s.tfrecord");
+    let records = [
+        example(vec![("i", int64s(&[0])), ("v", floats(&[1.0]))]),
+        example(vec![("i", int64s(&[0, 1, 2, 3])), ("v", floats(&[1.0]))]),
+    ];
+    write_examples(&file, &records);
+    let err = fails(&run(&["parse", "--spec", s(&sparse), s(&file)]));
+    assert!(err.contains("(record 1)"), "{err}");
+    assert!(err.contains("expected 1, found 4"), "{err}");
+}
+
 #[test]
 fn parse_sequence_examples_prints_context_lists_and_lengths() {
     let dir = tempfile::tempdir().expect("tempdir");

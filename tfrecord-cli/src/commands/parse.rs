@@ -51,12 +51,31 @@ fn flush(batch: &mut Batch<'_>, parser: &Parser, out: &mut Stdout) -> CliResult<
     if batch.records().is_empty() {
         return Ok(());
     }
-    let value = parser.parse(batch.records()).map_err(|e| batch.locate(e))?;
+    let value = match parser.parse(batch.records()) {
+        Ok(value) => value,
+        Err(e) => {
+            return Err(match first_failing(parser, batch.records()) {
+                Some((i, alone)) => batch.locate_at(i, alone),
+                None => batch.locate(e),
+            });
+        }
+    };
     let line =
         serde_json::to_string(&value).map_err(|e| CliError::Output(std::io::Error::other(e)))?;
     writeln!(out, "{line}")?;
     batch.clear();
     Ok(())
+}
+
+/// The first record of `records` that fails parsed alone (its index in the batch) and its
+/// error; `None` when each parses alone. A batch's error may be about the batch as a whole (a
+/// ragged tensor that cannot be built, counts summed over the batch) and name no record:
+/// parsed one by one, the record it comes from is found, with counts of its own.
+fn first_failing(parser: &Parser, records: &[Vec<u8>]) -> Option<(usize, Error)> {
+    records
+        .iter()
+        .enumerate()
+        .find_map(|(i, r)| Some((i, parser.parse(std::slice::from_ref(r)).err()?)))
 }
 
 /// `tfrecord parse`.
