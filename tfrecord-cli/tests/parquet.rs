@@ -489,3 +489,57 @@ fn from_parquet_reads_directories_and_globs_in_name_order() {
     let err = fails(&run(&["from-parquet", s(&empty), "-o", "-"]));
     assert!(err.contains("no Parquet file"), "{err}");
 }
+
+/// Files whose columns of one name would be stored in different lists are refused, naming the
+/// column and both files, rather than written as records no one spec reads (as pyarrow's data
+/// sets refuse them); columns of one list kind (int32 and int64) go together.
+#[test]
+fn from_parquet_refuses_files_that_disagree_on_a_column() {
+    use std::sync::Arc;
+    use tfrecord_arrow::arrow_array::{
+        ArrayRef, Float32Array, Int32Array, Int64Array, RecordBatch,
+    };
+    use tfrecord_arrow::arrow_schema::{DataType, Field, Schema};
+    use tfrecord_arrow::parquet::arrow::ArrowWriter;
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let write = |name: &str, dtype: DataType, col: ArrayRef| {
+        let pq = dir.path().join(name);
+        let schema = Arc::new(Schema::new(vec![Field::new("x", dtype, false)]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![col]).expect("batch");
+        let file = File::create(&pq).expect("create");
+        let mut w = ArrowWriter::try_new(file, schema, None).expect("writer");
+        w.write(&batch).expect("write");
+        w.close().expect("close");
+        pq
+    };
+    let ints = write(
+        "a.parquet",
+        DataType::Int64,
+        Arc::new(Int64Array::from(vec![1, 2])),
+    );
+    let small = write(
+        "b.parquet",
+        DataType::Int32,
+        Arc::new(Int32Array::from(vec![3])),
+    );
+    let floats = write(
+        "c.parquet",
+        DataType::Float32,
+        Arc::new(Float32Array::from(vec![3.5])),
+    );
+
+    let out = dir.path().join("o.tfrecord");
+    let err = unsuccessful(&run(&["from-parquet", s(&ints), s(&floats), "-o", s(&out)]));
+    assert!(err.contains("c.parquet: bad feature \"x\""), "{err}");
+    assert!(err.contains("stored as float_list, where that of"), "{err}");
+    assert!(
+        err.contains("a.parquet holds int64 values, stored as int64_list"),
+        "{err}"
+    );
+    assert!(!out.exists(), "no output under the final name");
+
+    ok(&run(&["from-parquet", s(&ints), s(&small), "-o", s(&out)]));
+    let json = ok(&run(&["cat", "--json", s(&out)]));
+    assert_eq!(json.matches("int64List").count(), 3, "{json}");
+}

@@ -246,6 +246,63 @@ fn parquet_inputs(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// The list a feature of `dtype` is stored in, in `format`.
+fn stored_list(dtype: Option<DType>, format: Format) -> &'static str {
+    let of = format == Format::OfRecord;
+    match dtype {
+        Some(DType::Int64 | DType::Bool) => "int64_list",
+        Some(DType::Int32) if of => "int32_list",
+        Some(DType::Int32) => "int64_list",
+        Some(DType::Float) => "float_list",
+        Some(DType::Double) if of => "double_list",
+        Some(DType::Double) => "float_list",
+        Some(DType::Bytes | DType::String) => "bytes_list",
+        _ => "list",
+    }
+}
+
+/// Checks that the records `path` gives agree with those of the first file: of the same kind,
+/// and each column they share stored in the same list, so that one spec reads every record
+/// written (as pyarrow's data sets refuse files whose columns do not convert).
+fn agree(
+    first: &Record,
+    first_path: &Path,
+    record: &Record,
+    path: &Path,
+    format: Format,
+) -> CliResult<()> {
+    if record.kind != first.kind {
+        return Err(CliError::Failed(format!(
+            "{}: its rows are {:?}s where those of {} are {:?}s: one output cannot hold both",
+            path.display(),
+            record.kind,
+            first_path.display(),
+            first.kind
+        )));
+    }
+    for f in &record.fields {
+        let Some(g) = first.fields.iter().find(|g| g.name == f.name) else {
+            continue;
+        };
+        let (here, there) = (stored_list(f.dtype, format), stored_list(g.dtype, format));
+        if here != there {
+            return Err(CliError::Core(
+                Error::feature(format!(
+                    "column `{}` holds {} values, stored as {here}, where that of {} holds {} \
+                     values, stored as {there}: the records would disagree on the feature's type",
+                    f.name,
+                    f.dtype.map_or("other", DType::name),
+                    first_path.display(),
+                    g.dtype.map_or("other", DType::name),
+                ))
+                .with_path(path)
+                .with_key(f.name.clone()),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `tfrecord from-parquet`.
 pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
     check_overwrite(&args.write.output, args.force)?;
@@ -253,6 +310,7 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
     let given = spec_record(args.spec.as_ref(), args.record.as_deref())?;
     let mut sink = RecordSink::create(&args.write)?;
     let mut records: Vec<Vec<u8>> = Vec::new();
+    let mut first: Option<(PathBuf, Record)> = None;
     for path in &parquet_inputs(&args.inputs)? {
         let located = |e: Error| -> CliError { e.with_path(path).into() };
         let file = File::open(path).map_err(|e| located(e.into()))?;
@@ -262,6 +320,12 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
             Some(r) => r.clone(),
             None => record_from_schema(builder.schema(), "Record").map_err(located)?,
         };
+        match &first {
+            Some((first_path, first_record)) => {
+                agree(first_record, first_path, &record, path, format)?;
+            }
+            None => first = Some((path.clone(), record.clone())),
+        }
         let lossy = record
             .fields
             .iter()
