@@ -553,8 +553,8 @@ pub(crate) struct ToParquetArgs {
 #[derive(Debug, Args)]
 pub(crate) struct FromParquetArgs {
     /// Parquet files, directories of them (their `*.parquet` files in name order, as Spark and
-    /// pyarrow's `write_to_dataset` write them; hidden and `_` files left out), or quoted glob
-    /// patterns.
+    /// pyarrow's `write_to_dataset` write them; hidden and `_` files left out; a partitioned
+    /// table's subdirectories are refused), or quoted glob patterns.
     #[arg(value_name = "IN", required = true)]
     pub(crate) inputs: Vec<PathBuf>,
     /// The TOML spec to write the rows with [default: the one in the file's metadata, else one

@@ -488,6 +488,28 @@ fn from_parquet_reads_directories_and_globs_in_name_order() {
     std::fs::create_dir(&empty).expect("mkdir");
     let err = fails(&run(&["from-parquet", s(&empty), "-o", "-"]));
     assert!(err.contains("no Parquet file"), "{err}");
+
+    // A partitioned table keeps rows in subdirectories: refused, not read in part. Hidden and
+    // `_` directories (Spark's `_temporary`) are not data.
+    std::fs::create_dir(parts.join("_temporary")).expect("mkdir");
+    std::fs::create_dir(parts.join(".cache")).expect("mkdir");
+    let back = dir.path().join("back.tfrecord");
+    ok(&run(&[
+        "from-parquet",
+        s(&parts),
+        "-o",
+        s(&back),
+        "--force",
+    ]));
+    std::fs::create_dir(parts.join("year=2020")).expect("mkdir");
+    let err = fails(&run(&[
+        "from-parquet",
+        s(&parts),
+        "-o",
+        s(&back),
+        "--force",
+    ]));
+    assert!(err.contains("a directory inside (year=2020)"), "{err}");
 }
 
 /// Files whose columns of one name would be stored in different lists are refused, naming the

@@ -192,15 +192,16 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
 /// The Parquet files the inputs stand for: a file itself; a directory's `*.parquet` files; a
 /// glob pattern's matching files; in name order, hidden and `_` files (such as Spark's
 /// `_SUCCESS`) left out of directories and patterns. A directory or pattern with no Parquet
-/// file is an error.
+/// file is an error, and so is a directory holding a directory (other than hidden and `_`
+/// ones), as a partitioned table does: its rows would be left out.
 fn parquet_inputs(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
     let listed = |e: std::io::Error, at: &Path| CliError::Core(Error::from(e).with_path(at));
-    let data = |p: &Path| {
+    let visible = |p: &Path| {
         p.file_name()
             .map(|n| n.to_string_lossy())
             .is_some_and(|n| !n.starts_with('.') && !n.starts_with('_'))
-            && p.is_file()
     };
+    let data = |p: &Path| visible(p) && p.is_file();
     let mut out = Vec::new();
     for input in inputs {
         let text = input.to_string_lossy();
@@ -210,6 +211,15 @@ fn parquet_inputs(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
                 let path = entry.map_err(|e| listed(e, input))?.path();
                 if path.extension().is_some_and(|x| x == "parquet") && data(&path) {
                     found.push(path);
+                } else if visible(&path) && path.is_dir() {
+                    // A partitioned table (`year=2020/`): its rows are in the subdirectories,
+                    // and the partition values in their names, which no column holds.
+                    return Err(CliError::Failed(format!(
+                        "{}: a directory inside ({}): partitioned tables are not read; name \
+                         the Parquet files, or a pattern of them",
+                        input.display(),
+                        path.file_name().unwrap_or_default().to_string_lossy()
+                    )));
                 }
             }
             (found, "the directory holds no *.parquet file")
