@@ -565,3 +565,42 @@ fn from_parquet_refuses_files_that_disagree_on_a_column() {
     let json = ok(&run(&["cat", "--json", s(&out)]));
     assert_eq!(json.matches("int64List").count(), 3, "{json}");
 }
+
+/// A column whose type maps to no feature, in a file without the spec `to-parquet` stores
+/// (tools that rename columns drop it), is named, with the way out.
+#[test]
+fn a_column_with_no_feature_names_the_missing_spec() {
+    use std::sync::Arc;
+    use tfrecord_arrow::arrow_array::{ArrayRef, RecordBatch, StructArray};
+    use tfrecord_arrow::arrow_schema::{DataType, Field, Fields, Schema};
+    use tfrecord_arrow::parquet::arrow::ArrowWriter;
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pq = dir.path().join("s.parquet");
+    let inner = Fields::from(vec![Field::new("a", DataType::Int64, false)]);
+    let col: ArrayRef = Arc::new(StructArray::new(
+        inner.clone(),
+        vec![Arc::new(tfrecord_arrow::arrow_array::Int64Array::from(vec![1])) as ArrayRef],
+        None,
+    ));
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "st",
+        DataType::Struct(inner),
+        false,
+    )]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![col]).expect("batch");
+    let mut w = ArrowWriter::try_new(File::create(&pq).expect("create"), schema, None).expect("w");
+    w.write(&batch).expect("write");
+    w.close().expect("close");
+    let err = unsuccessful(&run(&[
+        "from-parquet",
+        s(&pq),
+        "-o",
+        s(&dir.path().join("o")),
+    ]));
+    assert!(
+        err.contains("bad feature \"st\": column `st` of Arrow type"),
+        "{err}"
+    );
+    assert!(err.contains("no `tfrecord.spec` metadata"), "{err}");
+}

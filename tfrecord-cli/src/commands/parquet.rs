@@ -10,10 +10,11 @@ use tfrecord_arrow::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilde
 use tfrecord_arrow::parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
 use tfrecord_arrow::parquet::file::properties::WriterProperties;
 use tfrecord_arrow::{
-    ArrowDecoder, ArrowEncoder, ArrowOptions, duplicate_column, record_from_schema,
+    ArrowDecoder, ArrowEncoder, ArrowOptions, SPEC_METADATA_KEY, duplicate_column,
+    record_from_schema,
 };
 use tfrecord_core::parse::DType;
-use tfrecord_core::{Error, Format};
+use tfrecord_core::{Error, ErrorKind, Format};
 use tfrecord_schema::ir::{Record, RecordKind};
 
 use crate::batch::Batch;
@@ -328,7 +329,20 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
             ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))?;
         let record = match &given {
             Some(r) => r.clone(),
-            None => record_from_schema(builder.schema(), "Record").map_err(located)?,
+            None => record_from_schema(builder.schema(), "Record").map_err(|e| {
+                // Tools that rename or select columns drop the metadata `to-parquet` wrote.
+                let stored = builder.schema().metadata().contains_key(SPEC_METADATA_KEY);
+                match (stored, e.kind(), e.key()) {
+                    (false, ErrorKind::Feature { detail, .. }, Some(key)) => located(
+                        Error::feature(format!(
+                            "{detail} (the file holds no `{SPEC_METADATA_KEY}` metadata to map \
+                             its columns with: give the spec with --spec)"
+                        ))
+                        .with_key(key),
+                    ),
+                    _ => located(e),
+                }
+            })?,
         };
         match &first {
             Some((first_path, first_record)) => {
