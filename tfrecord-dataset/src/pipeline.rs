@@ -238,9 +238,10 @@ fn reread<E: Decoder>(
     }
     let mut items: Vec<Option<Held<E::Out>>> = (0..records.len()).map(|_| None).collect();
     for (split, wanted) in by_split {
-        let starts: Vec<Start> = wanted.iter().map(|w| w.0).collect();
-        let read = read_positions(&splits[split], opts, decoder, wanted)?;
-        for ((value, i), at) in read.into_iter().zip(starts) {
+        // Read in file order, not buffer order: each value comes back with its place.
+        for (value, i) in read_positions(&splits[split], opts, decoder, wanted)? {
+            let [_, record, offset] = records[i];
+            let at = Start { record, offset };
             items[i] = Some(Held { value, split, at });
         }
     }

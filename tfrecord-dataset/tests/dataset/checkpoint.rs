@@ -94,6 +94,54 @@ fn resuming_at_sampled_positions_gives_the_uninterrupted_stream() {
     }
 }
 
+/// Each record as the stream gives it: its bytes, file, byte offset and index.
+fn placed(r: &tfrecord_dataset::Record) -> (String, String, u64, u64) {
+    let file = r
+        .path()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    (text(r), file.unwrap_or_default(), r.offset(), r.index())
+}
+
+/// Resumes at `stops` in turn (each checkpoint taken by a read that was itself resumed) and
+/// reads the rest: what the stream gives, records with their places.
+fn read_resumed_in_turn(ds: &Dataset, stops: &[usize]) -> Vec<(String, String, u64, u64)> {
+    let mut got = Vec::new();
+    let mut records = ds.records().expect("starts");
+    for &stop in stops {
+        while got.len() < stop {
+            let Some(r) = records.next() else { break };
+            got.push(placed(&r.expect("reads")));
+        }
+        let saved = Checkpoint::from_json(&records.checkpoint().to_json()).expect("parses");
+        records = ds.clone().resume(saved).records().expect("resumes");
+    }
+    got.extend(records.map(|r| placed(&r.expect("reads"))));
+    got
+}
+
+/// A shuffle buffer read back from a checkpoint holds each record at its own place (file,
+/// offset, index), so that a checkpoint taken after a resume, and errors, name the right ones.
+#[test]
+fn resuming_again_and_again_gives_the_uninterrupted_stream_and_places() {
+    let dir = data();
+    let mut pick = Picker::new(0xc4a1);
+    for (name, opts) in configurations() {
+        let ds = open(dir.path(), opts);
+        let full: Vec<_> = ds
+            .records()
+            .expect("starts")
+            .map(|r| placed(&r.expect("reads")))
+            .collect();
+        for _ in 0..4 {
+            let mut stops: Vec<usize> = (0..3).map(|_| pick.below(full.len() + 1)).collect();
+            stops.sort_unstable();
+            let got = read_resumed_in_turn(&ds, &stops);
+            assert_eq!(got, full, "{name}: resumed at {stops:?}");
+        }
+    }
+}
+
 #[test]
 fn typed_values_resume_exactly() {
     let dir = tempfile::tempdir().expect("tempdir");
