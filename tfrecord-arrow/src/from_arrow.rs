@@ -34,8 +34,24 @@ impl ArrowEncoder {
     /// An encoder for records of `record` in `format`'s message.
     ///
     /// # Errors
-    /// As [`ArrowDecoder::new`](crate::ArrowDecoder::new).
+    /// As [`ArrowDecoder::new`](crate::ArrowDecoder::new); and for a `tf.train.Example`, a
+    /// `double` feature (a `Float64` column read with [`record_from_schema`](crate::record_from_schema))
+    /// that is not marked [`lossy`](tfrecord_schema::ir::Field::lossy): an Example holds
+    /// floats, so its values would be rounded (OFRecord keeps doubles).
     pub fn new(record: &Record, format: Format) -> Result<Self> {
+        if format != Format::OfRecord
+            && let Some(f) = record
+                .fields
+                .iter()
+                .find(|f| !f.skip && f.dtype == Some(DType::Double) && !f.lossy)
+        {
+            return Err(Error::feature(format!(
+                "`{}` holds float64 values, which a tf.train.Example stores as float: mark the \
+                 feature `lossy` to round them, or write OFRecord",
+                f.name
+            ))
+            .with_key(f.key.clone()));
+        }
         let spec = RecordSpec::from_record(record)?;
         let columns = ColumnEncoder::new(&spec, format)?;
         if let Some(name) =

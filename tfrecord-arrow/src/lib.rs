@@ -110,8 +110,9 @@
 //! field is nullable), nested `FixedSizeList`s a `fixed` shape, a `List` (or `LargeList`,
 //! `ListView`) of values `var`, a `List` of `FixedSizeList`s a `sequence` of rows. Integer
 //! types narrower than 32 bits read as `int32`, `UInt32` as `int64`, `Float16` as `float`,
-//! `Float64` as `double`, views and large variants of binary and text as `bytes` and `string`,
-//! and dictionary-encoded values (pandas categoricals) as their values.
+//! `Float64` as `double` (which [`ArrowEncoder`] writes into a `tf.train.Example` only when the
+//! feature is marked `lossy`), views and large variants of binary and text as `bytes` and
+//! `string`, and dictionary-encoded values (pandas categoricals) as their values.
 //! `List<List<..>>` and `List<Struct>` are not read off their types: the ragged, sparse and
 //! feature-list columns written here come back through the spec in the metadata (pyarrow's
 //! `rename_columns` or `store_schema=False` drop it) or `--spec`. An

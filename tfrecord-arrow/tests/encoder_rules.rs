@@ -343,3 +343,31 @@ fn a_lossy_double_beyond_the_float_range_is_an_error() {
     assert_eq!((err.key(), err.record()), (Some("x"), Some(11)), "{err}");
     assert!(err.to_string().contains("-1e300 is beyond"), "{err}");
 }
+
+/// A `Float64` column has no exact place in a `tf.train.Example` (float lists): the encoder
+/// refuses it unless the feature is marked `lossy`, and OFRecord keeps the doubles.
+#[test]
+fn float64_columns_are_rounded_into_an_example_only_when_marked_lossy() {
+    use tfrecord_arrow::arrow_array::Float64Array;
+    let x = Arc::new(Float64Array::from(vec![0.1, 2.5])) as ArrayRef;
+    let b = batch(vec![Field::new("x", DataType::Float64, false)], vec![x]);
+    let err = encode(&b, 0).unwrap_err();
+    assert_eq!(err.key(), Some("x"));
+    assert!(
+        err.to_string().contains("mark the feature `lossy`"),
+        "{err}"
+    );
+
+    let mut spec = record_from_schema(&b.schema(), "R").expect("a spec");
+    assert!(ArrowEncoder::new(&spec, Format::OfRecord).is_ok());
+    spec.fields[0].lossy = true;
+    let mut out = Vec::new();
+    ArrowEncoder::new(&spec, Format::TfRecord)
+        .expect("lossy: rounded")
+        .encode(&b, 0, |r| {
+            out.push(r.to_vec());
+            Ok(())
+        })
+        .expect("encodes");
+    assert_eq!(out.len(), 2);
+}

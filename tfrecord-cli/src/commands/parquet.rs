@@ -350,12 +350,17 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
             }
             None => first = Some((path.clone(), record.clone())),
         }
+        let mut record = record;
+        if args.allow_lossy_double {
+            for f in &mut record.fields {
+                f.lossy |= f.dtype == Some(DType::Double);
+            }
+        }
         let lossy = record
             .fields
             .iter()
             .find(|f| f.dtype == Some(DType::Double) && !f.lossy);
         if format == Format::TfRecord
-            && !args.allow_lossy_double
             && let Some(f) = lossy
         {
             return Err(CliError::Core(
