@@ -60,7 +60,8 @@
 //!
 //! Every scalar, `[T; N]` and `Vec<T>` with `shape` is required: absent is an error naming the
 //! key and the field (`bad feature "label": required feature is missing (field
-//! `Mnist::label`)`), unless the field is an `Option` or has a `default`.
+//! `Mnist::label`)`), unless the field is an `Option` or has a `default`. A feature present
+//! with no list set (`tf.train.Feature()`) is absent, as `tf.io.parse_example` reads it.
 //!
 //! Attributes, all written `#[example(...)]`:
 //!
@@ -159,10 +160,10 @@ pub mod __private {
         EncodeElem, EncodeField, EncodeFields, EncodeSteps, FeatureBytes, FeatureView, FieldInfo,
         FieldTable, Of, OfRecord, RawValue, Tf, TfExample, TfLossy, TfSequenceExample, check_len,
         check_rows, decode_one_into, decode_record, entry_len, example_len, field, join_prefix,
-        key_prefix_word, missing, one_canonical, present, present_into, put_context_header,
-        put_entry, put_example_header, put_lists_header, put_sparse, put_steps_entry,
-        scan_features, scan_sequence, sequence_len, sparse, sparse_entries_len, steps,
-        steps_entry_len, steps_into, unknown_key, walk_canonical,
+        key_prefix_word, kindful, missing, one_canonical, present, present_into,
+        put_context_header, put_entry, put_example_header, put_lists_header, put_sparse,
+        put_steps_entry, scan_features, scan_sequence, sequence_len, sparse, sparse_entries_len,
+        steps, steps_entry_len, steps_into, unknown_key, walk_canonical,
     };
     pub use crate::described::RecordSchema;
     pub use crate::error::{Error, Result};

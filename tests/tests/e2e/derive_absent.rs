@@ -233,3 +233,105 @@ fn sequence_example_absent_lists() {
         );
     }
 }
+
+/// Kind-less features (a `tf.train.Feature()` with no list set) beside the required ones.
+#[derive(Example, Debug, Clone, PartialEq)]
+struct Kindless {
+    maybe: Option<i64>,
+    #[example(default = 7)]
+    seven: i64,
+    ids: Vec<i64>,
+    maybe_ids: Option<Vec<i64>>,
+    #[example(required)]
+    must: Vec<i64>,
+    one: i64,
+}
+
+/// An Example (or OFRecord) whose `keys` are set to features with no list.
+fn kindless_record(of: bool, keys: &[&str]) -> Vec<u8> {
+    use tfrecord_core::proto::{oneflow, tensorflow};
+    let mut tf = tensorflow::Features::default();
+    let mut ofr = oneflow::OfRecord::default();
+    let int =
+        |v: i64| tensorflow::feature::Kind::Int64List(tensorflow::Int64List { value: vec![v] });
+    let of_int = |v: i64| oneflow::feature::Kind::Int64List(oneflow::Int64List { value: vec![v] });
+    for key in ["maybe", "seven", "ids", "maybe_ids", "must", "one"] {
+        let set = !keys.contains(&key);
+        tf.feature.insert(
+            key.into(),
+            tensorflow::Feature {
+                kind: set.then(|| int(3)),
+            },
+        );
+        ofr.feature.insert(
+            key.into(),
+            oneflow::Feature {
+                kind: set.then(|| of_int(3)),
+            },
+        );
+    }
+    if of {
+        ofr.encode_to_vec()
+    } else {
+        tensorflow::Example { features: Some(tf) }.encode_to_vec()
+    }
+}
+
+/// A `Feature` with no list set is an absent feature, as `tf.io.parse_example` reads it (a
+/// `FixedLenFeature` missing or its default, a `VarLenFeature` empty) and as the columnar
+/// decoder reads it (null), not a list of no values: on both decode paths.
+#[test]
+fn a_feature_with_no_list_set_is_absent() {
+    for of in [false, true] {
+        let decode = |bytes: &[u8]| -> tfrecord_core::Result<Kindless> {
+            let fresh = if of {
+                <Kindless as Decode<OfRecord>>::decode(bytes)
+            } else {
+                <Kindless as Decode<TfExample>>::decode(bytes)
+            };
+            let mut reused = Kindless {
+                maybe: Some(1),
+                seven: 1,
+                ids: vec![1, 2],
+                maybe_ids: Some(vec![1]),
+                must: vec![1],
+                one: 1,
+            };
+            let into = if of {
+                <Kindless as Decode<OfRecord>>::decode_into(&mut reused, bytes)
+            } else {
+                <Kindless as Decode<TfExample>>::decode_into(&mut reused, bytes)
+            };
+            match (fresh, into) {
+                (Ok(v), Ok(())) => {
+                    assert_eq!(v, reused, "decode_into gives what decode gives");
+                    Ok(v)
+                }
+                (Err(e), Err(e2)) => {
+                    assert_eq!(e.to_string(), e2.to_string());
+                    Err(e)
+                }
+                (a, b) => panic!("the two paths disagree: {a:?} vs {b:?}"),
+            }
+        };
+        let v = decode(&kindless_record(
+            of,
+            &["maybe", "seven", "ids", "maybe_ids"],
+        ))
+        .expect("reads");
+        let want = Kindless {
+            maybe: None,
+            seven: 7,
+            ids: vec![],
+            maybe_ids: None,
+            must: vec![3],
+            one: 3,
+        };
+        assert_eq!(v, want, "of: {of}");
+        for key in ["must", "one"] {
+            let e = decode(&kindless_record(of, &[key])).expect_err("required");
+            assert!(e.to_string().contains("missing"), "{key}: {e}");
+            assert_eq!(e.key(), Some(key));
+        }
+    }
+}

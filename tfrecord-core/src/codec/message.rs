@@ -41,6 +41,16 @@ impl<'de> FeatureBytes<'de> {
         }
     }
 
+    /// Whether the message is empty: a `Feature` with no list set.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.first.is_empty()
+            && self
+                .more
+                .as_ref()
+                .is_none_or(|m| m.iter().all(|s| s.is_empty()))
+    }
+
     /// Slice `i`, if there is one.
     pub fn slice(&self, i: usize) -> Option<&'de [u8]> {
         if i == 0 {

@@ -441,6 +441,14 @@ pub fn put_lists_header(buf: &mut Vec<u8>, lists: usize) {
     put_len_prefix(buf, 2, lists);
 }
 
+/// A field's slot as its decoder takes it: a `Feature` with no list set is an absent feature,
+/// as `tf.io.parse_example` reads it (a fixed feature's default or a "missing" error, an empty
+/// var feature) and as the columnar decoder does.
+#[inline(always)]
+pub fn kindful(slot: Option<FeatureBytes<'_>>) -> Option<FeatureBytes<'_>> {
+    slot.filter(|m| !m.is_empty())
+}
+
 /// Decodes a field from its slot: absent gives `Option`'s `None` or a "missing" error.
 ///
 /// # Errors

@@ -51,6 +51,8 @@ impl Ctx<'_> {
         let d = self.dialect(of, f);
         let span = self.spans(f).ty;
         let info = self.info(f);
+        // A `Feature` with no list set is absent.
+        let slot = quote!(#p::kindful(#slot));
         let base = match &f.presence {
             Presence::Default(_) | Presence::TypeDefault => {
                 let dflt = default_expr(f, b, self.spans(f).default.unwrap_or(span));
@@ -116,7 +118,7 @@ impl Ctx<'_> {
         let check = self.check(f, b, &quote!(__v));
         let absent = self.decode_value(of, f, b, &quote!(#p::None));
         quote_spanned! {span=>
-            match #slot {
+            match #p::kindful(#slot) {
                 #p::Some(__m) => {
                     #info
                     #p::present_into::<#d, #ty>(&mut self.#m, __m, &__INFO)?;
