@@ -13,6 +13,7 @@ struct Origin {
     file: usize,
     offset: u64,
     record: u64,
+    split_start: Option<u64>,
 }
 
 /// The records of one batch and their origins.
@@ -73,6 +74,7 @@ impl<'a> Batch<'a> {
             file,
             offset: loc.offset,
             record: loc.record,
+            split_start: loc.split_start,
         });
         self.len >= self.size
     }
@@ -107,7 +109,13 @@ impl<'a> Batch<'a> {
         };
         let mut located = fresh;
         if let Some(path) = self.files.get(origin.file) {
-            located = located.with_path(path);
+            let loc = Location {
+                path,
+                offset: origin.offset,
+                record: origin.record,
+                split_start: origin.split_start,
+            };
+            located = loc.apply(located);
         }
         located = located
             .with_offset(origin.offset)

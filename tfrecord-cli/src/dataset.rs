@@ -347,11 +347,11 @@ fn in_order(
                 continue;
             }
             // Records skipped whole count too: this one is the last read.
-            let loc = Location {
-                path: &name,
-                offset: reader.last_offset(),
-                record: reader.records_read().saturating_sub(1),
-            };
+            let loc = Location::in_file(
+                &name,
+                reader.last_offset(),
+                reader.records_read().saturating_sub(1),
+            );
             match f(&buf, &loc) {
                 Ok(flow) => {
                     given += 1;
@@ -430,6 +430,7 @@ fn through_dataset(
             path: rec.path(),
             offset: rec.offset(),
             record: rec.index(),
+            split_start: rec.split_start(),
         };
         let flow = match f(rec.bytes(), &loc) {
             Ok(flow) => flow,

@@ -187,29 +187,62 @@ pub(crate) struct Location<'a> {
     pub(crate) path: &'a Path,
     /// The byte offset of the record's frame in the (decompressed) stream.
     pub(crate) offset: u64,
-    /// The 0-based index of the record in its file.
+    /// The 0-based index of the record in its file, or in its split when the file is split by
+    /// byte range (`split_start`).
     pub(crate) record: u64,
+    /// Where the byte range of the record's split starts, when the file is split by byte
+    /// range: `record` counts from the split's first record.
+    pub(crate) split_start: Option<u64>,
 }
 
 impl std::fmt::Display for Location<'_> {
-    /// `FILE at byte OFFSET (record INDEX)`, as errors name a record.
+    /// `FILE at byte OFFSET (record INDEX)`, as errors name a record (`record INDEX of the
+    /// split starting at byte B` in a byte-range split).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} at byte {} (record {})",
+            "{} at byte {} (record {}",
             self.path.display(),
             self.offset,
             self.record
-        )
+        )?;
+        if let Some(base) = self.record_base() {
+            write!(f, " of the split starting at byte {base}")?;
+        }
+        f.write_str(")")
     }
 }
 
 impl Location<'_> {
+    /// A record of a whole file (or of standard input).
+    pub(crate) fn in_file(path: &Path, offset: u64, record: u64) -> Location<'_> {
+        Location {
+            path,
+            offset,
+            record,
+            split_start: None,
+        }
+    }
+
     /// Adds this location to an error (keeping any location it already has).
     pub(crate) fn apply(&self, e: Error) -> Error {
-        e.with_path(self.path)
+        let e = e
+            .with_path(self.path)
             .with_offset(self.offset)
-            .with_record(self.record)
+            .with_record(self.record);
+        match self.record_base() {
+            Some(base) => e.with_record_base(base),
+            None => e,
+        }
+    }
+
+    /// Where `record` counts from in a byte-range split: the split's first record, found again
+    /// from the range's start (only for errors and warnings, which are rare).
+    pub(crate) fn record_base(&self) -> Option<u64> {
+        let start = self.split_start?;
+        RecordReader::open_range(self.path, start..u64::MAX, ReaderOptions::new())
+            .ok()?
+            .record_base()
     }
 }
 
@@ -231,11 +264,7 @@ pub(crate) fn for_each_record(
         let Some(bytes) = reader.read_lent(&mut scratch)? else {
             break;
         };
-        let loc = Location {
-            path: &name,
-            offset,
-            record,
-        };
+        let loc = Location::in_file(&name, offset, record);
         if f(bytes, &loc)? == Flow::Stop {
             return Ok(reader.records_read());
         }
@@ -271,14 +300,7 @@ pub(crate) fn for_each_record_parallel(
             let Some(bytes) = records.next_record()? else {
                 return Ok(());
             };
-            f(
-                bytes,
-                &Location {
-                    path,
-                    offset,
-                    record,
-                },
-            )?;
+            f(bytes, &Location::in_file(path, offset, record))?;
             *n += 1;
         }
     };

@@ -506,3 +506,62 @@ fn undecodable_records_are_skipped_alike_in_order_and_shuffled() {
         assert_eq!(lines.count(), 2, "{args:?}: each skip reported once: {err}");
     }
 }
+
+/// Under a byte-range `--shard`, record indices count from the split's first record, and a
+/// decode error says so, with the byte offset of that first record; in order, they count from
+/// the file's start.
+#[test]
+fn errors_in_a_byte_range_split_say_where_its_record_indices_count_from() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("one.tfrecord");
+    // Ten records of one size (long enough for three byte ranges); the ninth has no `id`.
+    let mut w = RecordWriter::create(&file, WriterOptions::new()).expect("create");
+    for id in 0..10 {
+        let key = if id == 8 { "di" } else { "id" };
+        let mut f = Features::default();
+        let list = feature::Kind::Int64List(Int64List { value: vec![id] });
+        f.feature.insert(key.into(), Feature { kind: Some(list) });
+        let pad = feature::Kind::Int64List(Int64List {
+            value: vec![0; 100],
+        });
+        f.feature.insert("pad".into(), Feature { kind: Some(pad) });
+        w.write(&Example { features: Some(f) }.encode_to_vec())
+            .expect("write");
+    }
+    w.finish().expect("finish");
+    let spec = dir.path().join("s.toml");
+    std::fs::write(&spec, "[records.R.features.id]\ndtype = \"int64\"\n").expect("spec");
+    let at = offsets(&file);
+
+    let first = RecordReader::open_split(&file, 2, 3, ReaderOptions::new())
+        .expect("opens")
+        .record_base()
+        .expect("a byte-range split");
+    let k = at
+        .iter()
+        .position(|&o| o == first)
+        .expect("a record boundary");
+    assert!(
+        k <= 8,
+        "the last split holds the ninth record: it starts at record {k}"
+    );
+    for cmd in ["parse", "to-parquet"] {
+        let out = dir.path().join("o.parquet");
+        let mut args = vec![cmd, "--spec", s(&spec), "--shard", "2/3", s(&file)];
+        if cmd == "to-parquet" {
+            args.extend(["-o", s(&out), "--force"]);
+        }
+        let err = support::fails(&run(&args));
+        let want = format!(
+            "at byte {} (record {} of the split starting at byte {first})",
+            at[8],
+            8 - k
+        );
+        assert!(err.contains(&want), "{cmd}: {err}");
+    }
+    let err = support::fails(&run(&["parse", "--spec", s(&spec), s(&file)]));
+    assert!(
+        err.contains(&format!("at byte {} (record 8)", at[8])),
+        "{err}"
+    );
+}

@@ -235,6 +235,7 @@ pub struct Record {
     path: Arc<Path>,
     offset: u64,
     index: u64,
+    split_start: Option<u64>,
 }
 
 impl Record {
@@ -264,6 +265,16 @@ impl Record {
     /// [`offset`](Self::offset) names a record in its file in every case.
     pub fn index(&self) -> u64 {
         self.index
+    }
+
+    /// Where the byte range of its split starts, when the file is split by byte range: its
+    /// [`index`](Self::index) then counts from the split's first record, the first record
+    /// boundary at or after this offset
+    /// ([`RecordReader::open_range`](tfrecord_core::RecordReader::open_range) finds it, and
+    /// its [`record_base`](tfrecord_core::RecordReader::record_base) says where it is).
+    /// `None` when the split is the whole file.
+    pub fn split_start(&self) -> Option<u64> {
+        self.split_start
     }
 }
 
@@ -297,6 +308,7 @@ impl Iterator for Records {
             path,
             offset: held.at.offset,
             index: held.at.record,
+            split_start: self.inner.split_start(held.split),
         }))
     }
 }

@@ -32,6 +32,9 @@ struct Stage<E: Decoder> {
     fetcher: Fetcher<E>,
     interleave: Interleave<E::Out>,
     buffer: Option<ShuffleBuffer<E::Out>>,
+    /// The epoch's splits and the reader's options, to label errors with.
+    splits: Arc<[Split]>,
+    reader: ReaderOptions,
 }
 
 impl<E: Decoder> Stage<E> {
@@ -62,11 +65,19 @@ impl<E: Decoder> Stage<E> {
             None => None,
         };
         let starts: HashMap<usize, Start> = interleave.starts().collect();
-        let fetcher = Fetcher::new(splits, opts.reader.clone(), decoder, opts.threads, starts);
+        let fetcher = Fetcher::new(
+            Arc::clone(&splits),
+            opts.reader.clone(),
+            decoder,
+            opts.threads,
+            starts,
+        );
         Ok(Stage {
             fetcher,
             interleave,
             buffer,
+            splits,
+            reader: opts.reader.clone(),
         })
     }
 
@@ -75,6 +86,8 @@ impl<E: Decoder> Stage<E> {
             interleave,
             fetcher,
             buffer,
+            splits,
+            reader,
         } = self;
         let mut pull = || {
             let (split, item) = interleave.next(fetcher)?;
@@ -82,7 +95,10 @@ impl<E: Decoder> Stage<E> {
                 record: item.record,
                 offset: item.offset,
             };
-            Some(item.value.map(|value| Held { value, split, at }))
+            Some(match item.value {
+                Ok(value) => Ok(Held { value, split, at }),
+                Err(e) => Err(label(splits, split, e, reader)),
+            })
         };
         match buffer {
             Some(b) => b.next(pull),
@@ -111,6 +127,14 @@ impl<E: Decoder> Stage<E> {
     }
 }
 
+/// An error about a record of split `split`, labelled as [`Split::label`] does.
+fn label(splits: &[Split], split: usize, e: Error, opts: &ReaderOptions) -> Error {
+    match splits.get(split) {
+        Some(s) => s.label(e, opts),
+        None => e,
+    }
+}
+
 fn buffer_size(opts: &DatasetOptions) -> Option<(u64, usize)> {
     opts.shuffle
         .filter(|s| s.buffer_size > 1)
@@ -132,6 +156,8 @@ enum Stages<D: Decoder> {
 /// One epoch being read.
 struct Run<D: Decoder> {
     paths: Vec<Arc<Path>>,
+    /// Where each split's byte range starts, for the splits that are one.
+    starts: Vec<Option<u64>>,
     stages: Stages<D>,
     /// Records taken from this epoch.
     records: u64,
@@ -142,6 +168,10 @@ impl<D: Decoder> Run<D> {
     fn open(ctx: &Context<D>, epoch: u64, saved: Option<&Checkpoint>) -> Result<Self> {
         let splits: Arc<[Split]> = epoch_splits(&ctx.files, &ctx.opts, epoch).into();
         let paths = splits.iter().map(|s| Arc::from(s.path.as_path())).collect();
+        let starts = splits
+            .iter()
+            .map(|s| s.range.as_ref().map(|r| r.start))
+            .collect();
         let opts = &ctx.opts;
         let late = ctx.decoder.late(opts.threads, buffer_size(opts).is_some());
         let stages = if late {
@@ -154,6 +184,7 @@ impl<D: Decoder> Run<D> {
         };
         Ok(Run {
             paths,
+            starts,
             stages,
             records: saved.map_or(0, |c| c.epoch_records),
         })
@@ -172,7 +203,8 @@ impl<D: Decoder> Run<D> {
                 let format = D::FORMAT.unwrap_or(tfrecord_core::Format::TfRecord);
                 let frame_len = held.value.len() as u64 + format.frame_overhead();
                 let decoded =
-                    decode_or_skip(&**decoder, &held.value, path, record, offset, frame_len);
+                    decode_or_skip(&**decoder, &held.value, path, record, offset, frame_len)
+                        .map_err(|e| label(&stage.splits, held.split, e, &stage.reader));
                 recycle(held.value);
                 match decoded {
                     Ok(Some(value)) => {
@@ -326,6 +358,12 @@ impl<D: Decoder> Pipeline<D> {
     pub(crate) fn path(&self, split: usize) -> Option<Arc<Path>> {
         let run = self.run.as_ref()?;
         run.paths.get(split).cloned()
+    }
+
+    /// Where the byte range of split `split` of the epoch being read starts, when it is one.
+    pub(crate) fn split_start(&self, split: usize) -> Option<u64> {
+        let run = self.run.as_ref()?;
+        run.starts.get(split).copied().flatten()
     }
 
     /// The next record, with its split in the epoch and its position there.

@@ -53,6 +53,31 @@ pub struct Split {
 }
 
 impl Split {
+    /// Says where an error's record index counts from when this split is a byte range (from
+    /// the split's first record, the first boundary at or after the range's start, found again
+    /// here: errors are rare, and a split does not keep it); other errors as they are.
+    pub(crate) fn label(&self, e: Error, opts: &ReaderOptions) -> Error {
+        let Some(range) = &self.range else {
+            return e;
+        };
+        match e {
+            Error::Record(inner) if inner.record().is_some() && inner.record_base().is_none() => {
+                let opts = opts
+                    .clone()
+                    .format(self.format)
+                    .compression(self.compression);
+                let base = RecordReader::open_range(&self.path, range.clone(), opts)
+                    .ok()
+                    .and_then(|r| r.record_base());
+                Error::Record(match base {
+                    Some(base) => inner.with_record_base(base),
+                    None => inner,
+                })
+            }
+            other => other,
+        }
+    }
+
     /// The whole of a file.
     pub fn whole(file: &SourceFile) -> Self {
         Split {

@@ -24,13 +24,10 @@ fn warn_key_once(warned: &mut bool, record: &Decoded, loc: &Location<'_>) {
     let shown = c_escape(key);
     let _ = writeln!(
         io::stderr().lock(),
-        "tfrecord: warning: {} at byte {} (record {}): feature key \"{shown}\" is not UTF-8, \
+        "tfrecord: warning: {loc}: feature key \"{shown}\" is not UTF-8, \
          which JSON cannot carry; it is written escaped as in the text format (`{shown}`), and \
          `from-json` would read that back as those characters, not the original bytes (said \
          once, for the first such key)",
-        loc.path.display(),
-        loc.offset,
-        loc.record,
     );
 }
 

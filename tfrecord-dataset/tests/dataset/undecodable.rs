@@ -175,3 +175,41 @@ fn records_after_skipped_damage_carry_their_own_position() {
         assert_eq!(rest, want[6..], "{threads} threads: resumed after record 7");
     }
 }
+
+/// In a byte-range split the record index of an error counts from the split's first record,
+/// and the error says where that is, on every path a record is decoded on (on the workers, or
+/// as it leaves a shuffle buffer).
+#[test]
+fn an_error_in_a_byte_range_split_says_where_its_indices_count_from() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("one.tfrecord");
+    write_with_bad(&file, 0, 100, &[90]);
+    let first = tfrecord_core::RecordReader::open_split(&file, 2, 3, ReaderOptions::new())
+        .expect("opens")
+        .record_base()
+        .expect("a byte-range split");
+    let shuffled = DatasetOptions::new()
+        .shard(2, 3)
+        .shuffle(Shuffle::new(1).buffer_size(10));
+    for opts in [DatasetOptions::new().shard(2, 3), shuffled] {
+        for threads in [1, 2] {
+            let ds = Dataset::open([&file])
+                .expect("lists")
+                .with_options(opts.clone().threads(threads));
+            let err = ds
+                .values::<Labelled>()
+                .expect("starts")
+                .find_map(Result::err)
+                .expect("record 90 does not decode");
+            let tfrecord_dataset::Error::Record(e) = &err else {
+                panic!("a record error: {err}");
+            };
+            assert_eq!(e.record_base(), Some(first), "{err}");
+            assert!(
+                err.to_string()
+                    .contains(&format!("of the split starting at byte {first}")),
+                "{err}"
+            );
+        }
+    }
+}
