@@ -131,6 +131,24 @@ fn damaged_and_compressed_files_leave_no_index() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
+
+    // Several inputs: each is indexed on its own, a bad one reported and passed over.
+    let good = dir.path().join("good.tfrecord");
+    let want = records(&good, 2, Format::TfRecord, Compression::None);
+    let out = run(&["index", s(&gz), s(&bad), s(&good)], None);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("c.tfrecord.gz") && err.contains("compressed"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("at byte {third} (record 3)")),
+        "{err}"
+    );
+    assert!(err.contains("2 of 3 inputs not indexed"), "{err}");
+    assert_eq!(read(&dir.path().join("good.tfrecord.idx")), want);
+    assert!(!dir.path().join("bad.tfrecord.idx").exists());
 }
 
 #[test]

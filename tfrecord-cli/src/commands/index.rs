@@ -9,7 +9,7 @@ use tfrecord_core::RecordReader;
 use tfrecord_core::index::write_index;
 
 use crate::cli::IndexArgs;
-use crate::error::{CliError, CliResult};
+use crate::error::{CliError, CliResult, report};
 use crate::input::{STDIN_NAME, Source, is_dash, reader_options, resolve_all};
 use crate::output::{STDOUT_NAME, write_text_file};
 
@@ -23,30 +23,54 @@ pub(crate) fn run(args: &IndexArgs) -> CliResult<ExitCode> {
             sources.len()
         )));
     }
+    if let [one] = &sources[..] {
+        return index_one(args, one).map(|()| ExitCode::SUCCESS);
+    }
+    // Each input is indexed on its own: one that fails is reported, and the others are still
+    // indexed (as `verify` goes on after a bad file); the command then fails.
+    let mut failed = 0usize;
     for source in &sources {
-        let dest = destination(args.output.as_deref(), source)?;
-        let opts = reader_options(&args.read, source, true);
-        let out_name = if is_dash(&dest) {
-            PathBuf::from(STDOUT_NAME)
-        } else {
-            dest.clone()
-        };
-        write_text_file(&dest, |out| {
-            match source {
-                Source::Stdin => {
-                    let stdin = io::stdin().lock();
-                    let mut records = RecordReader::new(stdin, opts).with_path(STDIN_NAME);
-                    write_index(&mut records, out, &out_name)?;
-                }
-                Source::File(path) => {
-                    let mut records = RecordReader::open(path, opts)?;
-                    write_index(&mut records, out, &out_name)?;
-                }
+        match index_one(args, source) {
+            Ok(()) => {}
+            Err(e @ (CliError::Usage(_) | CliError::Output(_))) => return Err(e),
+            Err(e) => {
+                report(&e);
+                failed += 1;
             }
-            Ok(())
-        })?;
+        }
+    }
+    if failed > 0 {
+        return Err(CliError::Failed(format!(
+            "{failed} of {} inputs not indexed (each error above); no index was written for them",
+            sources.len()
+        )));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the index of one input.
+fn index_one(args: &IndexArgs, source: &Source) -> CliResult<()> {
+    let dest = destination(args.output.as_deref(), source)?;
+    let opts = reader_options(&args.read, source, true);
+    let out_name = if is_dash(&dest) {
+        PathBuf::from(STDOUT_NAME)
+    } else {
+        dest.clone()
+    };
+    write_text_file(&dest, |out| {
+        match source {
+            Source::Stdin => {
+                let stdin = io::stdin().lock();
+                let mut records = RecordReader::new(stdin, opts).with_path(STDIN_NAME);
+                write_index(&mut records, out, &out_name)?;
+            }
+            Source::File(path) => {
+                let mut records = RecordReader::open(path, opts)?;
+                write_index(&mut records, out, &out_name)?;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// Where the index of `source` goes: `-o`, else the input's name with `.idx` added.
