@@ -1,5 +1,7 @@
 //! Inputs: resolving file arguments, opening record readers, decoding payloads.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, StdinLock};
 use std::path::{Path, PathBuf};
@@ -237,12 +239,23 @@ impl Location<'_> {
     }
 
     /// Where `record` counts from in a byte-range split: the split's first record, found again
-    /// from the range's start (only for errors and warnings, which are rare).
+    /// from the range's start for errors and warnings (once per split: records skipped under a
+    /// bad-record policy can be many).
     pub(crate) fn record_base(&self) -> Option<u64> {
+        thread_local! {
+            static BASES: RefCell<HashMap<(PathBuf, u64), Option<u64>>> =
+                RefCell::new(HashMap::new());
+        }
         let start = self.split_start?;
-        RecordReader::open_range(self.path, start..u64::MAX, ReaderOptions::new())
-            .ok()?
-            .record_base()
+        let key = (self.path.to_path_buf(), start);
+        if let Some(base) = BASES.with_borrow(|b| b.get(&key).copied()) {
+            return base;
+        }
+        let base = RecordReader::open_range(self.path, start..u64::MAX, ReaderOptions::new())
+            .ok()
+            .and_then(|r| r.record_base());
+        BASES.with_borrow_mut(|b| b.insert(key, base));
+        base
     }
 }
 
