@@ -228,13 +228,15 @@ impl Location<'_> {
 
     /// Adds this location to an error (keeping any location it already has).
     pub(crate) fn apply(&self, e: Error) -> Error {
+        // The base only goes with this location's own record index.
+        let own = e.record().is_none_or(|r| r == self.record);
         let e = e
             .with_path(self.path)
             .with_offset(self.offset)
             .with_record(self.record);
         match self.record_base() {
-            Some(base) => e.with_record_base(base),
-            None => e,
+            Some(base) if own => e.with_record_base(base),
+            _ => e,
         }
     }
 

@@ -255,17 +255,17 @@ impl<O> Interleave<O> {
     /// them one by one: at least one, and more while the turn stays with the same split and
     /// its block has records left, up to `out.len() == max`. `None` at the end of the epoch,
     /// with nothing moved; an error ends a split as in `next`, after the values moved before
-    /// it in this call.
+    /// it in this call, and comes with the split it is about.
     pub(crate) fn next_many<D: Decoder<Out = O>>(
         &mut self,
         fetcher: &mut Fetcher<D>,
         max: usize,
         out: &mut Vec<O>,
-    ) -> Option<Result<()>> {
+    ) -> Option<Result<(), (usize, Error)>> {
         let (split, item) = self.next(fetcher)?;
         match item.value {
             Ok(value) => out.push(value),
-            Err(e) => return Some(Err(e)),
+            Err(e) => return Some(Err((split, e))),
         }
         // One slot keeps the turn; with more, the turn stays while `block_index` counts on.
         let single = self.slots.len() == 1;
@@ -279,7 +279,7 @@ impl<O> Interleave<O> {
             };
             match item.value {
                 Ok(value) => out.push(value),
-                Err(e) => return Some(Err(e)),
+                Err(e) => return Some(Err((split, e))),
             }
             slot.next = Start {
                 record: item.record.saturating_add(1),

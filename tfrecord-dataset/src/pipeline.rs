@@ -112,7 +112,8 @@ impl<E: Decoder> Stage<E> {
         if self.buffer.is_some() {
             return None;
         }
-        self.interleave.next_many(&mut self.fetcher, max, out)
+        let moved = self.interleave.next_many(&mut self.fetcher, max, out)?;
+        Some(moved.map_err(|(split, e)| label(&self.splits, split, e, &self.reader)))
     }
 
     fn save(&self, ckpt: &mut Checkpoint) {
@@ -271,7 +272,9 @@ fn reread<E: Decoder>(
     let mut items: Vec<Option<Held<E::Out>>> = (0..records.len()).map(|_| None).collect();
     for (split, wanted) in by_split {
         // Read in file order, not buffer order: each value comes back with its place.
-        for (value, i) in read_positions(&splits[split], opts, decoder, wanted)? {
+        let read = read_positions(&splits[split], opts, decoder, wanted)
+            .map_err(|e| splits[split].label(e, opts))?;
+        for (value, i) in read {
             let [_, record, offset] = records[i];
             let at = Start { record, offset };
             items[i] = Some(Held { value, split, at });

@@ -196,20 +196,23 @@ fn an_error_in_a_byte_range_split_says_where_its_indices_count_from() {
             let ds = Dataset::open([&file])
                 .expect("lists")
                 .with_options(opts.clone().threads(threads));
-            let err = ds
+            let one_by_one = ds
                 .values::<Labelled>()
                 .expect("starts")
-                .find_map(Result::err)
-                .expect("record 90 does not decode");
-            let tfrecord_dataset::Error::Record(e) = &err else {
-                panic!("a record error: {err}");
-            };
-            assert_eq!(e.record_base(), Some(first), "{err}");
-            assert!(
-                err.to_string()
-                    .contains(&format!("of the split starting at byte {first}")),
-                "{err}"
-            );
+                .find_map(Result::err);
+            let batched = ds
+                .value_batches::<Labelled>(16)
+                .expect("starts")
+                .find_map(Result::err);
+            for err in [one_by_one, batched] {
+                let err = err.expect("record 90 does not decode");
+                let tfrecord_dataset::Error::Record(e) = &err else {
+                    panic!("a record error: {err}");
+                };
+                assert_eq!(e.record_base(), Some(first), "{err}");
+                let at = format!("of the split starting at byte {first}");
+                assert!(err.to_string().contains(&at), "{err}");
+            }
         }
     }
 }
