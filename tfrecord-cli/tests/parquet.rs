@@ -510,6 +510,9 @@ fn from_parquet_reads_directories_and_globs_in_name_order() {
         "--force",
     ]));
     assert!(err.contains("a directory inside (year=2020)"), "{err}");
+    let pattern = format!("{}/*", parts.display());
+    let err = fails(&run(&["from-parquet", &pattern, "-o", s(&back), "--force"]));
+    assert!(err.contains("matches a directory"), "{err}");
 }
 
 /// Files whose columns of one name would be stored in different lists are refused, naming the
@@ -525,9 +528,9 @@ fn from_parquet_refuses_files_that_disagree_on_a_column() {
     use tfrecord_arrow::parquet::arrow::ArrowWriter;
 
     let dir = tempfile::tempdir().expect("temp dir");
-    let write = |name: &str, dtype: DataType, col: ArrayRef| {
+    let write_as = |name: &str, column: &str, dtype: DataType, col: ArrayRef| {
         let pq = dir.path().join(name);
-        let schema = Arc::new(Schema::new(vec![Field::new("x", dtype, false)]));
+        let schema = Arc::new(Schema::new(vec![Field::new(column, dtype, false)]));
         let batch = RecordBatch::try_new(schema.clone(), vec![col]).expect("batch");
         let file = File::create(&pq).expect("create");
         let mut w = ArrowWriter::try_new(file, schema, None).expect("writer");
@@ -535,6 +538,7 @@ fn from_parquet_refuses_files_that_disagree_on_a_column() {
         w.close().expect("close");
         pq
     };
+    let write = |name: &str, dtype: DataType, col: ArrayRef| write_as(name, "x", dtype, col);
     let ints = write(
         "a.parquet",
         DataType::Int64,
@@ -554,12 +558,58 @@ fn from_parquet_refuses_files_that_disagree_on_a_column() {
     let out = dir.path().join("o.tfrecord");
     let err = unsuccessful(&run(&["from-parquet", s(&ints), s(&floats), "-o", s(&out)]));
     assert!(err.contains("c.parquet: bad feature \"x\""), "{err}");
-    assert!(err.contains("stored as float_list, where that of"), "{err}");
     assert!(
-        err.contains("a.parquet holds int64 values, stored as int64_list"),
+        err.contains("column `x` writes feature \"x\" as float_list, where column `x` of"),
         "{err}"
     );
+    assert!(err.contains("a.parquet writes it as int64_list"), "{err}");
     assert!(!out.exists(), "no output under the final name");
+
+    // Every file is checked against every earlier one, not only the first, and before any
+    // row is written (nothing reaches standard output).
+    let other = write_as(
+        "0.parquet",
+        "y",
+        DataType::Int64,
+        Arc::new(Int64Array::from(vec![0])),
+    );
+    let o = run(&["from-parquet", s(&other), s(&ints), s(&floats), "-o", "-"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty(), "{} bytes written", o.stdout.len());
+    // A sparse feature's index key is an int64 list: a float column of that name disagrees.
+    let sparse = dir.path().join("sparse.toml");
+    std::fs::write(
+        &sparse,
+        "[records.R.features.sp]\ndtype = \"float\"\nkind = \"sparse\"\nindex_key = \"x\"\n\
+         value_key = \"v\"\nsize = 4\n",
+    )
+    .expect("spec");
+    let records = dir.path().join("sp.tfrecord");
+    let mut w = RecordWriter::create(&records, WriterOptions::new()).expect("create");
+    let mut f = tf::Features::default();
+    let index = tf::feature::Kind::Int64List(tf::Int64List { value: vec![1] });
+    let value = tf::feature::Kind::FloatList(tf::FloatList { value: vec![0.5] });
+    f.feature
+        .insert("x".into(), tf::Feature { kind: Some(index) });
+    f.feature
+        .insert("v".into(), tf::Feature { kind: Some(value) });
+    w.write(&tf::Example { features: Some(f) }.encode_to_vec())
+        .expect("write");
+    w.finish().expect("finish");
+    let sp = dir.path().join("sp.parquet");
+    ok(&run(&[
+        "to-parquet",
+        "--spec",
+        s(&sparse),
+        s(&records),
+        "-o",
+        s(&sp),
+    ]));
+    let err = unsuccessful(&run(&["from-parquet", s(&sp), s(&floats), "-o", s(&out)]));
+    assert!(
+        err.contains("column `x` writes feature \"x\" as float_list, where column `sp` of"),
+        "{err}"
+    );
 
     ok(&run(&["from-parquet", s(&ints), s(&small), "-o", s(&out)]));
     let json = ok(&run(&["cat", "--json", s(&out)]));

@@ -1,6 +1,7 @@
 //! `tfrecord to-parquet` and `tfrecord from-parquet`: records to a Parquet file through the
 //! `tfrecord-arrow` mapping, and the rows of Parquet files back to records.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,7 +16,7 @@ use tfrecord_arrow::{
 };
 use tfrecord_core::parse::DType;
 use tfrecord_core::{Error, ErrorKind, Format};
-use tfrecord_schema::ir::{Record, RecordKind};
+use tfrecord_schema::ir::{FeatureKind, Record, RecordKind};
 
 use crate::batch::Batch;
 use crate::cli::{CodecArg, FromParquetArgs, ToParquetArgs};
@@ -239,6 +240,12 @@ fn parquet_inputs(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
                 })?;
                 if data(&path) {
                     found.push(path);
+                } else if visible(&path) && path.is_dir() {
+                    return Err(CliError::Failed(format!(
+                        "{text}: matches a directory ({}): partitioned tables are not read; \
+                         name the Parquet files, or a pattern of them",
+                        path.display()
+                    )));
                 }
             }
             (found, "the pattern matches no file")
@@ -272,46 +279,101 @@ fn stored_list(dtype: Option<DType>, format: Format) -> &'static str {
     }
 }
 
-/// Checks that the records `path` gives agree with those of the first file: of the same kind,
-/// and each column they share stored in the same list, so that one spec reads every record
-/// written (as pyarrow's data sets refuse files whose columns do not convert).
-fn agree(
-    first: &Record,
-    first_path: &Path,
-    record: &Record,
-    path: &Path,
-    format: Format,
-) -> CliResult<()> {
-    if record.kind != first.kind {
-        return Err(CliError::Failed(format!(
-            "{}: its rows are {:?}s where those of {} are {:?}s: one output cannot hold both",
-            path.display(),
-            record.kind,
-            first_path.display(),
-            first.kind
-        )));
+/// The key of a field's values: a ragged feature's value key, else its own key (a sparse
+/// feature's value key).
+fn value_key<'a>(kind: &'a FeatureKind, key: &'a str) -> &'a str {
+    match kind {
+        FeatureKind::Ragged { value_key, .. } => value_key,
+        FeatureKind::Steps { step } => value_key(step, key),
+        _ => key,
     }
-    for f in &record.fields {
-        let Some(g) = first.fields.iter().find(|g| g.name == f.name) else {
-            continue;
-        };
-        let (here, there) = (stored_list(f.dtype, format), stored_list(g.dtype, format));
-        if here != there {
-            return Err(CliError::Core(
-                Error::feature(format!(
-                    "column `{}` holds {} values, stored as {here}, where that of {} holds {} \
-                     values, stored as {there}: the records would disagree on the feature's type",
-                    f.name,
-                    f.dtype.map_or("other", DType::name),
-                    first_path.display(),
-                    g.dtype.map_or("other", DType::name),
-                ))
-                .with_path(path)
-                .with_key(f.name.clone()),
-            ));
+}
+
+/// What the records written from each file hold under each feature key, to check that the
+/// files agree: one spec must read every record written.
+#[derive(Default)]
+struct Keys {
+    /// The kind of record, and the first file.
+    kind: Option<(RecordKind, PathBuf)>,
+    /// (feature list or not, key) to the list stored there, the column, and the file.
+    lists: HashMap<(bool, String), (&'static str, String, PathBuf)>,
+}
+
+impl Keys {
+    /// Adds the records of `path`, written by `record`; an error when they would hold a key in
+    /// another list than an earlier file's records (as pyarrow's data sets refuse columns that
+    /// do not convert), or be of another kind of record.
+    fn add(&mut self, record: &Record, path: &Path, format: Format) -> CliResult<()> {
+        match &self.kind {
+            Some((kind, first)) if *kind != record.kind => {
+                return Err(CliError::Failed(format!(
+                    "{}: its rows are {:?}s where those of {} are {:?}s: one output cannot \
+                     hold both",
+                    path.display(),
+                    record.kind,
+                    first.display(),
+                    kind
+                )));
+            }
+            Some(_) => {}
+            None => self.kind = Some((record.kind, path.to_path_buf())),
         }
+        for f in record.fields.iter().filter(|f| !f.skip) {
+            let values = value_key(&f.kind, &f.key);
+            let list = f.kind.is_feature_list(record.kind);
+            for key in f.kind.keys(&f.key) {
+                // Sparse indices and ragged partitions are int64 lists.
+                let stored = if key == values {
+                    stored_list(f.dtype, format)
+                } else {
+                    "int64_list"
+                };
+                let entry = self.lists.entry((list, key.to_string()));
+                let (there, column, first) =
+                    entry.or_insert_with(|| (stored, f.name.clone(), path.to_path_buf()));
+                if *there != stored {
+                    return Err(CliError::Core(
+                        Error::feature(format!(
+                            "column `{}` writes feature {key:?} as {stored}, where column \
+                             `{column}` of {} writes it as {there}: the records would disagree \
+                             on the feature's type",
+                            f.name,
+                            first.display(),
+                        ))
+                        .with_path(path)
+                        .with_key(key.to_string()),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
-    Ok(())
+}
+
+/// The spec each file's rows are written with: `given`, or the one in the file's metadata, or
+/// one read off its column types.
+fn file_record(path: &Path, given: Option<&Record>) -> CliResult<Record> {
+    let located = |e: Error| -> CliError { e.with_path(path).into() };
+    if let Some(r) = given {
+        return Ok(r.clone());
+    }
+    let file = File::open(path).map_err(|e| located(e.into()))?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))?;
+    record_from_schema(builder.schema(), "Record").map_err(|e| {
+        // Tools that rename or select columns drop the metadata `to-parquet` wrote.
+        let stored = builder.schema().metadata().contains_key(SPEC_METADATA_KEY);
+        match (stored, e.kind(), e.key()) {
+            (false, ErrorKind::Feature { detail, .. }, Some(key)) => located(
+                Error::feature(format!(
+                    "{detail} (the file holds no `{SPEC_METADATA_KEY}` metadata to map its \
+                     columns with: give the spec with --spec)"
+                ))
+                .with_key(key),
+            ),
+            _ => located(e),
+        }
+    })
 }
 
 /// `tfrecord from-parquet`.
@@ -319,38 +381,12 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
     check_overwrite(&args.write.output, args.force)?;
     let format = Format::from(args.write.encoding.output_format);
     let given = spec_record(args.spec.as_ref(), args.record.as_deref())?;
-    let mut sink = RecordSink::create(&args.write)?;
-    let mut records: Vec<Vec<u8>> = Vec::new();
-    let mut first: Option<(PathBuf, Record)> = None;
-    for path in &parquet_inputs(&args.inputs)? {
-        let located = |e: Error| -> CliError { e.with_path(path).into() };
-        let file = File::open(path).map_err(|e| located(e.into()))?;
-        let builder =
-            ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))?;
-        let record = match &given {
-            Some(r) => r.clone(),
-            None => record_from_schema(builder.schema(), "Record").map_err(|e| {
-                // Tools that rename or select columns drop the metadata `to-parquet` wrote.
-                let stored = builder.schema().metadata().contains_key(SPEC_METADATA_KEY);
-                match (stored, e.kind(), e.key()) {
-                    (false, ErrorKind::Feature { detail, .. }, Some(key)) => located(
-                        Error::feature(format!(
-                            "{detail} (the file holds no `{SPEC_METADATA_KEY}` metadata to map \
-                             its columns with: give the spec with --spec)"
-                        ))
-                        .with_key(key),
-                    ),
-                    _ => located(e),
-                }
-            })?,
-        };
-        match &first {
-            Some((first_path, first_record)) => {
-                agree(first_record, first_path, &record, path, format)?;
-            }
-            None => first = Some((path.clone(), record.clone())),
-        }
-        let mut record = record;
+    // Every file's spec first, checked against the others', before any row is written.
+    let mut keys = Keys::default();
+    let mut plan = Vec::new();
+    for path in parquet_inputs(&args.inputs)? {
+        let mut record = file_record(&path, given.as_ref())?;
+        keys.add(&record, &path, format)?;
         if args.allow_lossy_double {
             for f in &mut record.fields {
                 f.lossy |= f.dtype == Some(DType::Double);
@@ -369,11 +405,20 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
                      float: pass --allow-lossy-double to round them, or write OFRecord",
                     f.name
                 ))
-                .with_path(path)
+                .with_path(&path)
                 .with_key(f.name.clone()),
             ));
         }
-        let encoder = ArrowEncoder::new(&record, format).map_err(located)?;
+        plan.push((path, record));
+    }
+    let mut sink = RecordSink::create(&args.write)?;
+    let mut records: Vec<Vec<u8>> = Vec::new();
+    for (path, record) in &plan {
+        let located = |e: Error| -> CliError { e.with_path(path).into() };
+        let file = File::open(path).map_err(|e| located(e.into()))?;
+        let builder =
+            ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))?;
+        let encoder = ArrowEncoder::new(record, format).map_err(located)?;
         let reader = builder
             .with_batch_size(8192)
             .build()
