@@ -297,10 +297,15 @@ pub(crate) struct CountArgs {
 #[derive(Clone, Copy, Debug, Args)]
 pub(crate) struct Threads {
     /// Threads that read and check each file, taking chunks of about 1 MiB in turn: 0 for one
-    /// per core, at most 8 (each thread holds about 1 MiB), 1 to read in order on one thread.
-    /// Standard input is read on one thread. The output and the error reported are the same
-    /// for any number.
-    #[arg(long = "threads", value_name = "N", default_value_t = 0)]
+    /// per core, at most 8 (each thread holds about 1 MiB), 1 to read in order on one thread,
+    /// up to 64. Standard input is read on one thread. The output and the error reported are
+    /// the same for any number.
+    #[arg(
+        long = "threads",
+        value_name = "N",
+        default_value_t = 0,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=64)
+    )]
     n: usize,
 }
 

@@ -379,6 +379,7 @@ fn misused_command_lines_exit_2_in_the_tools_error_form() {
         &["count", "--limit", "x", "-"],
         &["verify", "--shard", "0/2", "-"],
         &["cat", "--shuffle", "-"],
+        &["count", "--threads", "2000", "-"],
     ] {
         let o = support::run_with_stdin(args, b"");
         assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
