@@ -226,7 +226,16 @@ fn check_feature_lists(record: &Record, f: &Field, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// A fixed shape's value count must be a number: the decoder checks counts against it.
+/// The most values a fixed shape may hold: a record is at most 1 GiB (the readers' default
+/// length limit) and a value takes at least a byte, so no record holds more, and a default
+/// of more would only exhaust memory.
+const MAX_SHAPE_VALUES: u64 = 1 << 30;
+
+/// The most dimensions a fixed shape may have (each is a level of nested lists in Arrow).
+const MAX_SHAPE_RANK: usize = 32;
+
+/// A fixed shape's value count must be a number a record can hold (the decoder checks counts
+/// against it), of at most [`MAX_SHAPE_RANK`] dimensions.
 fn check_shape(f: &Field, out: &mut Vec<Diagnostic>) {
     let shape: Vec<u64> = match &f.kind {
         FeatureKind::Fixed { shape } => shape.clone(),
@@ -237,16 +246,32 @@ fn check_shape(f: &Field, out: &mut Vec<Diagnostic>) {
         },
         _ => return,
     };
-    if shape
-        .iter()
-        .try_fold(1u64, |a, &d| a.checked_mul(d))
-        .is_none()
-    {
+    if shape.len() > MAX_SHAPE_RANK {
         out.push(Diagnostic::new(
             f.origin,
             Part::Shape,
-            "the shape's value count overflows a 64-bit integer",
+            format!(
+                "a shape of {} dimensions: at most {MAX_SHAPE_RANK} are supported",
+                shape.len()
+            ),
         ));
+        return;
+    }
+    match shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)) {
+        None => out.push(Diagnostic::new(
+            f.origin,
+            Part::Shape,
+            "the shape's value count overflows a 64-bit integer",
+        )),
+        Some(n) if n > MAX_SHAPE_VALUES => out.push(Diagnostic::new(
+            f.origin,
+            Part::Shape,
+            format!(
+                "the shape holds {n} values: more than a record can hold (at most \
+                 {MAX_SHAPE_VALUES}, 2^30)"
+            ),
+        )),
+        Some(_) => {}
     }
 }
 

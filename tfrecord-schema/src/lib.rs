@@ -151,7 +151,7 @@
 //! | `sequence` | sequence example record | a table of feature lists by key | | `sequence_features` | `[records.Clip.sequence.frames]` |
 //! | `dtype` | feature (required) | `int64`, `int32`, `bool`, `float`, `double`, `bytes`, `string` | | `dtype` | `dtype = "float"` |
 //! | `kind` | feature | `fixed`, `var`, `sparse`, `sequence`, `ragged` | `fixed`; `sequence` in a `sequence` table | the feature class | `kind = "var"` |
-//! | `shape` | `fixed`, `sequence` | array of dimensions, row-major; `-1` is a dimension the data decides (TensorFlow's `None`), see below | `[]` (one value) | `shape` | `shape = [28, 28]`, `shape = [-1, 3]` |
+//! | `shape` | `fixed`, `sequence` | array of dimensions, row-major; `-1` is a dimension the data decides (TensorFlow's `None`), see below; at most 32 dimensions and 2^30 values (no record holds more) | `[]` (one value) | `shape` | `shape = [28, 28]`, `shape = [-1, 3]` |
 //! | `default` | `fixed`, `var`; `sequence` (padding) | a value of the dtype, or a row-major array for a shape; one value fills a whole shape (`default = 0` with `shape = [3]` is `[0, 0, 0]`) | none: absent is an error (`fixed`) or empty (`var`) | `default_value` (`fixed`; a `var` default fills the derived field and the Arrow row, while `tfrecord parse`, as `VarLenFeature`, which has none, leaves it empty) | `default = 0` |
 //! | `optional` | `fixed`, `var` | boolean: absent is `None` (`Option<T>`) | `false` | | `optional = true` |
 //! | `field` | feature | the Rust field name | from the key: `image/encoded` -> `image_encoded` | (the output name) | `field = "image"` |
