@@ -265,25 +265,7 @@ fn broken_link(path: &Path, is_link: bool) -> Result<()> {
 
 /// The files and directories a glob pattern matches, sorted.
 fn expand_glob(pattern: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf>> {
-    let text = pattern.to_string_lossy();
-    let options = glob::MatchOptions {
-        case_sensitive: true,
-        require_literal_separator: true,
-        require_literal_leading_dot: true,
-    };
-    let paths = glob::glob_with(&text, options).map_err(|e| Error::Pattern {
-        pattern: text.clone().into_owned(),
-        detail: e.to_string(),
-    })?;
-    let mut matched = Vec::new();
-    for path in paths {
-        let path = path.map_err(|e| {
-            let at = e.path().to_path_buf();
-            Error::io(std::io::Error::from(e), at)
-        })?;
-        matched.push(path);
-    }
-    matched.sort();
+    let matched = crate::globs::glob_paths(pattern)?;
     let mut files = Vec::new();
     for path in matched {
         if path.is_dir() {

@@ -226,18 +226,8 @@ fn parquet_inputs(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
             }
             (found, "the directory holds no *.parquet file")
         } else if !input.exists() && text.contains(['*', '?', '[']) {
-            let options = glob::MatchOptions {
-                require_literal_leading_dot: true,
-                ..glob::MatchOptions::new()
-            };
             let mut found = Vec::new();
-            for path in glob::glob_with(&text, options)
-                .map_err(|e| CliError::Usage(format!("{text}: not a glob pattern: {e}")))?
-            {
-                let path = path.map_err(|e| {
-                    let at = e.path().to_path_buf();
-                    listed(e.into(), &at)
-                })?;
+            for path in tfrecord_dataset::glob_paths(input)? {
                 if data(&path) {
                     found.push(path);
                 } else if visible(&path) && path.is_dir() {
