@@ -112,9 +112,8 @@ fn fields<'a>(
     let mut seen = [false; 8];
     for (n, (k, val)) in m.iter().enumerate() {
         let k: &str = k;
-        // A key written twice: the last one counts, as in a JSON object.
         if m[n + 1..].iter().any(|(later, _)| later == k) {
-            continue;
+            return Err(twice(what, k));
         }
         let Some(i) = known
             .iter()
@@ -361,9 +360,22 @@ fn feature_map<T>(
             type_name(v)
         )));
     };
-    m.iter()
-        .map(|(k, val)| Ok((k.to_string(), f(val, &Sub::Key(what, k))?)))
-        .collect()
+    let mut out = BTreeMap::new();
+    for (k, val) in m {
+        let value = f(val, &Sub::Key(what, k))?;
+        if out.insert(k.to_string(), value).is_some() {
+            return Err(twice(what, k));
+        }
+    }
+    Ok(out)
+}
+
+/// The error for a key an object holds twice, which protobuf's `json_format.Parse` refuses
+/// ("duplicate key"), rather than keep one of the values.
+fn twice(what: &dyn fmt::Display, key: &str) -> Error {
+    Error::json(format!(
+        "{what}: duplicate key {key:?} (protobuf's json_format.Parse refuses it)"
+    ))
 }
 
 fn tf_features_from_json(v: &Tree<'_>, what: &str) -> Result<tensorflow::Features> {
@@ -578,6 +590,40 @@ impl LineEncoder {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A key given twice in one object is refused, as protobuf's `json_format.Parse` refuses
+    /// it ("duplicate key"), on every path a line is read by: the one-pass encoder leaves such
+    /// a line to the full reader, which words the error.
+    #[test]
+    fn a_key_given_twice_is_refused() {
+        let lines = [
+            (
+                r#"{"features":{"feature":{"x":{"int64List":{"value":[1]}},"x":{"floatList":{"value":[2]}}}}}"#,
+                "features.feature: duplicate key \"x\"",
+            ),
+            (
+                r#"{"features":{"feature":{}},"features":{"feature":{}}}"#,
+                "duplicate key \"features\"",
+            ),
+            (
+                r#"{"features":{"feature":{"x":{"int64List":{"value":[1],"value":[2]}}}}}"#,
+                "duplicate key \"value\"",
+            ),
+        ];
+        for (line, want) in lines {
+            let e = example_from_json_str(line).expect_err(line).to_string();
+            assert!(e.contains(want), "{line}: {e}");
+            let mut out = Vec::new();
+            let e = LineEncoder::default()
+                .example(line, &mut out)
+                .expect_err(line)
+                .to_string();
+            assert!(e.contains(want), "{line}: {e}");
+        }
+        let of = r#"{"feature":{"k":{"int32List":{"value":[1]}},"k":{"int32List":{"value":[2]}}}}"#;
+        let e = ofrecord_from_json_str(of).expect_err(of).to_string();
+        assert!(e.contains("duplicate key \"k\""), "{e}");
+    }
 
     #[test]
     fn example_roundtrip_and_shape() {
