@@ -355,6 +355,13 @@ mod tests {
         assert_eq!(rows[1].features["ok"], Values::Int64(vec![0]));
         assert_eq!(rows[0].features["mixed"], Values::from(&b"1"[..]));
         assert!(!rows[2].features.contains_key("score"));
+        // Digits beyond int64 would be rounded by a float: the column stays text.
+        let (rows, _) = run("big,f\n99999999999999999999,1e20\n1,-2\n", &opts);
+        let rows = rows.unwrap();
+        let big = &rows[0].features["big"];
+        assert_eq!(big, &Values::from(&b"99999999999999999999"[..]));
+        assert_eq!(rows[1].features["big"], Values::from(&b"1"[..]));
+        assert_eq!(rows[0].features["f"], Values::Float32(vec![1e20]));
         let (r, _) = run("a,a\n1,2\n", &opts);
         assert!(r.unwrap_err().to_string().contains("both named"));
         let (r, _) = run("a,b\n1,2\n3\n", &opts);

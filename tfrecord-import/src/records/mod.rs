@@ -16,8 +16,8 @@
 //! into memory): a field holding integers in some records and floats in others is a float
 //! feature everywhere, so that one `tf.io.parse_example` spec reads every record. In CSV every
 //! cell is text, so a column is `int64` when every non-empty cell is an integer, `float` when
-//! every one is a number (`nan` and `inf` included), `int64` 0/1 when every one is `true` or
-//! `false`, and bytes otherwise.
+//! every one is a number (`nan` and `inf` included; digits beyond int64 are not, as a float
+//! would round them), `int64` 0/1 when every one is `true` or `false`, and bytes otherwise.
 //!
 //! What cannot be mapped is an error naming the input, the record and the field: a list of
 //! objects, a list mixing strings with numbers, an integer beyond int64, a JSON field holding
