@@ -89,6 +89,8 @@ pub fn import_records(
     let mut kinds: BTreeMap<String, ListKind> = BTreeMap::new();
     // CSV: (every cell an integer, a number, a boolean) per column.
     let mut csv_kinds: BTreeMap<String, (bool, bool, bool)> = BTreeMap::new();
+    // JSON fields met only as empty lists, with the first record that holds one.
+    let mut empty: BTreeMap<String, u64> = BTreeMap::new();
     for_each_record(&source, format, delimiter, |raw, _| {
         let Ok(fields) = &raw.fields else {
             return Ok(());
@@ -107,6 +109,9 @@ pub fn import_records(
                 continue;
             }
             let Ok(Some(k)) = list_kind(scalars) else {
+                if scalars.is_empty() {
+                    empty.entry(key.clone()).or_insert(raw.index);
+                }
                 continue;
             };
             let entry = kinds.entry(key.clone()).or_insert_with(|| k.clone());
@@ -143,6 +148,19 @@ pub fn import_records(
             ListKind::Bytes
         };
         kinds.insert(key, k);
+    }
+    // A field that is never more than an empty list has no kind to write it with: said, not
+    // left out silently.
+    for (key, record) in empty.iter().filter(|(k, _)| !kinds.contains_key(*k)) {
+        warn(&located(
+            Error::new(
+                "holds only empty lists, in every record: with no value there is no list kind \
+                 to write them as, so the field is left out (give it a dtype in a spec, --spec, \
+                 to keep it)",
+            )
+            .with_record(*record)
+            .with_field(key.clone()),
+        ));
     }
     for (key, kind) in &kinds {
         if let ListKind::Conflict(record, msg) = kind {
@@ -336,6 +354,24 @@ mod tests {
         assert!(r.unwrap_err().to_string().contains("must be a JSON object"));
         let (r, _) = run("{\"a\": 18446744073709551615}\n", &RecordOptions::default());
         assert!(r.unwrap_err().to_string().contains("does not fit in int64"));
+    }
+
+    /// A field that is only ever an empty list has no kind: left out with a warning; one that
+    /// holds values elsewhere is an empty list of their kind.
+    #[test]
+    fn fields_of_empty_lists_only_are_left_out_with_a_warning() {
+        let (rows, warnings) = run(
+            "{\"a\": [], \"b\": []}\n{\"b\": [1]}\n",
+            &RecordOptions::default(),
+        );
+        let rows = rows.unwrap();
+        assert!(!rows[0].features.contains_key("a"));
+        assert_eq!(rows[0].features["b"], Values::Int64(vec![]));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("record 0: field \"a\": holds only empty lists"),
+            "{warnings:?}"
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! | array (also nested, row-major) of one of the above | a list of that kind |
 //! | object | its fields, flattened to `parent/child` keys |
 //! | `null`, empty CSV cell | no feature (absent) |
+//! | empty array | an empty list of the field's kind in other records; when no record holds a value for it, no feature, with a warning |
 //!
 //! A field's list kind is decided over the whole input (two passes; standard input is read
 //! into memory): a field holding integers in some records and floats in others is a float
