@@ -83,7 +83,9 @@ impl ArrowDecoder {
             .columns
             .into_iter()
             .zip(self.columns.layouts())
-            .map(|(c, l)| column_array(c, l, batch.rows, self.options))
+            .map(|(c, l)| {
+                column_array(c, l, batch.rows, self.options).map_err(|e| e.with_key(l.name.clone()))
+            })
             .collect::<Result<Vec<_>>>()?;
         RecordBatch::try_new_with_options(
             self.schema(),
@@ -162,7 +164,8 @@ fn narrow(offsets: &[i64]) -> Result<OffsetBuffer<i32>> {
         .collect::<std::result::Result<Vec<i32>, _>>()
         .map_err(|_| {
             Error::feature(
-                "a batch column holds more than 2^31 values or bytes: use large lists or smaller batches",
+                "the batch's column holds more than 2^31 values or bytes: use large lists \
+                 (--large-lists) or smaller batches (--batch-size)",
             )
         })?;
     Ok(OffsetBuffer::new(ScalarBuffer::from(v)))
