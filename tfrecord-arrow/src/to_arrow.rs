@@ -164,8 +164,8 @@ fn narrow(offsets: &[i64]) -> Result<OffsetBuffer<i32>> {
         .collect::<std::result::Result<Vec<i32>, _>>()
         .map_err(|_| {
             Error::feature(
-                "the batch's column holds more than 2^31 values or bytes: use large lists \
-                 (--large-lists) or smaller batches (--batch-size)",
+                "the batch's column holds more than 2^31 values or bytes: use large lists or \
+                 smaller batches",
             )
         })?;
     Ok(OffsetBuffer::new(ScalarBuffer::from(v)))
