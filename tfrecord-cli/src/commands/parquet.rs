@@ -399,16 +399,17 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
                 .with_key(f.name.clone()),
             ));
         }
-        plan.push((path, record));
+        let encoder =
+            ArrowEncoder::new(&record, format).map_err(|e| CliError::from(e.with_path(&path)))?;
+        plan.push((path, encoder));
     }
     let mut sink = RecordSink::create(&args.write)?;
     let mut records: Vec<Vec<u8>> = Vec::new();
-    for (path, record) in &plan {
+    for (path, encoder) in &plan {
         let located = |e: Error| -> CliError { e.with_path(path).into() };
         let file = File::open(path).map_err(|e| located(e.into()))?;
         let builder =
             ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))?;
-        let encoder = ArrowEncoder::new(record, format).map_err(located)?;
         let reader = builder
             .with_batch_size(8192)
             .build()
