@@ -494,7 +494,8 @@ fn name_fields(fields: &mut [Field]) {
         .iter()
         .map(|f| symbol::field_name(&f.key).unwrap_or_else(|| "feature".to_string()))
         .collect();
-    let mut taken: Vec<String> = Vec::new();
+    // A set, not a list: a record may have many thousands of keys.
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
     for (f, base) in fields.iter_mut().zip(wanted.iter()) {
         let mut name = base.clone();
         let mut n = 1u32;
@@ -502,7 +503,7 @@ fn name_fields(fields: &mut [Field]) {
             n += 1;
             name = format!("{base}_{n}");
         }
-        taken.push(name.clone());
+        taken.insert(name.clone());
         f.member = name;
     }
 }
