@@ -77,15 +77,16 @@ impl RecordSpec {
     /// ```
     pub fn from_record(record: &Record) -> Result<RecordSpec> {
         let mut features: Vec<RecordFeature> = Vec::new();
+        // Outputs taken so far (and whether each is a feature list of a SequenceExample): a
+        // set, as a record may have many thousands of features.
+        let mut outputs: std::collections::HashSet<(String, bool)> =
+            std::collections::HashSet::new();
         for f in record.fields.iter().filter(|f| !f.skip) {
             let feature = RecordFeature::from_field(f)?;
-            let list = f.kind.is_feature_list(record.kind);
+            let list =
+                record.kind == RecordKind::SequenceExample && f.kind.is_feature_list(record.kind);
             let output = feature.output_name();
-            let clash = features.iter().any(|g| {
-                g.output_name() == output
-                    && (record.kind != RecordKind::SequenceExample
-                        || g.kind.is_feature_list(record.kind) == list)
-            });
+            let clash = !outputs.insert((output.to_string(), list));
             if clash {
                 return Err(Error::feature(format!(
                     "record `{}` has two outputs named {output:?}",
