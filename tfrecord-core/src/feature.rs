@@ -39,6 +39,24 @@ pub enum ListKind {
 }
 
 impl ListKind {
+    /// The list that holds values of `dtype` in `format`'s messages: `int64_list` for `int64`
+    /// and `bool` (and `int32` in a `tf.train.Example`), `float_list` for `float` (and a lossy
+    /// `double` in an Example), `bytes_list` for `bytes` and `string`; OFRecord's own
+    /// `int32_list` and `double_list` for `int32` and `double`.
+    pub fn holding(dtype: tfrecord_schema::ir::DType, format: crate::Format) -> ListKind {
+        use tfrecord_schema::ir::DType;
+        let of = format == crate::Format::OfRecord;
+        match dtype {
+            DType::Int64 | DType::Bool => ListKind::Int64,
+            DType::Int32 if of => ListKind::Int32,
+            DType::Int32 => ListKind::Int64,
+            DType::Float => ListKind::Float,
+            DType::Double if of => ListKind::Double,
+            DType::Double => ListKind::Float,
+            DType::Bytes | DType::String => ListKind::Bytes,
+        }
+    }
+
     /// The protobuf field name: `bytes_list`, `float_list`, ...
     pub fn name(self) -> &'static str {
         match self {

@@ -15,7 +15,7 @@ use tfrecord_arrow::{
     record_from_schema,
 };
 use tfrecord_core::parse::DType;
-use tfrecord_core::{Error, ErrorKind, Format};
+use tfrecord_core::{Error, ErrorKind, Format, ListKind};
 use tfrecord_schema::ir::{FeatureKind, Record, RecordKind};
 
 use crate::batch::Batch;
@@ -256,17 +256,7 @@ fn parquet_inputs(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
 
 /// The list a feature of `dtype` is stored in, in `format`.
 fn stored_list(dtype: Option<DType>, format: Format) -> &'static str {
-    let of = format == Format::OfRecord;
-    match dtype {
-        Some(DType::Int64 | DType::Bool) => "int64_list",
-        Some(DType::Int32) if of => "int32_list",
-        Some(DType::Int32) => "int64_list",
-        Some(DType::Float) => "float_list",
-        Some(DType::Double) if of => "double_list",
-        Some(DType::Double) => "float_list",
-        Some(DType::Bytes | DType::String) => "bytes_list",
-        _ => "list",
-    }
+    dtype.map_or("list", |d| ListKind::holding(d, format).name())
 }
 
 /// The key of a field's values: a ragged feature's value key, else its own key (a sparse

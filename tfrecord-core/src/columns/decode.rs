@@ -7,7 +7,7 @@ use tfrecord_schema::ir::RecordKind;
 
 use super::partition::{Scratch, splits};
 use super::plan::{Absent, ColPlan, Part, Plan, Shape, to_i64};
-use super::values::{Slots, append, has_kind, int64s, list_kind, list_tag, missing, problem};
+use super::values::{Slots, append, has_kind, int64s, list_tag, missing, problem};
 use super::{Column, ColumnLayout, Leaf, Level, LevelKind};
 use crate::codec::{
     DecodeElem, FeatureBytes, OfRecord, Tf, TfExample, canonical_step_values, for_each_step,
@@ -16,6 +16,7 @@ use crate::codec::{
 use crate::compression::Format;
 use crate::error::{Error, Result};
 use crate::feature::FeatureProblem;
+use crate::feature::ListKind;
 use crate::parse::DType;
 use crate::parse::fast::Sink;
 
@@ -293,7 +294,7 @@ impl Builder {
                     let mut steps = 0usize;
                     // The steps in the layout every writer produces first, straight into the
                     // buffers; the rest (and any error) through the general walk.
-                    let tag = list_tag(format, list_kind(c.dtype, format));
+                    let tag = list_tag(format, ListKind::holding(c.dtype, format));
                     let rest = match (fb.single(), tag) {
                         (Some(bytes), Some(tag)) => {
                             self.canonical_steps(bytes, tag, fixed, &mut steps)

@@ -11,12 +11,13 @@ use tfrecord_schema::ir::RecordKind;
 
 use super::decode::Builder;
 use super::plan::{Absent, KeyTable, Plan, Shape, to_i64};
-use super::values::{list_kind, list_tag};
+use super::values::list_tag;
 use super::{Leaf, Level};
 use crate::codec::view::{canonical_feature, short_feature};
 use crate::codec::wire::{get_varint, split_len};
 use crate::codec::{DecodeElem, Of, OfRecord, Tf, TfExample, TfLossy, walk_canonical};
 use crate::compression::Format;
+use crate::feature::ListKind;
 use crate::parse::DType;
 use crate::parse::fast::{Sink, same_key};
 
@@ -107,8 +108,10 @@ impl FastPlan {
                 return None;
             }
             *col = i;
-            fast.ops
-                .push((op, list_tag(plan.format, list_kind(c.dtype, plan.format))?));
+            fast.ops.push((
+                op,
+                list_tag(plan.format, ListKind::holding(c.dtype, plan.format))?,
+            ));
         }
         let every_slot = |s: &Slots| s.cols.iter().all(|c| *c != NONE);
         (every_slot(&fast.features) && every_slot(&fast.lists)).then_some(fast)

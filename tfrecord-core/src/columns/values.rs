@@ -24,20 +24,6 @@ pub(super) fn has_kind(format: Format, fb: &FeatureBytes<'_>) -> bool {
     view.map_or(true, |v| v.has_kind())
 }
 
-/// The list kind holding values of `dtype` in `format`'s messages.
-pub(super) fn list_kind(dtype: DType, format: Format) -> ListKind {
-    let of = format == Format::OfRecord;
-    match dtype {
-        DType::Int64 | DType::Bool => ListKind::Int64,
-        DType::Int32 if of => ListKind::Int32,
-        DType::Int32 => ListKind::Int64,
-        DType::Float => ListKind::Float,
-        DType::Double if of => ListKind::Double,
-        DType::Double => ListKind::Float,
-        DType::Bytes | DType::String => ListKind::Bytes,
-    }
-}
-
 /// Appends the feature's values to `leaf`: how many, or `None` for a `Feature` with no list
 /// set.
 pub(super) fn append(
@@ -46,7 +32,7 @@ pub(super) fn append(
     format: Format,
     fb: &FeatureBytes<'_>,
 ) -> std::result::Result<Option<usize>, FeatureProblem> {
-    let kind = list_kind(dtype, format);
+    let kind = ListKind::holding(dtype, format);
     // The layout every writer produces (one list, numbers packed): decoded without a view. Any
     // other layout, an empty `Feature` and a malformed one take the general path below.
     if let Some(bytes) = fb.single().filter(|b| !b.is_empty())
