@@ -116,8 +116,10 @@ fn spec_record(record: &Record) -> Record {
 /// types too, as features after the spec's.
 ///
 /// # Errors
-/// Metadata that is not a valid spec, or a column type with no feature (a map, a union, a
-/// nested struct, a list of lists of lists, a decimal, ...), named in the error.
+/// Metadata that is not a valid spec, a column type with no feature (a map, a union, a
+/// nested struct, a list of lists of lists, a decimal, ...), or an added column named after a
+/// key that a feature of the spec reads (a sparse feature's index or value key, a ragged
+/// feature's value or partition key), named in the error.
 pub fn record_from_schema(schema: &Schema, name: &str) -> Result<Record> {
     let mut record = match schema.metadata().get(SPEC_METADATA_KEY) {
         Some(text) => {
@@ -143,7 +145,31 @@ pub fn record_from_schema(schema: &Schema, name: &str) -> Result<Record> {
         },
     };
     let known: Vec<String> = record.fields.iter().map(|f| f.name.clone()).collect();
+    // The keys the spec's features read in the features map (a sparse feature's index and
+    // value keys, a ragged feature's value and partition keys): an added column written under
+    // one of them would overwrite that feature's entry in every record.
+    let mut read: HashMap<String, (String, &'static str)> = HashMap::new();
+    for f in record
+        .fields
+        .iter()
+        .filter(|f| !f.skip && !f.kind.is_feature_list(record.kind))
+    {
+        for key in f.kind.keys(&f.key) {
+            read.entry(key.to_owned())
+                .or_insert_with(|| (f.name.clone(), f.kind.name()));
+        }
+    }
     for field in schema.fields().iter().filter(|f| !known.contains(f.name())) {
+        if let Some((feature, kind)) = read.get(field.name()) {
+            return Err(Error::feature(format!(
+                "column `{}` is not in the schema's `{SPEC_METADATA_KEY}` spec, and its name is \
+                 a key that the spec's {kind} feature `{feature}` reads: written as a feature of \
+                 its own, it would overwrite that feature's values in every record (rename the \
+                 column)",
+                field.name()
+            ))
+            .with_key(field.name().clone()));
+        }
         let (dtype, kind) = feature_of(field.data_type()).ok_or_else(|| {
             Error::feature(format!(
                 "column `{}` of Arrow type {} has no TFRecord feature",

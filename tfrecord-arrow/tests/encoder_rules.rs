@@ -79,6 +79,43 @@ fn a_column_the_spec_lacks_is_an_error_and_one_added_after_the_spec_is_read() {
 }
 
 #[test]
+fn a_column_added_under_a_key_a_feature_of_the_spec_reads_is_refused() {
+    // A sparse feature reads `ix` and `v`, a ragged one `tok` and `tok/len`: a column added
+    // under one of those names would overwrite that feature's entry in every record.
+    let spec = "[records.R.features.sp]\ndtype = \"float\"\nkind = \"sparse\"\nindex_key = \"ix\"\nvalue_key = \"v\"\nsize = 10\n\
+                [records.R.features.tok]\ndtype = \"int64\"\nkind = \"ragged\"\npartitions = [{ row_lengths = \"tok/len\" }]\n";
+    let stored = record_from_schema(
+        &Schema::new_with_metadata(
+            Vec::<Field>::new(),
+            HashMap::from([(SPEC_METADATA_KEY.to_string(), spec.to_string())]),
+        ),
+        "R",
+    )
+    .expect("the stored spec alone");
+    assert_eq!(stored.fields.len(), 2);
+    for (column, feature) in [("v", "sp"), ("ix", "sp"), ("tok/len", "tok")] {
+        let schema = Schema::new_with_metadata(
+            vec![Field::new(column, DataType::Float32, false)],
+            HashMap::from([(SPEC_METADATA_KEY.to_string(), spec.to_string())]),
+        );
+        let err = record_from_schema(&schema, "R").expect_err(column);
+        assert_eq!(err.key(), Some(column));
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("feature `{feature}` reads")) && text.contains("overwrite"),
+            "{text}"
+        );
+    }
+    // A key of its own is added as a feature.
+    let schema = Schema::new_with_metadata(
+        vec![Field::new("other", DataType::Float32, false)],
+        HashMap::from([(SPEC_METADATA_KEY.to_string(), spec.to_string())]),
+    );
+    let added = record_from_schema(&schema, "R").expect("an added column");
+    assert_eq!(added.fields.last().map(|f| f.key.as_str()), Some("other"));
+}
+
+#[test]
 fn a_null_inside_nested_lists_names_its_row() {
     // Rows of lists of lists: row 2 holds [[1], [null]], past 1000 rows of earlier batches.
     let mut inner = ListBuilder::new(ListBuilder::new(Int64Builder::new()));
