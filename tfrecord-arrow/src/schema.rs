@@ -171,8 +171,16 @@ pub fn record_from_schema(schema: &Schema, name: &str) -> Result<Record> {
             .with_key(field.name().clone()));
         }
         let (dtype, kind) = feature_of(field.data_type()).ok_or_else(|| {
+            let why = match unmapped_value(field.data_type()) {
+                Some(t) => format!(
+                    "no feature holds {t} values (cast the column to a type of the mapping)"
+                ),
+                None => "a nested list or a list of structs is a ragged or sparse feature or a \
+                         feature list, which only a spec can say"
+                    .to_owned(),
+            };
             Error::feature(format!(
-                "column `{}` of Arrow type {} has no TFRecord feature",
+                "column `{}` of Arrow type {} has no TFRecord feature: {why}",
                 field.name(),
                 field.data_type()
             ))
@@ -202,6 +210,27 @@ pub fn record_from_schema(schema: &Schema, name: &str) -> Result<Record> {
         });
     }
     Ok(record)
+}
+
+/// The first type inside column type `t` that no feature holds (a value type, or a struct
+/// outside a list): `None` when every value inside it is of a feature's dtype, in lists or in
+/// structs inside lists (a sparse feature's entries).
+fn unmapped_value(t: &DataType) -> Option<&DataType> {
+    fn inside(t: &DataType, in_list: bool) -> Option<&DataType> {
+        match t {
+            DataType::List(f)
+            | DataType::LargeList(f)
+            | DataType::ListView(f)
+            | DataType::LargeListView(f)
+            | DataType::FixedSizeList(f, _) => inside(f.data_type(), true),
+            DataType::Struct(fields) if in_list => {
+                fields.iter().find_map(|f| inside(f.data_type(), true))
+            }
+            t if dtype_of(t).is_some() => None,
+            t => Some(t),
+        }
+    }
+    inside(t, false)
 }
 
 /// The element type of an Arrow value type.

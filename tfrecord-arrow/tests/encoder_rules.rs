@@ -116,6 +116,28 @@ fn a_column_added_under_a_key_a_feature_of_the_spec_reads_is_refused() {
 }
 
 #[test]
+fn a_column_with_no_feature_says_whether_a_spec_could_read_it() {
+    let list = |t: DataType| DataType::List(Arc::new(Field::new("item", t, true)));
+    let entries = DataType::Struct(
+        vec![
+            Field::new("i", DataType::Int64, false),
+            Field::new("v", DataType::Date32, false),
+        ]
+        .into(),
+    );
+    for (t, says) in [
+        (DataType::UInt64, "no feature holds UInt64 values"),
+        (list(entries), "no feature holds Date32 values"),
+        (list(list(DataType::Int64)), "which only a spec can say"),
+    ] {
+        let schema = Schema::new(vec![Field::new("c", t.clone(), false)]);
+        let err = record_from_schema(&schema, "R").expect_err("no feature");
+        assert_eq!(err.key(), Some("c"));
+        assert!(err.to_string().contains(says), "{t}: {err}");
+    }
+}
+
+#[test]
 fn a_null_inside_nested_lists_names_its_row() {
     // Rows of lists of lists: row 2 holds [[1], [null]], past 1000 rows of earlier batches.
     let mut inner = ListBuilder::new(ListBuilder::new(Int64Builder::new()));

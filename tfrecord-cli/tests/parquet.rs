@@ -652,5 +652,38 @@ fn a_column_with_no_feature_names_the_missing_spec() {
         err.contains("bad feature \"st\": column `st` of Arrow type"),
         "{err}"
     );
+    assert!(err.contains("no feature holds Struct"), "{err}");
     assert!(err.contains("no `tfrecord.spec` metadata"), "{err}");
+}
+
+/// A file whose columns were selected after `to-parquet` wrote it keeps the stored spec but
+/// not every column it describes: the error says so, with the way out.
+#[test]
+fn a_stored_spec_naming_a_column_the_file_lacks_says_so() {
+    use std::sync::Arc;
+    use tfrecord_arrow::arrow_array::{ArrayRef, Int64Array, RecordBatch};
+    use tfrecord_arrow::arrow_schema::{DataType, Field, Schema};
+    use tfrecord_arrow::parquet::arrow::ArrowWriter;
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pq = dir.path().join("selected.parquet");
+    let spec =
+        "[records.R.features.a]\ndtype = \"int64\"\n[records.R.features.b]\ndtype = \"int64\"\n";
+    let schema = Arc::new(Schema::new_with_metadata(
+        vec![Field::new("a", DataType::Int64, false)],
+        [("tfrecord.spec".to_string(), spec.to_string())].into(),
+    ));
+    let col: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![col]).expect("batch");
+    let mut w = ArrowWriter::try_new(File::create(&pq).expect("create"), schema, None).expect("w");
+    w.write(&batch).expect("write");
+    w.close().expect("close");
+    let out = dir.path().join("o.tfrecord");
+    let err = unsuccessful(&run(&["from-parquet", s(&pq), "-o", s(&out)]));
+    assert!(
+        err.contains("metadata has the feature `b`, but the file has no column `b`")
+            && err.contains("--spec"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing written");
 }

@@ -16,7 +16,7 @@ use tfrecord_arrow::{
 };
 use tfrecord_core::parse::DType;
 use tfrecord_core::{Error, ErrorKind, Format, ListKind};
-use tfrecord_schema::ir::{FeatureKind, Record, RecordKind};
+use tfrecord_schema::ir::{self, FeatureKind, Record, RecordKind};
 
 use crate::batch::Batch;
 use crate::cli::{CodecArg, FromParquetArgs, ToParquetArgs};
@@ -340,20 +340,45 @@ fn file_record(path: &Path, given: Option<&Record>) -> CliResult<Record> {
     let file = File::open(path).map_err(|e| located(e.into()))?;
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))?;
-    record_from_schema(builder.schema(), "Record").map_err(|e| {
+    let schema = builder.schema();
+    let stored = schema.metadata().contains_key(SPEC_METADATA_KEY);
+    let record = record_from_schema(schema, "Record").map_err(|e| {
         // Tools that rename or select columns drop the metadata `to-parquet` wrote.
-        let stored = builder.schema().metadata().contains_key(SPEC_METADATA_KEY);
         match (stored, e.kind(), e.key()) {
             (false, ErrorKind::Feature { detail, .. }, Some(key)) => located(
                 Error::feature(format!(
                     "{detail} (the file holds no `{SPEC_METADATA_KEY}` metadata to map its \
-                     columns with: give the spec with --spec)"
+                     columns with; a column a spec can describe is read with --spec)"
                 ))
                 .with_key(key),
             ),
             _ => located(e),
         }
-    })
+    })?;
+    // Tools that select columns keep the metadata but not every column it describes.
+    // A column is named by its feature's output name: a sparse feature's name, else its key.
+    let column = |f: &ir::Field| match f.kind {
+        FeatureKind::Sparse { .. } => f.name.clone(),
+        _ => f.key.clone(),
+    };
+    if stored
+        && let Some(name) = record
+            .fields
+            .iter()
+            .filter(|f| !f.skip)
+            .map(column)
+            .find(|name| schema.column_with_name(name).is_none())
+    {
+        return Err(located(
+            Error::feature(format!(
+                "the file's `{SPEC_METADATA_KEY}` metadata has the feature `{name}`, but the \
+                 file has no column `{name}` (were columns selected or renamed after the \
+                 metadata was written?): give a spec of the columns it holds with --spec"
+            ))
+            .with_key(name),
+        ));
+    }
+    Ok(record)
 }
 
 /// `tfrecord from-parquet`.
