@@ -53,8 +53,18 @@ pub(super) fn splits(
         }
         Part::Keyed { slot, key, kind } => {
             s.part.clear();
-            if let Some(fb) = slots[*slot].as_ref() {
-                int64s(fb, format, &mut s.part).map_err(|p| problem(key, DType::Int64, p))?;
+            match slots[*slot].as_ref() {
+                Some(fb) => {
+                    int64s(fb, format, &mut s.part).map_err(|p| problem(key, DType::Int64, p))?;
+                }
+                None if n > 0 => {
+                    return Err(Error::feature(format!(
+                        "ragged partition {key:?} is absent from the record, and the {n} values \
+                         need it"
+                    ))
+                    .with_key(key.clone()));
+                }
+                None => {}
             }
             (key, *kind)
         }
@@ -73,14 +83,31 @@ pub(super) fn splits(
         .with_key(key.clone())
     };
     let v = &s.part;
-    let sorted = v.windows(2).all(|w| w[0] <= w[1]);
+    // The first place the values decrease, worded.
+    let decrease = v.windows(2).position(|w| w[0] > w[1]).map(|i| {
+        format!(
+            "decreases at position {}: {} after {}",
+            i + 1,
+            v[i + 1],
+            v[i]
+        )
+    });
+    let sorted = decrease.is_none();
     match kind {
         PartKind::Splits => {
             if v.is_empty() && n == 0 {
                 s.splits.push(0);
             } else if v.first() != Some(&0) || !sorted || v.last() != Some(&n64) {
+                let found = match (v.first(), &decrease, v.last()) {
+                    (None, ..) => "holds none".to_owned(),
+                    (Some(f), ..) if *f != 0 => format!("starts at {f}"),
+                    (_, Some(d), _) => d.clone(),
+                    (.., Some(l)) => format!("ends at {l}"),
+                    _ => String::new(),
+                };
                 return Err(bad(format!(
-                    "must start at 0, never decrease and end at the {n} entries it splits"
+                    "must start at 0, never decrease and end at the {n} entries it splits, \
+                     but {found}"
                 )));
             } else {
                 s.splits.extend_from_slice(v);
@@ -107,8 +134,15 @@ pub(super) fn splits(
                 }
                 s.splits.push(0);
             } else if v[0] != 0 || !sorted || v.last().is_some_and(|l| *l > n64) {
+                let found = match (&decrease, v.last()) {
+                    _ if v[0] != 0 => format!("starts at {}", v[0]),
+                    (Some(d), _) => d.clone(),
+                    (_, Some(l)) => format!("reaches {l}"),
+                    _ => String::new(),
+                };
                 return Err(bad(format!(
-                    "must start at 0, never decrease and stay within the {n} entries"
+                    "must start at 0, never decrease and stay within the {n} entries, but \
+                     {found}"
                 )));
             } else {
                 s.splits.extend_from_slice(v);
@@ -120,8 +154,14 @@ pub(super) fn splits(
                 && v.first().is_none_or(|f| *f >= 0)
                 && v.last().copied().unwrap_or(0) == n64;
             if !ok {
+                let found = match (v.first(), &decrease, v.last()) {
+                    (Some(f), ..) if *f < 0 => format!("starts at {f}"),
+                    (_, Some(d), _) => d.clone(),
+                    (.., Some(l)) => format!("ends at {l}"),
+                    _ => "holds none".to_owned(),
+                };
                 return Err(bad(format!(
-                    "must never decrease and end at the {n} entries it splits"
+                    "must never decrease and end at the {n} entries it splits, but {found}"
                 )));
             }
             s.splits.push(0);
@@ -129,9 +169,15 @@ pub(super) fn splits(
         }
         PartKind::RowIds => {
             if v.len() != n || !sorted || v.first().is_some_and(|f| *f < 0) {
+                let found = match (v.first(), &decrease) {
+                    _ if v.len() != n => format!("holds {} row ids", v.len()),
+                    (Some(f), _) if *f < 0 => format!("starts at {f}"),
+                    (_, Some(d)) => d.clone(),
+                    _ => String::new(),
+                };
                 return Err(bad(format!(
-                    "must hold one non-decreasing row id per entry ({n}), found {}",
-                    v.len()
+                    "must hold one row id per entry ({n}), from 0 up, never decreasing, but \
+                     {found}"
                 )));
             }
             let rows = v.last().map_or(0, |l| {

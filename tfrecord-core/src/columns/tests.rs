@@ -409,3 +409,55 @@ fn a_var_default_fills_an_absent_row() {
         assert_eq!(col.valid, None, "{path}");
     }
 }
+
+/// An Example of packed int64 features, in the order given.
+fn int64_features(features: &[(&[u8], &[i64])]) -> Vec<u8> {
+    let mut map = Vec::new();
+    for (key, values) in features {
+        let mut packed = Vec::new();
+        for &v in *values {
+            varint(v.cast_unsigned(), &mut packed);
+        }
+        let (mut list, mut feature, mut entry) = (Vec::new(), Vec::new(), Vec::new());
+        len_field(1, &packed, &mut list);
+        len_field(3, &list, &mut feature);
+        len_field(1, key, &mut entry);
+        len_field(2, &feature, &mut entry);
+        len_field(1, &entry, &mut map);
+    }
+    let mut example = Vec::new();
+    len_field(1, &map, &mut example);
+    example
+}
+
+/// A ragged partition that cannot split the values says what is wrong with it: where it
+/// decreases, where it starts, that it is absent.
+#[test]
+fn a_bad_ragged_partition_says_what_is_wrong() {
+    let toml = "[records.R.features.tok]\ndtype = \"int64\"\nkind = \"ragged\"\n\
+                partitions = [{ value_rowids = \"ids\" }]\n";
+    let schema = Schema::from_toml_str(toml, "t.toml").expect("a valid spec");
+    let spec = RecordSpec::from_record(&schema.records[0]).expect("a valid record");
+    let decoder = ColumnDecoder::new(&spec, Format::TfRecord).expect("compiles");
+    let ok = int64_features(&[(b"tok", &[5, 6]), (b"ids", &[0, 2])]);
+    decoder.decode(&[ok], 0).expect("row ids 0 and 2");
+    for (ids, says) in [
+        (Some(&[1, 0][..]), "but decreases at position 1: 0 after 1"),
+        (Some(&[-1, 0][..]), "but starts at -1"),
+        (Some(&[0][..]), "but holds 1 row ids"),
+        (
+            None,
+            "\"ids\" is absent from the record, and the 2 values need it",
+        ),
+    ] {
+        let mut features: Vec<(&[u8], &[i64])> = vec![(b"tok", &[5, 6])];
+        if let Some(ids) = ids {
+            features.push((b"ids", ids));
+        }
+        let err = decoder
+            .decode(&[int64_features(&features)], 0)
+            .expect_err("a bad partition");
+        assert_eq!(err.key(), Some("ids"), "{err}");
+        assert!(err.to_string().contains(says), "{ids:?}: {err}");
+    }
+}
