@@ -133,6 +133,46 @@ impl RecordReader<File> {
     }
 }
 
+impl RecordReader<File> {
+    /// Opens a file at byte `offset` of its (decompressed) stream, a record boundary saved
+    /// earlier after `records` records ([`offset`](Self::offset) and
+    /// [`records_read`](Self::records_read)): an uncompressed file is entered by seeking, a
+    /// compressed one is decompressed from its start and the bytes before `offset` passed over
+    /// unchecked ([`advance_to`](Self::advance_to)).
+    ///
+    /// # Errors
+    /// As [`open`](RecordReader::open), and an `offset` past the end of the stream.
+    pub fn open_at(
+        path: impl AsRef<Path>,
+        offset: u64,
+        records: u64,
+        opts: ReaderOptions,
+    ) -> Result<Self> {
+        let path = path.as_ref();
+        if opts.compression != Compression::None || offset == 0 {
+            let mut reader = RecordReader::open(path, opts)?;
+            reader.advance_to(offset, records)?;
+            return Ok(reader);
+        }
+        let located = |e: io::Error| Error::from(e).with_path(path);
+        let mut file = File::open(path).map_err(located)?;
+        let len = file.metadata().map_err(located)?.len();
+        if offset > len {
+            let kind = ErrorKind::Truncated {
+                needed: offset - len,
+                found: 0,
+            };
+            return Err(locate(Error::new(kind), Some(path), len, records));
+        }
+        io::Seek::seek(&mut file, io::SeekFrom::Start(offset)).map_err(located)?;
+        let mut reader = RecordReader::new(file, opts)
+            .with_path(path)
+            .starting_at(offset, records);
+        reader.remaining = Some(len - offset);
+        Ok(reader)
+    }
+}
+
 impl<R: Read> RecordReader<R> {
     /// Reads records from any byte source.
     pub fn new(inner: R, opts: ReaderOptions) -> Self {
@@ -167,6 +207,67 @@ impl<R: Read> RecordReader<R> {
         self.offset = offset;
         self.records = records;
         self
+    }
+
+    /// Stops where a byte-range reader whose range ends at `end` stops
+    /// ([`open_range`](RecordReader::open_range)): at the first frame starting at or after
+    /// `end` that passes the boundary test. With [`open_at`](RecordReader::open_at), this
+    /// resumes a range's reader at a position it saved.
+    #[must_use]
+    pub fn ending_at(mut self, end: u64) -> Self {
+        self.end = end;
+        self
+    }
+
+    /// Moves forward to byte `offset` of the (decompressed) stream without reading the frames
+    /// on the way, and counts `records` records read there: for returning to a position saved
+    /// earlier ([`offset`](Self::offset) and [`records_read`](Self::records_read) after a
+    /// record), which is a record boundary. The bytes passed over are not checked: no checksum
+    /// and no [`BadRecords`](crate::BadRecords) policy sees them, so damage before the position
+    /// is neither met again nor reported twice.
+    ///
+    /// # Errors
+    /// An `offset` behind the reader's, a stream that ends before it (the error names the
+    /// offset reached), and I/O errors.
+    pub fn advance_to(&mut self, offset: u64, records: u64) -> Result<()> {
+        self.release();
+        if offset < self.offset {
+            return Err(self.locate(
+                Error::new(ErrorKind::Unsupported {
+                    detail: format!(
+                        "cannot move back to byte {offset} from byte {}: a reader only moves \
+                         forward",
+                        self.offset
+                    ),
+                }),
+                self.offset,
+                self.records,
+            ));
+        }
+        while self.offset < offset {
+            let at = self.offset;
+            let avail = match self.src.fill_buf() {
+                Ok(avail) => avail.len(),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.io_fail(e, at)),
+            };
+            if avail == 0 {
+                let kind = ErrorKind::Truncated {
+                    needed: offset - at,
+                    found: 0,
+                };
+                return Err(self.locate(Error::new(kind), at, self.records));
+            }
+            let n = usize::try_from(offset - at).map_or(avail, |left| left.min(avail));
+            self.src.consume(n);
+            self.offset += n as u64;
+            if let Some(r) = self.remaining.as_mut() {
+                *r = r.saturating_sub(n as u64);
+            }
+        }
+        self.records = records;
+        self.last = NO_RECORD;
+        Ok(())
     }
 
     /// The options the reader reads with.

@@ -506,3 +506,58 @@ fn damage_after_a_record_that_holds_a_stream_is_skipped_once() {
         assert_eq!(skips, whole.skips(), "cut {cut}");
     }
 }
+
+/// A reader returns to a saved position without reading what lies before it: by seeking in an
+/// uncompressed file (inside a byte range, keeping its end), by decompressing up to it in a
+/// gzip one; damage before the position is not met. It moves only forward, and a position past
+/// the end of the stream is an error.
+#[test]
+fn a_saved_position_is_returned_to_without_reading_what_lies_before_it() {
+    use tfrecord_core::{BadRecords, Compression};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let recs = super::common::records(12);
+    let mut built = super::common::build(&recs);
+    // Record 2's payload is damaged: a read from the start meets it, a resumed one does not.
+    let damaged = usize::try_from(built.offsets[2]).expect("small") + 12;
+    built.bytes[damaged] ^= 0x01;
+    let plain = dir.path().join("r.tfrecord");
+    std::fs::write(&plain, &built.bytes).expect("writes");
+    // The same damaged frames, compressed as they are.
+    let gz_path = dir.path().join("r.tfrecord.gz");
+    std::fs::write(&gz_path, flate2_gzip(&built.bytes)).expect("writes");
+    let fail = ReaderOptions::new().bad_records(BadRecords::fail());
+    for (path, opts) in [
+        (&plain, fail.clone()),
+        (&gz_path, fail.clone().compression(Compression::Gzip)),
+    ] {
+        let mut r = RecordReader::open_at(path, built.offsets[5], 5, opts).expect("opens");
+        let rest: Vec<Vec<u8>> = r.by_ref().map(|x| x.expect("intact")).collect();
+        assert_eq!(rest, recs[5..], "{}", path.display());
+        assert_eq!(r.records_read(), 12);
+    }
+    // Inside a byte range: the range's end is kept.
+    let end = built.offsets[8] - 3;
+    let r = RecordReader::open_at(&plain, built.offsets[5], 5, fail.clone())
+        .expect("opens")
+        .ending_at(end);
+    let rest: Vec<Vec<u8>> = r.map(|x| x.expect("intact")).collect();
+    assert_eq!(rest, recs[5..8]);
+    // Forward only, and not past the end.
+    let mut r = RecordReader::open(&plain, fail.clone()).expect("opens");
+    r.advance_to(built.offsets[4], 4).expect("forward");
+    assert_eq!(r.next().transpose().expect("intact"), Some(recs[4].clone()));
+    assert!(r.advance_to(built.offsets[1], 1).is_err(), "backward");
+    let len = built.bytes.len() as u64;
+    let Err(err) = RecordReader::open_at(&plain, len + 1, 12, fail) else {
+        panic!("past the end opens");
+    };
+    assert!(err.to_string().contains("r.tfrecord"), "{err}");
+}
+
+/// `bytes` gzip-compressed, as they are.
+fn flate2_gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(bytes).expect("in memory");
+    gz.finish().expect("in memory")
+}
