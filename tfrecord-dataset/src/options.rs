@@ -271,10 +271,11 @@ impl DatasetOptions {
     /// A [`BadRecords`](tfrecord_core::BadRecords) policy's budget and shared log are one for
     /// every reader of the data set, its epochs and its resumed reads (make a new policy for a
     /// new budget). Damage is counted and logged as it is read, which can be ahead of the
-    /// records handed out: blocks of up to 256 records are read ahead on worker threads, and
-    /// once more for a shuffle buffer resumed from a checkpoint; so with
+    /// records handed out: blocks of up to 256 records are read ahead; so with
     /// [`take`](Self::take), or when reading stops early, the log can name damage after the
-    /// last record handed out.
+    /// last record handed out, and a read resumed from a checkpoint meets damage read ahead
+    /// past the checkpoint's position again. Damage before a saved position is not met again:
+    /// a resumed read returns to each position without reading the frames before it.
     #[must_use]
     pub fn reader(mut self, reader: ReaderOptions) -> Self {
         self.reader = reader;

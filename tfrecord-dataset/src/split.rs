@@ -23,7 +23,6 @@
 //! resumed read meets that range again.
 
 use std::fs::File;
-use std::io::{Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -98,79 +97,59 @@ pub(crate) struct SplitReader {
 
 impl SplitReader {
     /// Opens a split at `start` (a record boundary: the beginning, or a position saved in a
-    /// checkpoint). An uncompressed file is entered by seeking; a compressed one is read from
-    /// its beginning and the records before `start` are skipped.
+    /// checkpoint). A saved position is returned to without reading the records before it
+    /// ([`RecordReader::open_at`]): an uncompressed file is entered by seeking, a compressed one
+    /// decompressed up to it unchecked, so damage before it is neither met again nor reported
+    /// twice; inside a byte range no boundary is looked for again, and the range's end is kept.
     ///
     /// # Errors
-    /// A byte-range split of a compressed or OFRecord file; a file that cannot be opened; a `start` that
-    /// is not where the file has record `start.record` (the file changed since the position
-    /// was saved).
+    /// A byte-range split of a compressed or OFRecord file; a file that cannot be opened; a
+    /// `start` past the end of the file (the file changed since the position was saved).
     pub(crate) fn open(split: &Split, opts: &ReaderOptions, start: Start) -> Result<Self> {
         let path: Arc<Path> = Arc::from(split.path.as_path());
         let opts = opts
             .clone()
             .format(split.format)
             .compression(split.compression);
-        if let Some(range) = &split.range {
+        let resume = start != Start::default();
+        let reader = match (&split.range, resume) {
             // tfrecord-core's range reader: from the first record boundary at or after the
-            // start (or the saved position, itself a boundary), to the first record starting
-            // at or after the end. Records count from the split's first one.
-            let resume = start != Start::default();
-            let from = if resume { start.offset } else { range.start };
-            let mut reader = RecordReader::open_range(&*path, from..range.end.max(from), opts)?;
-            if resume {
-                let at = reader.offset();
-                reader = reader.starting_at(at, start.record);
+            // start to the first record starting at or after the end. Records count from the
+            // split's first one.
+            (Some(range), false) => RecordReader::open_range(&*path, range.clone(), opts)?,
+            (range, true) => {
+                let reader = RecordReader::open_at(&*path, start.offset, start.record, opts)
+                    .map_err(|e| match e.kind() {
+                        tfrecord_core::ErrorKind::Truncated { .. } => {
+                            moved(&path, start, e.offset().unwrap_or(start.offset))
+                        }
+                        _ => Error::Record(e),
+                    })?;
+                match range {
+                    Some(range) => reader.ending_at(range.end),
+                    None => reader,
+                }
             }
-            let mut split = SplitReader {
-                reader,
-                path,
-                scratch: Vec::new(),
-            };
-            if resume {
-                split.skip_to(start)?;
-            }
-            return Ok(split);
-        }
-        let seek = start.offset > 0 && split.compression == Compression::None;
-        let reader = if seek {
-            let mut file = File::open(&path).map_err(|e| Error::io(e, &*path))?;
-            let len = file.metadata().map_err(|e| Error::io(e, &*path))?.len();
-            if start.offset > len {
-                return Err(moved(&path, start, len));
-            }
-            file.seek(SeekFrom::Start(start.offset))
-                .map_err(|e| Error::io(e, &*path))?;
-            RecordReader::new(file, opts)
-                .with_path(path.to_path_buf())
-                .starting_at(start.offset, start.record)
-        } else {
-            RecordReader::open(&path, opts)?
+            (None, false) => RecordReader::open(&*path, opts)?,
         };
-        let mut split = SplitReader {
+        Ok(SplitReader {
             reader,
             path,
             scratch: Vec::new(),
-        };
-        split.skip_to(start)?;
-        Ok(split)
+        })
     }
 
-    /// Reads and drops records up to `start`, then checks that the position is `start`.
-    fn skip_to(&mut self, start: Start) -> Result<()> {
-        while self.reader.records_read() < start.record {
-            if self.reader.read_lent(&mut self.scratch)?.is_none() {
-                break;
-            }
-        }
-        let here = Start {
-            record: self.reader.records_read(),
-            offset: self.reader.offset(),
-        };
-        if here != start {
-            return Err(moved(&self.path, start, here.offset));
-        }
-        Ok(())
+    /// Moves forward to `start` without reading the records on the way (see
+    /// [`RecordReader::advance_to`]).
+    fn advance_to(&mut self, start: Start) -> Result<()> {
+        self.reader
+            .advance_to(start.offset, start.record)
+            .map_err(|e| match e.kind() {
+                tfrecord_core::ErrorKind::Truncated { .. } => {
+                    moved(&self.path, start, e.offset().unwrap_or(start.offset))
+                }
+                _ => Error::Record(e),
+            })
     }
 
     /// Where the next record is.
@@ -282,19 +261,18 @@ pub(crate) fn read_positions<D: Decoder, K>(
 ) -> Result<Vec<(D::Out, K)>> {
     /// An uncompressed file is re-entered by seeking past a gap larger than this.
     const READ_THROUGH: u64 = 4 << 20;
-    wanted.sort_by_key(|(start, _)| start.record);
+    wanted.sort_by_key(|(start, _)| start.offset);
     let seekable = split.compression == Compression::None;
     let mut out = Vec::with_capacity(wanted.len());
     let mut reader: Option<SplitReader> = None;
     for (start, tag) in wanted {
         let usable = reader.as_ref().is_some_and(|r| {
             let here = r.position();
-            here.record <= start.record
-                && (!seekable || start.offset.saturating_sub(here.offset) <= READ_THROUGH)
+            here.offset <= start.offset && (!seekable || start.offset - here.offset <= READ_THROUGH)
         });
         let r = match reader.as_mut() {
             Some(r) if usable => {
-                r.skip_to(start)?;
+                r.advance_to(start)?;
                 r
             }
             _ => reader.insert(SplitReader::open(split, opts, start)?),
