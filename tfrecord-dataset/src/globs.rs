@@ -29,7 +29,7 @@ fn is_wild(component: &OsStr) -> bool {
 }
 
 /// The paths a glob pattern matches (`*`, `?`, `[...]` within a name, `**` for any number of
-/// directories), sorted. Names starting with `.` are matched only by a pattern component that
+/// directories), sorted by their bytes (as `tf.io.gfile.glob` sorts them). Names starting with `.` are matched only by a pattern component that
 /// starts with `.`. A name that is not UTF-8 is matched by its text with the bad bytes
 /// replaced, and returned as it is.
 ///
@@ -66,7 +66,13 @@ pub fn glob_paths(pattern: &Path) -> Result<Vec<PathBuf>> {
         found = next;
     }
     found.retain(|p| fs::symlink_metadata(p).is_ok());
-    found.sort();
+    // By the path's bytes, as `tf.io.gfile.glob` sorts (component by component, `x/` would
+    // come before `x-1/`, and shards would be dealt differently from tf.data's).
+    found.sort_by(|a, b| {
+        a.as_os_str()
+            .as_encoded_bytes()
+            .cmp(b.as_os_str().as_encoded_bytes())
+    });
     found.dedup();
     Ok(found)
 }
@@ -190,6 +196,30 @@ mod tests {
             glob_paths(&d.join("a/[x")),
             Err(Error::Pattern { .. })
         ));
+    }
+
+    /// Matches come in the order of their bytes, as `tf.io.gfile.glob` gives them (`-` and `.`
+    /// sort before `/`), so that shards are dealt as tf.data's `list_files().shard()` deals
+    /// them.
+    #[test]
+    fn matches_are_sorted_by_their_bytes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path();
+        for f in [
+            "x/a.tfrecord",
+            "x-1/a.tfrecord",
+            "x.a/a.tfrecord",
+            "a/b/c.tfrecord",
+            "a-b/c.tfrecord",
+        ] {
+            touch(&d.join(f));
+        }
+        let g = |p: &str| rel(d, glob_paths(&d.join(p)).expect("globs"));
+        assert_eq!(
+            g("*/a.tfrecord"),
+            ["x-1/a.tfrecord", "x.a/a.tfrecord", "x/a.tfrecord"]
+        );
+        assert_eq!(g("a*/**/*.tfrecord"), ["a-b/c.tfrecord", "a/b/c.tfrecord"]);
     }
 
     #[cfg(unix)]

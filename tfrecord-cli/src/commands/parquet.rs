@@ -248,7 +248,11 @@ fn parquet_inputs(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
                 "{text}: no Parquet file ({what})"
             )));
         }
-        found.sort();
+        found.sort_by(|a, b| {
+            a.as_os_str()
+                .as_encoded_bytes()
+                .cmp(b.as_os_str().as_encoded_bytes())
+        });
         out.extend(found);
     }
     Ok(out)
