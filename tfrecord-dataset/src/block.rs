@@ -357,8 +357,11 @@ impl<T: DecodeOwned<C> + Send + 'static, C: Container> Decoder for Typed<T, C> {
         // Values that come back are decoded into on whichever thread decodes, a block at a
         // time in the block's places: nothing is allocated on one thread and freed on another,
         // so the workers decode, and a shuffle buffer holds the values (measured faster than
-        // holding bytes and decoding each as it leaves).
-        self.spares.is_none() && (threads > 1 || buffered)
+        // holding bytes and decoding each as it leaves). Under a policy that skips records
+        // that do not decode, every record is decoded as it is read: a skipped record then
+        // leaves the stream before the interleave and the shuffle buffer, as it does on one
+        // thread and in batches, so the order is one whatever the threads and the batching.
+        self.spares.is_none() && !self.bad.skips() && (threads > 1 || buffered)
     }
 }
 

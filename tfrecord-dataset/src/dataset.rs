@@ -137,7 +137,10 @@ impl Dataset {
     /// for other containers), one value at a time for the caller to keep. With several
     /// [`threads`](DatasetOptions::threads) the workers read and check the records, and each
     /// value is decoded on the caller's thread as it is handed out;
-    /// [`value_batches`](Self::value_batches) decodes on every thread.
+    /// [`value_batches`](Self::value_batches) decodes on every thread. Under a bad-record
+    /// policy that skips ([`BadRecords::skip`](tfrecord_core::BadRecords::skip)), every record
+    /// is decoded as it is read (on the workers), so that a record that does not decode leaves
+    /// the stream at the same point on any thread count and in batches alike.
     ///
     /// # Errors
     /// As [`records`](Self::records), and a file listed with another format than TFRecord.
@@ -178,7 +181,8 @@ impl Dataset {
     /// record whose bytes are intact but do not decode as `T` ends the stream as it enters the
     /// buffer, so fewer values come before the error. Under a bad-record policy that skips
     /// ([`BadRecords::skip`](tfrecord_core::BadRecords::skip)), such records are skipped and
-    /// reported instead, in `values` and in batches alike.
+    /// reported instead, as they are read (before the interleave and the buffer), in `values`
+    /// and in batches alike: the values and their order are the same.
     ///
     /// A [`ValueBatch`] that is dropped gives its values back (to this data set and its clones,
     /// for this and later iterators), and later records are decoded into
