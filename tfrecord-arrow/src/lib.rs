@@ -101,7 +101,10 @@
 //! defaults or text. The same data here, with a spec that says `var` for every feature and
 //! [`ArrowOptions::large_lists`], is the same column values (a `LargeBinary` where the spec says
 //! `bytes`, `LargeUtf8` for `string`); with a spec that knows more, the columns say more:
-//! scalars as values, fixed shapes as fixed-size lists, defaults filled in.
+//! scalars as values, fixed shapes as fixed-size lists, defaults filled in. tfx_bsl's
+//! `SequenceExamplesToRecordBatchDecoder` gives a step of a feature list that is a `Feature`
+//! with no list set as a null step; here it is an empty step (`[]`), as
+//! `tf.io.parse_sequence_example` reads it for a `var` feature list.
 //!
 //! # Arrow data from elsewhere
 //!
@@ -120,7 +123,8 @@
 //! row-major values; one with a `permutation` other than the identity (values stored in
 //! another order) is an error rather than transposed data. When the metadata holds a spec,
 //! columns added to the data later are read off their types as above, as features after the
-//! spec's.
+//! spec's, unless a column is named after a key a feature of the spec reads (a sparse
+//! feature's index or value key, a ragged feature's partitions), which is an error.
 //!
 //! [`ArrowEncoder`] reads these variants for any spec. A column the spec has no feature for is
 //! an error (its values would be lost), and so is a null value inside a list, which has no
