@@ -119,12 +119,7 @@ impl SplitReader {
             (Some(range), false) => RecordReader::open_range(&*path, range.clone(), opts)?,
             (range, true) => {
                 let reader = RecordReader::open_at(&*path, start.offset, start.record, opts)
-                    .map_err(|e| match e.kind() {
-                        tfrecord_core::ErrorKind::Truncated { .. } => {
-                            moved(&path, start, e.offset().unwrap_or(start.offset))
-                        }
-                        _ => Error::Record(e),
-                    })?;
+                    .map_err(|e| not_there(&path, start, e))?;
                 match range {
                     Some(range) => reader.ending_at(range.end),
                     None => reader,
@@ -144,12 +139,7 @@ impl SplitReader {
     fn advance_to(&mut self, start: Start) -> Result<()> {
         self.reader
             .advance_to(start.offset, start.record)
-            .map_err(|e| match e.kind() {
-                tfrecord_core::ErrorKind::Truncated { .. } => {
-                    moved(&self.path, start, e.offset().unwrap_or(start.offset))
-                }
-                _ => Error::Record(e),
-            })
+            .map_err(|e| not_there(&self.path, start, e))
     }
 
     /// Where the next record is.
@@ -295,6 +285,17 @@ fn block<O>(items: Vec<Item<O>>, last: bool) -> Block<O> {
     Block {
         contents: Contents::Items(items),
         last,
+    }
+}
+
+/// An error returning to saved position `start`: a stream that ends before it means that the
+/// file changed since.
+fn not_there(path: &Path, start: Start, e: tfrecord_core::Error) -> Error {
+    match e.kind() {
+        tfrecord_core::ErrorKind::Truncated { .. } => {
+            moved(path, start, e.offset().unwrap_or(start.offset))
+        }
+        _ => Error::Record(e),
     }
 }
 
