@@ -374,6 +374,27 @@ mod tests {
         );
     }
 
+    /// An unclosed quote would make every row after it part of one cell: an error naming the
+    /// line it opened on. Quotes closed, doubled or inside unquoted cells are not.
+    #[test]
+    fn an_unclosed_csv_quote_is_an_error() {
+        let opts = RecordOptions {
+            format: Some(RecordFormat::Csv),
+            ..RecordOptions::default()
+        };
+        let (r, _) = run("a,b\n1,\"abc\n2,3\n4,5\n", &opts);
+        let e = r.expect_err("unclosed").to_string();
+        assert!(e.contains("line 2") && e.contains("never closed"), "{e}");
+        let (rows, _) = run(
+            "\u{feff}\"a\",b\n1,\"x \"\"y\"\" \nz\"\r\n2,un\"quoted\n",
+            &opts,
+        );
+        let rows = rows.expect("every quote closed");
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].features["b"], Values::from(&b"x \"y\" \nz"[..]));
+        assert_eq!(rows[1].features["b"], Values::from(&b"un\"quoted"[..]));
+    }
+
     #[test]
     fn csv_columns_take_one_kind() {
         let opts = RecordOptions {

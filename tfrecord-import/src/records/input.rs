@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Cursor};
+use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
@@ -154,7 +154,7 @@ pub(super) fn for_each_record(
             let mut csv = csv::ReaderBuilder::new()
                 .delimiter(delimiter)
                 .flexible(false)
-                .from_reader(reader);
+                .from_reader(Quotes::new(reader, delimiter));
             let headers: Vec<String> = csv
                 .headers()
                 .map_err(|e| Error::new(format!("cannot read the CSV header: {e}")))?
@@ -201,6 +201,15 @@ pub(super) fn for_each_record(
                     bytes,
                 )?;
                 index += 1;
+            }
+            // The CSV reader ends a quoted field at the end of the input as if it were closed:
+            // the rows after an unclosed quote would become part of one cell.
+            if let Some(line) = csv.into_inner().unclosed() {
+                return Err(Error::new(format!(
+                    "invalid CSV (line {line}): a quoted field opened on line {line} is never \
+                     closed, so every line after it would be one cell"
+                ))
+                .with_record(index.saturating_sub(1)));
             }
         }
         _ => {
@@ -258,4 +267,80 @@ pub(super) fn for_each_record(
         }
     }
     Ok(())
+}
+
+/// A reader that follows the CSV quoting of what passes through it (RFC 4180, as the `csv`
+/// crate reads it: a field quoted when it starts with `"`, `""` inside it a quote), to tell
+/// whether the input ends inside a quoted field.
+struct Quotes<R> {
+    inner: R,
+    delimiter: u8,
+    state: QuoteState,
+    /// The line the quoted field being read started on, and the current line.
+    opened: u64,
+    line: u64,
+    /// Whether any bytes were read yet.
+    started: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum QuoteState {
+    FieldStart,
+    Unquoted,
+    Quoted,
+    /// A `"` inside a quoted field: the end of it, or the first of `""`.
+    QuoteInQuoted,
+}
+
+impl<R> Quotes<R> {
+    fn new(inner: R, delimiter: u8) -> Self {
+        Quotes {
+            inner,
+            delimiter,
+            state: QuoteState::FieldStart,
+            opened: 1,
+            line: 1,
+            started: false,
+        }
+    }
+
+    fn follow(&mut self, bytes: &[u8]) {
+        use QuoteState::{FieldStart, QuoteInQuoted, Quoted, Unquoted};
+        // A byte-order mark before the first field is not part of it (the CSV reader drops it).
+        let bytes = match (self.started, bytes) {
+            (false, [0xef, 0xbb, 0xbf, rest @ ..]) => rest,
+            _ => bytes,
+        };
+        self.started |= !bytes.is_empty();
+        for &b in bytes {
+            let ends_field = b == self.delimiter || b == b'\n' || b == b'\r';
+            self.state = match (self.state, b) {
+                (FieldStart, b'"') => {
+                    self.opened = self.line;
+                    Quoted
+                }
+                (Quoted, b'"') => QuoteInQuoted,
+                (Quoted, _) => Quoted,
+                (QuoteInQuoted, b'"') => Quoted,
+                (_, _) if ends_field => FieldStart,
+                _ => Unquoted,
+            };
+            if b == b'\n' {
+                self.line += 1;
+            }
+        }
+    }
+
+    /// The line of a quoted field the input ended in, if it did.
+    fn unclosed(&self) -> Option<u64> {
+        (self.state == QuoteState::Quoted).then_some(self.opened)
+    }
+}
+
+impl<R: Read> Read for Quotes<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.follow(&buf[..n]);
+        Ok(n)
+    }
 }
