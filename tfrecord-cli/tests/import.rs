@@ -340,6 +340,37 @@ fn from_records_refuses_a_double_beyond_the_float_range() {
         s(&of),
     ]));
     assert!(json.contains("1e+300") || json.contains("1e300"), "{json}");
+
+    // A spec of the OFRecord dialect keeps doubles: read into a tf.train.Example they would be
+    // rounded, which only `lossy` allows.
+    std::fs::write(
+        &spec,
+        "[records.R]\ndialect = \"ofrecord\"\n[records.R.features.x]\ndtype = \"double\"\nkind = \"fixed\"\n",
+    )
+    .unwrap();
+    let e = unsuccessful(&run(&[
+        "from-records",
+        csv_arg,
+        "--spec",
+        spec_arg,
+        "-o",
+        out_arg,
+    ]));
+    assert!(
+        e.contains("feature `x` is a `double`") && e.contains("lossy"),
+        "{e}"
+    );
+    assert!(!out.exists(), "no output under the final name");
+    ok(&run(&[
+        "from-records",
+        csv_arg,
+        "--spec",
+        spec_arg,
+        "-o",
+        s(&of),
+        "--output-format",
+        "ofrecord",
+    ]));
 }
 
 #[test]

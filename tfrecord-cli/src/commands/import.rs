@@ -66,6 +66,29 @@ fn spec_record(path: &Path, name: Option<&str>) -> CliResult<tfrecord_schema::ir
     Ok(pick_record(&schema, path, name)?.clone())
 }
 
+/// A `double` feature not marked `lossy` cannot be written into a `tf.train.Example`, which
+/// holds floats: a spec of the OFRecord dialect (where doubles are kept) read into TFRecord
+/// output would round them without a word.
+fn refuse_rounding(
+    record: &tfrecord_schema::ir::Record,
+    spec: &Path,
+    format: Format,
+) -> CliResult<()> {
+    let rounded = record
+        .fields
+        .iter()
+        .find(|f| !f.skip && !f.lossy && f.dtype == Some(tfrecord_schema::ir::DType::Double));
+    match (format, rounded) {
+        (Format::TfRecord, Some(f)) => Err(CliError::Failed(format!(
+            "{}: feature `{}` is a `double`, which a tf.train.Example stores as float: mark it \
+             `lossy = true` to round it, or write OFRecord (--output-format ofrecord)",
+            spec.display(),
+            f.name
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// `tfrecord from-avro`.
 pub(crate) fn from_avro(args: &FromAvroArgs) -> CliResult<ExitCode> {
     let record = spec_record(&args.spec, args.record.as_deref())?;
@@ -114,6 +137,7 @@ pub(crate) fn from_avro(args: &FromAvroArgs) -> CliResult<ExitCode> {
         output: output.clone(),
         encoding: args.encoding,
     };
+    refuse_rounding(&record, &args.spec, args.encoding.output_format.into())?;
     let mut sink = RowSink::create(&opts)?;
     let read = ReadOptions {
         reader_schema: reader_schema.as_ref(),
@@ -131,6 +155,7 @@ pub(crate) fn from_records(args: &FromRecordsArgs) -> CliResult<ExitCode> {
     let spec = match &args.spec {
         Some(p) => {
             let record = spec_record(p, args.record.as_deref())?;
+            refuse_rounding(&record, p, args.write.encoding.output_format.into())?;
             Some(RecordSpec::from_record(&record).map_err(|e| failed(&e.with_path(p)))?)
         }
         None => None,
