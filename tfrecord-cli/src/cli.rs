@@ -158,8 +158,11 @@ pub(crate) enum Command {
     /// `value_key` relative to the source's elements (or from the root with `@`).
     ///
     /// In the records written, a fixed or var feature is stored under its name, a sparse
-    /// feature as its index and value keys, so `parse --spec` with the same spec reads them back.
-    /// Errors name the file, the record index and the feature.
+    /// feature as its index and value keys, so `parse --spec` with the same spec reads them back
+    /// (a spec `parse` refuses is refused here too). A var feature whose source has several
+    /// `[*]` or filters is stored as one flat list, its values in traversal order, with a
+    /// warning: the nesting `--tensors` shows is not kept. Errors name the file, the record
+    /// index and the feature.
     FromAvro(FromAvroArgs),
     /// Convert JSON Lines or CSV records to records, one `tf.train.Example` each.
     ///

@@ -58,7 +58,14 @@ fn from_avro_writes_records_that_parse_back_to_the_tensors() {
     let spec = data("avro/persons.toml");
     let avro = data("avro/persons.avro");
     let o = out.display().to_string();
-    ok(&run(&["from-avro", "--spec", &spec, &avro, "-o", &o]));
+    let written = run(&["from-avro", "--spec", &spec, &avro, "-o", &o]);
+    ok(&written);
+    // Lists nested in lists are written flat, and said so once per feature.
+    let said = stderr(&written);
+    for (feature, dims) in [("friend_streets", 2), ("coworkers", 2)] {
+        let warning = format!("feature \"{feature}\": its key expression has {dims} dimensions");
+        assert_eq!(said.matches(&warning).count(), 1, "{said}");
+    }
     // Compressed because of the name.
     let bytes = std::fs::read(&out).unwrap();
     assert_eq!(&bytes[..2], &[0x1f, 0x8b]);
@@ -195,6 +202,31 @@ fn from_avro_errors_name_file_record_and_feature() {
         e.contains("records.csv: not an Avro object container file"),
         "{e}"
     );
+    // A spec `parse` refuses would write records no spec reads back: refused for records,
+    // printed as tensors.
+    std::fs::write(
+        &spec,
+        "[records.P.features.f]\nsource = \"friends[*].address[*].street\"\ndtype = \"string\"\nkind = \"var\"\nrank = 2\n",
+    )
+    .unwrap();
+    let spec_arg = spec.display().to_string();
+    let e = unsuccessful(&run(&[
+        "from-avro",
+        "--spec",
+        &spec_arg,
+        &avro,
+        "-o",
+        &out.display().to_string(),
+    ]));
+    assert!(e.contains("would not read back with this spec"), "{e}");
+    assert!(!out.exists(), "no output");
+    ok(&run(&[
+        "from-avro",
+        "--spec",
+        &spec_arg,
+        &avro,
+        "--tensors",
+    ]));
 }
 
 #[test]

@@ -138,6 +138,27 @@ pub(crate) fn from_avro(args: &FromAvroArgs) -> CliResult<ExitCode> {
         encoding: args.encoding,
     };
     refuse_rounding(&record, &args.spec, args.encoding.output_format.into())?;
+    // The records written are read back with the same spec (`parse --spec`): a spec that
+    // `parse` refuses would write records that no spec reads as they were.
+    tfrecord_core::parse::RecordSpec::from_record(&record)
+        .and_then(|s| s.example_spec())
+        .map_err(|e| {
+            CliError::Failed(format!(
+                "{}: the records would not read back with this spec, which `parse` refuses: {e} \
+                 (--tensors prints the tensors of any spec)",
+                args.spec.display()
+            ))
+        })?;
+    for (name, dims) in spec.flattened() {
+        warn(
+            &ImportError::new(format!(
+                "its key expression has {dims} dimensions, and a record holds one flat list per \
+             feature: the values are written in traversal order, and read back without their \
+             nesting (--tensors keeps it)"
+            ))
+            .with_feature(name.to_string()),
+        );
+    }
     let mut sink = RowSink::create(&opts)?;
     let read = ReadOptions {
         reader_schema: reader_schema.as_ref(),

@@ -208,6 +208,17 @@ pub struct AvroSpec {
 }
 
 impl AvroSpec {
+    /// The var features whose key expression has more than one dimension (several `[*]` or
+    /// filters), with that count: [`row`](Self::row) writes their values as one flat list per
+    /// record, in traversal order, so the records read back without the nesting the batched
+    /// tensors keep.
+    pub fn flattened(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.features
+            .iter()
+            .filter(|f| matches!(f.kind, CompiledKind::Var { .. }) && f.expr_dims > 1)
+            .map(|f| (f.name.as_str(), f.expr_dims))
+    }
+
     /// Checks the features.
     ///
     /// # Errors
