@@ -188,9 +188,13 @@ fn parse_int(v: &Tree<'_>, what: &dyn fmt::Display, min: i128, max: i128) -> Res
             } else if let Some(u) = n.as_u64() {
                 Some(i128::from(u))
             } else {
-                // An integral float such as 1e3 or 5.0 is accepted, as json_format does.
+                // An integral float such as 1e3 or 5.0 is accepted, as json_format does. An
+                // integer literal beyond int64 and uint64 arrives here as the float nearest to
+                // it: just below int64's minimum that is -2^63 itself, which only such a
+                // literal (json_format: out of range) or a float literal of -2^63 can give, so
+                // it is refused rather than read as a value the text does not hold.
                 n.as_f64()
-                    .filter(|f| f.fract() == 0.0 && f.abs() < 1e19)
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 2f64.powi(63))
                     .map(|f| f as i128)
             }
         }
@@ -623,6 +627,32 @@ mod tests {
         let of = r#"{"feature":{"k":{"int32List":{"value":[1]}},"k":{"int32List":{"value":[2]}}}}"#;
         let e = ofrecord_from_json_str(of).expect_err(of).to_string();
         assert!(e.contains("duplicate key \"k\""), "{e}");
+    }
+
+    /// An integer literal just below int64's minimum rounds to it as a float: refused, as
+    /// json_format refuses it ("out of range"), on both paths; int64's own extremes are read.
+    #[test]
+    fn an_int64_literal_below_the_minimum_is_refused() {
+        let line = |v: &str| {
+            format!(r#"{{"features":{{"feature":{{"k":{{"int64List":{{"value":[{v}]}}}}}}}}}}"#)
+        };
+        for v in [
+            "-9223372036854775809",
+            "-9223372036854775900",
+            "-9223372036854776000",
+        ] {
+            let text = line(v);
+            assert!(example_from_json_str(&text).is_err(), "{v}");
+            let mut out = Vec::new();
+            assert!(
+                LineEncoder::default().example(&text, &mut out).is_err(),
+                "{v}"
+            );
+        }
+        for v in ["-9223372036854775808", "9223372036854775807", "1e3"] {
+            let text = line(v);
+            example_from_json_str(&text).expect(v);
+        }
     }
 
     #[test]
