@@ -42,8 +42,9 @@ pub(crate) enum Command {
     /// lines.
     ///
     /// With `--json` each record is one line holding the canonical proto3 JSON mapping of the
-    /// message (what protobuf's `json_format.MessageToJson` gives, without indentation):
-    /// lowerCamelCase field names, int64 as decimal strings, bytes as base64.
+    /// message (the value protobuf's `json_format.MessageToJson` gives, written compactly on
+    /// one line): lowerCamelCase field names, int64 as decimal strings, bytes as base64, floats
+    /// as Python's `repr` writes them (`1e-05`, `1e+16`), map keys sorted.
     Cat(CatArgs),
     /// Print the number of records.
     ///

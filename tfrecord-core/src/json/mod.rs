@@ -59,9 +59,10 @@ pub fn ofrecord_to_json(r: &oneflow::OfRecord) -> Value {
     value_of(|out| write_ofrecord(r, out))
 }
 
-/// Appends the JSON text of a `tensorflow.Example` to `out`: what `serde_json` prints for
-/// [`example_to_json`], written in one pass without building the value (for output streams
-/// of many records).
+/// Appends the JSON text of a `tensorflow.Example` to `out`, as protobuf's `MessageToJson`
+/// writes it without indentation (compact, keys sorted, floats as Python's `repr`): the text
+/// [`example_to_json`] reads, written in one pass without building a value (for output
+/// streams of many records).
 pub fn write_example(e: &tensorflow::Example, out: &mut Vec<u8>) {
     write::example(out, e.features.as_ref().map(|f| &f.feature));
 }

@@ -1,7 +1,7 @@
 //! Writing the proto3 JSON mapping straight into a byte buffer, one pass over the message and no
-//! tree of values: the same text `serde_json` prints for the [`Value`](serde_json::Value)s of
-//! [`example_to_json`](super::example_to_json) and its siblings (compact, object members in
-//! key order), which are read back from it.
+//! tree of values (compact, object members in key order, numbers as protobuf's `MessageToJson`
+//! writes them); the [`Value`](serde_json::Value)s of
+//! [`example_to_json`](super::example_to_json) and its siblings are read back from it.
 
 use std::collections::BTreeMap;
 
@@ -16,10 +16,53 @@ fn string(out: &mut Vec<u8>, s: &str) {
     let _ = serde_json::to_writer(&mut *out, s);
 }
 
-/// Appends a finite `f64` as `serde_json` prints a number (the shortest round-trip decimal,
-/// `1.0` for an integral value).
+/// Appends a finite `f64` as protobuf's `MessageToJson` writes it, which is Python's `repr`: the
+/// shortest decimal that reads back as `v`, in positional notation (`1.0` for an integral
+/// value) when its decimal exponent is from -4 to 15, else in scientific notation with a sign
+/// and at least two exponent digits (`1e-05`, `1.5e+16`).
 fn number(out: &mut Vec<u8>, v: f64) {
-    let _ = serde_json::to_writer(&mut *out, &v);
+    use std::io::Write as _;
+    // Rust's `{:e}` is the shortest round-trip decimal too: `d[.ddd]e<exp>`.
+    let sci = format!("{v:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (negative, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, mantissa),
+    };
+    let digits: Vec<u8> = mantissa.bytes().filter(|b| *b != b'.').collect();
+    if negative {
+        out.push(b'-');
+    }
+    match usize::try_from(exp) {
+        // Positional: the digits, the point after the exponent's place.
+        Ok(e) if e < 16 => {
+            let whole = e + 1;
+            if digits.len() <= whole {
+                out.extend_from_slice(&digits);
+                out.resize(out.len() + whole - digits.len(), b'0');
+                out.extend_from_slice(b".0");
+            } else {
+                out.extend_from_slice(&digits[..whole]);
+                out.push(b'.');
+                out.extend_from_slice(&digits[whole..]);
+            }
+        }
+        Err(_) if exp >= -4 => {
+            out.extend_from_slice(b"0.");
+            out.resize(out.len() + exp.unsigned_abs() as usize - 1, b'0');
+            out.extend_from_slice(&digits);
+        }
+        _ => {
+            out.extend_from_slice(&digits[..1]);
+            if digits.len() > 1 {
+                out.push(b'.');
+                out.extend_from_slice(&digits[1..]);
+            }
+            let sign = if exp < 0 { '-' } else { '+' };
+            let _ = write!(out, "e{sign}{:02}", exp.unsigned_abs());
+        }
+    }
 }
 
 /// A non-finite float as the proto3 JSON mapping writes it; `None` when `v` is finite.
@@ -224,5 +267,36 @@ pub(crate) fn ofrecord<K: AsRef<[u8]>>(out: &mut Vec<u8>, f: &BTreeMap<K, oneflo
         out.extend_from_slice(b"{\"feature\":");
         map(out, f, of_feature);
         out.push(b'}');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Floats as protobuf 7's `MessageToJson` (Python's `repr`) wrote them for a
+    /// `tf.train.Example` with these values in TensorFlow 2.21's environment.
+    #[test]
+    fn floats_are_written_as_message_to_json_writes_them() {
+        let recorded = [
+            (1e16, "1e+16"),
+            (1e-5, "1e-05"),
+            (2.5e-5, "2.5e-05"),
+            (1e-6, "1e-06"),
+            (1e-4, "0.0001"),
+            (0.000_123_4, "0.0001234"),
+            (1.234_567_8e20, "1.2345678e+20"),
+            (3.402_823_5e38, "3.4028235e+38"),
+            (1.401_3e-45, "1.4013e-45"),
+            (123_456.7, "123456.7"),
+            (1_234_567.0, "1234567.0"),
+            (1e15, "1000000000000000.0"),
+            (1.234_567_8e16, "1.2345678e+16"),
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+        ];
+        for (v, want) in recorded {
+            let mut out = Vec::new();
+            super::number(&mut out, v);
+            assert_eq!(String::from_utf8_lossy(&out), want, "{v:e}");
+        }
     }
 }
