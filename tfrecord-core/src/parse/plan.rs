@@ -550,7 +550,12 @@ fn compile_one(b: &mut Builder, name: &str, feature: &FeatureSpec, mode: Mode) -
                     }
                     d
                 }
-                (_, None) => Values::zeros(*dtype, 1),
+                // Zero in the type the values are read in (`int32` and `bool` as int64,
+                // checked afterwards), as `convert_default` gives a default.
+                (_, None) => match dtype {
+                    DType::Int32 | DType::Bool => Values::zeros(DType::Int64, 1),
+                    d => Values::zeros(*d, 1),
+                },
             };
             b.add(
                 name,

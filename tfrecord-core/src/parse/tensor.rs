@@ -165,6 +165,7 @@ impl Values {
 
     /// Appends `n` copies of element `i` of `src` (same type).
     pub(crate) fn push_repeat(&mut self, src: &Values, i: usize, n: usize) {
+        debug_assert_eq!(self.dtype(), src.dtype(), "values of one type");
         match (self, src) {
             (Values::Int64(d), Values::Int64(s)) => {
                 if let Some(&x) = s.get(i) {

@@ -116,3 +116,43 @@ fn fixed_len_sequence_in_parse_example() {
     )]);
     assert!(parse_example(&s, &records).is_err());
 }
+
+/// `int32` and `bool` rows are padded as int64 ones are (TensorFlow 2.21: `[[[0, 0]], [[5,
+/// 6]]]` for an empty record then one of `[5, 6]`), in `parse_example` and in feature lists.
+/// Both are read as int64 values (and checked to fit).
+#[test]
+fn narrow_fixed_len_sequences_are_padded() {
+    use super::seq;
+    for dtype in [DType::Int32, DType::Bool] {
+        let (a, b) = if dtype == DType::Bool { (1, 0) } else { (5, 6) };
+        let s = spec(&[(
+            "a",
+            FeatureSpec::FixedLenSequence {
+                dtype,
+                shape: vec![2],
+                allow_missing: true,
+                default: None,
+            },
+        )]);
+        let records = [ex(&[]), ex(&[("a", i(&[a, b]))])];
+        let out = parse_example(&s, &records).expect("parses");
+        assert_eq!(
+            dense_i64(&out["a"]),
+            (vec![2, 1, 2], vec![0, 0, a, b]),
+            "{dtype:?}"
+        );
+        // Steps of one value, two records of 1 and 2 steps.
+        let lists = spec(&[("s", FeatureSpec::fixed_len_sequence(dtype, [], true))]);
+        let records = [
+            seq(&[], &[("s", vec![i(&[1])])]),
+            seq(&[], &[("s", vec![i(&[0]), i(&[1])])]),
+        ];
+        let (_, seqs, _) =
+            crate::parse::parse_sequence_example(&spec(&[]), &lists, &records).expect("parses");
+        assert_eq!(
+            dense_i64(&seqs["s"]),
+            (vec![2, 2], vec![1, 0, 0, 1]),
+            "{dtype:?}"
+        );
+    }
+}
