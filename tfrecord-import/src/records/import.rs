@@ -395,6 +395,61 @@ mod tests {
         assert_eq!(rows[1].features["b"], Values::from(&b"un\"quoted"[..]));
     }
 
+    /// A number beyond the float's range is refused, whether written out or too large even for
+    /// a double, in CSV and JSON alike; only `inf` and `nan` spelled out are those values.
+    #[test]
+    fn numbers_beyond_the_float_range_are_refused() {
+        let csv = RecordOptions {
+            format: Some(RecordFormat::Csv),
+            ..RecordOptions::default()
+        };
+        for cell in ["3.5e38", "1e400", "-1e39"] {
+            let (r, _) = run(&format!("x\n1.5\n{cell}\n"), &csv);
+            let e = r.expect_err(cell).to_string();
+            assert!(
+                e.contains(&format!("{cell} is beyond the range of a float")),
+                "{cell}: {e}"
+            );
+        }
+        let (rows, _) = run("x\n1.5\ninf\n-Infinity\nnan\n", &csv);
+        let rows = rows.expect("spelled out");
+        assert_eq!(rows[1].features["x"], Values::Float32(vec![f32::INFINITY]));
+        let (r, _) = run("{\"x\": 1.5}\n{\"x\": 1e39}\n", &RecordOptions::default());
+        let e = r.expect_err("json").to_string();
+        assert!(e.contains("1e39 is beyond the range of a float"), "{e}");
+    }
+
+    /// JSON Lines as protobuf's and Python's readers take them: a byte-order mark is not part of
+    /// the first line; a key given twice is refused, not the last kept; nested lists are
+    /// flattened only when rectangular (else their row boundaries would be lost).
+    #[test]
+    fn json_lines_refuse_what_would_be_lost() {
+        let (rows, _) = run("\u{feff}{\"a\": 1}\n", &RecordOptions::default());
+        assert_eq!(
+            rows.expect("a BOM")[0].features["a"],
+            Values::Int64(vec![1])
+        );
+        let (r, _) = run("{\"a\": 1, \"a\": 2}\n", &RecordOptions::default());
+        let e = r.expect_err("duplicate").to_string();
+        assert!(e.contains("duplicate key \"a\""), "{e}");
+        for ragged in ["[[1, 2, 3], [4]]", "[1, [2, 3]]"] {
+            let (r, _) = run(&format!("{{\"m\": {ragged}}}\n"), &RecordOptions::default());
+            let e = r.expect_err(ragged).to_string();
+            assert!(
+                e.contains("rows differ in length or depth"),
+                "{ragged}: {e}"
+            );
+        }
+        let (rows, _) = run(
+            "{\"m\": [[], []]}\n{\"m\": [[1]]}\n",
+            &RecordOptions::default(),
+        );
+        assert_eq!(
+            rows.expect("rectangular")[1].features["m"],
+            Values::Int64(vec![1])
+        );
+    }
+
     #[test]
     fn csv_columns_take_one_kind() {
         let opts = RecordOptions {

@@ -102,13 +102,115 @@ fn json_scalars(v: &Json, out: &mut Vec<Scalar>) -> std::result::Result<(), Stri
             out.push(Scalar::Str(s.clone()));
             Ok(())
         }
-        Json::Array(items) => items.iter().try_for_each(|i| json_scalars(i, out)),
+        Json::Array(items) => {
+            if shape(v).is_none() {
+                return Err(
+                    "a nested list whose rows differ in length or depth has no flat \
+                            layout: its row boundaries would be lost"
+                        .into(),
+                );
+            }
+            items.iter().try_for_each(|i| json_scalars(i, out))
+        }
         Json::Object(_) => Err(
             "a list of objects cannot be a feature (a feature holds one list of numbers or \
              strings)"
                 .into(),
         ),
     }
+}
+
+/// The dimensions of a JSON value whose nested lists are rectangular (every row of a level
+/// as long and as deep as the others), `[]` for a scalar; `None` for ragged ones.
+fn shape(v: &Json) -> Option<Vec<usize>> {
+    let Json::Array(items) = v else {
+        return Some(Vec::new());
+    };
+    let mut inner: Option<Vec<usize>> = None;
+    for item in items {
+        let s = shape(item)?;
+        match &inner {
+            Some(first) if *first != s => return None,
+            Some(_) => {}
+            None => inner = Some(s),
+        }
+    }
+    let mut dims = vec![items.len()];
+    dims.extend(inner.unwrap_or_default());
+    Some(dims)
+}
+
+/// One line of JSON, with a key given twice in an object refused (as protobuf's
+/// `json_format.Parse` refuses it) rather than the last one kept.
+fn json_without_duplicates(line: &[u8]) -> serde_json::Result<Json> {
+    use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+
+    struct Checked(Json);
+
+    impl<'de> Deserialize<'de> for Checked {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+            d.deserialize_any(CheckedVisitor)
+        }
+    }
+
+    struct CheckedVisitor;
+
+    impl<'de> Visitor<'de> for CheckedVisitor {
+        type Value = Checked;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_bool<E>(self, v: bool) -> std::result::Result<Checked, E> {
+            Ok(Checked(Json::Bool(v)))
+        }
+        fn visit_i64<E>(self, v: i64) -> std::result::Result<Checked, E> {
+            Ok(Checked(Json::from(v)))
+        }
+        fn visit_u64<E>(self, v: u64) -> std::result::Result<Checked, E> {
+            Ok(Checked(Json::from(v)))
+        }
+        fn visit_f64<E>(self, v: f64) -> std::result::Result<Checked, E> {
+            Ok(Checked(
+                serde_json::Number::from_f64(v).map_or(Json::Null, Json::Number),
+            ))
+        }
+        fn visit_str<E>(self, v: &str) -> std::result::Result<Checked, E> {
+            Ok(Checked(Json::String(v.to_owned())))
+        }
+        fn visit_string<E>(self, v: String) -> std::result::Result<Checked, E> {
+            Ok(Checked(Json::String(v)))
+        }
+        fn visit_unit<E>(self) -> std::result::Result<Checked, E> {
+            Ok(Checked(Json::Null))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> std::result::Result<Checked, A::Error> {
+            let mut items = Vec::new();
+            while let Some(Checked(v)) = seq.next_element()? {
+                items.push(v);
+            }
+            Ok(Checked(Json::Array(items)))
+        }
+        fn visit_map<A: MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> std::result::Result<Checked, A::Error> {
+            let mut out = serde_json::Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let Checked(v) = map.next_value()?;
+                if out.contains_key(&key) {
+                    return Err(A::Error::custom(format!("duplicate key {key:?}")));
+                }
+                out.insert(key, v);
+            }
+            Ok(Checked(Json::Object(out)))
+        }
+    }
+
+    serde_json::from_slice::<Checked>(line).map(|Checked(v)| v)
 }
 
 /// The input, readable twice.
@@ -218,10 +320,15 @@ pub(super) fn for_each_record(
             for (n, line) in reader.split(b'\n').enumerate() {
                 let line = line.map_err(|e| Error::from(e).with_record(index))?;
                 bytes += line.len() as u64 + 1;
+                // A byte-order mark before the first line is not part of it.
+                let line = match (n, line.as_slice()) {
+                    (0, [0xef, 0xbb, 0xbf, rest @ ..]) => rest,
+                    (_, all) => all,
+                };
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                let fields = match serde_json::from_slice::<Json>(&line) {
+                let fields = match json_without_duplicates(line) {
                     Ok(Json::Object(map)) => {
                         let mut out = Vec::new();
                         flatten_json(&Json::Object(map), "", &mut out);

@@ -161,17 +161,32 @@ pub(super) fn convert_to_dtype(
                 })
                 .collect::<std::result::Result<_, _>>()?,
         ),
-        // A finite number beyond the float's range does not convert (it is not infinity).
+        // A number beyond the float's range does not convert (it is not infinity): written
+        // out (`3.5e38`) or beyond even a double (`1e400`, which parses as infinity). Only
+        // `inf`, `infinity` and `nan` (any case, signed) are the special values.
         DType::Float => Values::Float32(
             scalars
                 .iter()
-                .map(|s| as_f64(s).and_then(narrow_f64).ok_or_else(|| bad(s)))
+                .map(|s| {
+                    let x = as_f64(s).ok_or_else(|| bad(s))?;
+                    match narrow_f64(x) {
+                        Some(v) if !overflows(s, x) => Ok(v),
+                        _ => Err(beyond(s, "a float (about 3.4e38)")),
+                    }
+                })
                 .collect::<std::result::Result<_, _>>()?,
         ),
         DType::Double => Values::Float64(
             scalars
                 .iter()
-                .map(|s| as_f64(s).ok_or_else(|| bad(s)))
+                .map(|s| {
+                    let x = as_f64(s).ok_or_else(|| bad(s))?;
+                    if overflows(s, x) {
+                        Err(beyond(s, "a double (about 1.8e308)"))
+                    } else {
+                        Ok(x)
+                    }
+                })
                 .collect::<std::result::Result<_, _>>()?,
         ),
         _ => Values::Bytes(
@@ -186,6 +201,27 @@ pub(super) fn convert_to_dtype(
                 .collect::<ByteStrings>(),
         ),
     })
+}
+
+/// Whether `x`, read from `s`, is an infinity that `s` does not spell out: a number too large
+/// for a double.
+fn overflows(s: &Scalar, x: f64) -> bool {
+    let Scalar::Str(t) = s else {
+        return false;
+    };
+    let word = t.trim().trim_start_matches(['+', '-']).to_ascii_lowercase();
+    x.is_infinite() && word != "inf" && word != "infinity"
+}
+
+/// Why `s` does not convert: its number is beyond `limit`.
+fn beyond(s: &Scalar, limit: &str) -> String {
+    let text = match s {
+        Scalar::Str(t) => t.trim().to_string(),
+        Scalar::Float(x) => format!("{x:e}"),
+        Scalar::Int(i) => i.to_string(),
+        Scalar::Bool(b) => b.to_string(),
+    };
+    format!("{text} is beyond the range of {limit}")
 }
 
 /// Values of an inferred kind.
