@@ -8,7 +8,7 @@
 //! | float (JSON number with a fraction or exponent; CSV column of numbers) | `float_list` |
 //! | string (CSV: any other column) | `bytes_list` (UTF-8) |
 //! | boolean (`true` / `false`) | `int64_list` of 0 / 1, as [TensorFlow's guide][guide] maps `bool` |
-//! | array (also nested, row-major) of one of the above | a list of that kind |
+//! | array (also nested and rectangular, row-major) of one of the above | a list of that kind |
 //! | object | its fields, flattened to `parent/child` keys |
 //! | `null`, empty CSV cell | no feature (absent) |
 //! | empty array | an empty list of the field's kind in other records; when no record holds a value for it, no feature, with a warning |
@@ -21,9 +21,12 @@
 //! would round them), `int64` 0/1 when every one is `true` or `false`, and bytes otherwise.
 //!
 //! What cannot be mapped is an error naming the input, the record and the field: a list of
-//! objects, a list mixing strings with numbers, an integer beyond int64, a JSON field holding
+//! objects, a list mixing strings with numbers, nested lists whose rows differ in length or
+//! depth (their row boundaries would be lost), an integer beyond int64, a number beyond the
+//! float's range (only `inf` and `nan` spelled out are those values), a JSON field holding
 //! strings in one record and numbers in another, a value a spec's dtype or shape does not
-//! take. With [`RecordOptions::skip_unmappable`] the field is left out instead (of that record,
+//! take. A JSON object with a key given twice, and a CSV quote never closed, are invalid
+//! input. With [`RecordOptions::skip_unmappable`] the field is left out instead (of that record,
 //! or of every record for a field whose kinds conflict) and a warning names it.
 //!
 //! An optional spec ([`RecordSpec::from_record`], a record of a TOML spec file) forces dtypes
