@@ -12,8 +12,6 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -102,11 +100,17 @@ fn fields<'a>(
     what: &dyn fmt::Display,
     known: &[(&str, &str)],
 ) -> Result<impl Iterator<Item = (usize, &'a Tree<'a>)>> {
-    let Tree::Object(m) = v else {
-        return Err(Error::json(format!(
-            "{what}: expected a JSON object, found {}",
-            type_name(v)
-        )));
+    // An empty array is a message of no fields to json_format.Parse, which walks a message's
+    // JSON by iterating it.
+    let m: &[(std::borrow::Cow<'a, str>, Tree<'a>)] = match v {
+        Tree::Object(m) => m,
+        Tree::Array(a) if a.is_empty() => &[],
+        _ => {
+            return Err(Error::json(format!(
+                "{what}: expected a JSON object, found {}",
+                type_name(v)
+            )));
+        }
     };
     // Every message here has at most five fields: no allocation per object.
     let mut out: [Option<&'a Tree<'a>>; 8] = [None; 8];
@@ -173,12 +177,101 @@ fn parse_bytes(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<Vec<u8>> {
             type_name(v)
         )));
     };
-    for engine in [&STANDARD, &URL_SAFE, &STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
-        if let Ok(b) = engine.decode(s.as_bytes()) {
-            return Ok(b);
+    python_base64(s).ok_or_else(|| Error::json(format!("{what}: {s:?} is not valid base64")))
+}
+
+/// Base64 as `json_format.Parse` decodes it: padding appended (`4 - len % 4` of `=`), then
+/// Python's `base64.urlsafe_b64decode`, which reads both alphabets' last two characters,
+/// passes over characters outside the alphabet (whitespace, line breaks), and stops at the
+/// padding that completes a group; `None` where it fails ("Incorrect padding").
+fn python_base64(s: &str) -> Option<Vec<u8>> {
+    let pad = 4 - s.len() % 4;
+    let mut out = Vec::with_capacity(s.len() / 4 * 3 + 3);
+    let (mut quad, mut pads, mut left) = (0u8, 0usize, 0u8);
+    for c in s.bytes().chain(std::iter::repeat_n(b'=', pad)) {
+        if c == b'=' {
+            if quad >= 2 {
+                pads += 1;
+                if usize::from(quad) + pads >= 4 {
+                    return Some(out);
+                }
+            }
+            continue;
         }
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => continue,
+        };
+        pads = 0;
+        match quad {
+            0 => left = v,
+            1 => {
+                out.push(left << 2 | v >> 4);
+                left = v & 0x0f;
+            }
+            2 => {
+                out.push(left << 4 | v >> 2);
+                left = v & 0x03;
+            }
+            _ => out.push(left << 6 | v),
+        }
+        quad = (quad + 1) % 4;
     }
-    Err(Error::json(format!("{what}: {s:?} is not valid base64")))
+    (quad == 0).then_some(out)
+}
+
+/// An integer from a string as json_format reads it (refusing one holding a space): Python's
+/// `int` (surrounding whitespace, a sign, digits with single underscores between them), else
+/// Python's `float` when its value is integral (`"1e3"`, `"5.0"`).
+fn python_int(s: &str) -> Option<i128> {
+    if s.contains(' ') {
+        return None;
+    }
+    let int = python_digits(s.trim()).and_then(|d| d.parse::<i128>().ok());
+    #[allow(clippy::cast_possible_truncation)] // integral, and beyond int64 either way
+    int.or_else(|| {
+        python_float(s)
+            .filter(|f| f.is_finite() && f.fract() == 0.0)
+            .map(|f| f as i128)
+    })
+}
+
+/// `s` without the underscores Python allows between digits (`1_000`); `None` for one
+/// elsewhere.
+fn python_digits(s: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if !s.contains('_') {
+        return Some(std::borrow::Cow::Borrowed(s));
+    }
+    let b = s.as_bytes();
+    let between = |i: usize| {
+        i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(u8::is_ascii_digit)
+    };
+    (0..b.len())
+        .filter(|&i| b[i] == b'_')
+        .all(between)
+        .then(|| std::borrow::Cow::Owned(s.replace('_', "")))
+}
+
+/// A float as Python's `float` reads a string: surrounding whitespace, underscores between
+/// digits, `inf`, `infinity` and `nan` in any case and with a sign (json_format refuses a bare
+/// lowercase `nan`).
+fn python_float(s: &str) -> Option<f64> {
+    if s == "nan" {
+        return None;
+    }
+    let t = python_digits(s.trim())?;
+    let unsigned = t.trim_start_matches(['+', '-']).to_ascii_lowercase();
+    match unsigned.as_str() {
+        "inf" | "infinity" | "nan" => {}
+        // Rust also reads `infinite`-like spellings Python does not: only digits from here.
+        u if u.bytes().any(|b| b.is_ascii_alphabetic() && b != b'e') => return None,
+        _ => {}
+    }
+    t.parse::<f64>().ok()
 }
 
 fn parse_int(v: &Tree<'_>, what: &dyn fmt::Display, min: i128, max: i128) -> Result<i128> {
@@ -199,13 +292,7 @@ fn parse_int(v: &Tree<'_>, what: &dyn fmt::Display, min: i128, max: i128) -> Res
                     .map(|f| f as i128)
             }
         }
-        Tree::String(s) => s.trim().parse::<i128>().ok().or_else(|| {
-            s.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|f| f.fract() == 0.0 && f.abs() < 1e19)
-                .map(|f| f as i128)
-        }),
+        Tree::String(s) => python_int(s),
         _ => None,
     };
     match parsed {
@@ -234,17 +321,11 @@ fn parse_double(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<f64> {
         Tree::Number(n) => n
             .as_f64()
             .ok_or_else(|| Error::json(format!("{what}: bad number {n}"))),
-        Tree::String(s) => match s.as_ref() {
-            "NaN" => Ok(f64::NAN),
-            "Infinity" => Ok(f64::INFINITY),
-            "-Infinity" => Ok(f64::NEG_INFINITY),
-            other => other
-                .trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|f| f.is_finite())
-                .ok_or_else(|| Error::json(format!("{what}: {other:?} is not a number"))),
-        },
+        Tree::String(s) => {
+            python_float(s).ok_or_else(|| Error::json(format!("{what}: {s:?} is not a number")))
+        }
+        // json_format.Parse passes a boolean to Python's `float`, which reads it as 1 or 0.
+        Tree::Bool(b) => Ok(f64::from(u8::from(*b))),
         other => Err(Error::json(format!(
             "{what}: expected a number, found {}",
             type_name(other)
@@ -254,6 +335,12 @@ fn parse_double(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<f64> {
 
 fn parse_float(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<f32> {
     let d = parse_double(v, what)?;
+    // A string is read as Python's `float` and stored into the float field as it is, beyond
+    // the range an infinity (json_format checks the range of JSON numbers only).
+    if let Tree::String(_) = v {
+        #[allow(clippy::cast_possible_truncation)]
+        return Ok(d as f32);
+    }
     // A finite value that rounds to infinity overflows a float. (Values that round to
     // +-FLT_MAX, such as the 3.4028235e+38 json_format prints for it, are accepted, as
     // protobuf's C++ parser does.)
@@ -654,6 +741,85 @@ mod tests {
             let text = line(v);
             example_from_json_str(&text).expect(v);
         }
+    }
+
+    /// Strings as protobuf 7's `json_format.Parse` reads them (each outcome recorded from it in
+    /// TensorFlow 2.21's environment): base64 read leniently as Python's `urlsafe_b64decode`
+    /// reads it, floats and integers as Python's `float` and `int` read them, `[]` as an empty
+    /// message.
+    #[test]
+    fn strings_are_read_as_json_format_parse_reads_them() {
+        let feature = |kind: &str, v: &str| {
+            format!(r#"{{"features":{{"feature":{{"k":{{"{kind}":{{"value":[{v}]}}}}}}}}}}"#)
+        };
+        let read = |line: &str| {
+            let e = example_from_json_str(line).ok()?;
+            e.features?.feature.get("k")?.kind.clone()
+        };
+        use tensorflow::feature::Kind;
+        let bytes = |v: &str| match read(&feature("bytesList", v)) {
+            Some(Kind::BytesList(l)) => Some(l.value.concat()),
+            _ => None,
+        };
+        for (v, want) in [
+            (r#""YWJjZA=""#, Some(&b"abcd"[..])),
+            (r#""YWJ""#, Some(b"ab")),
+            (r#""YW Jj""#, Some(b"abc")),
+            (r#""Y\nWJj""#, Some(b"abc")),
+            (r#""YWJjZA===""#, Some(b"abcd")),
+            (r#""=YWJj""#, Some(b"abc")),
+            (r#""!!!!""#, Some(b"")),
+            (r#""YWJj-_""#, Some(b"abc\xfb")),
+            (r#""Y""#, None),
+        ] {
+            assert_eq!(bytes(v).as_deref(), want, "{v}");
+        }
+        let float = |v: &str| match read(&feature("floatList", v)) {
+            Some(Kind::FloatList(l)) => l.value.first().copied(),
+            _ => None,
+        };
+        for (v, want) in [
+            (r#""inf""#, Some(f32::INFINITY)),
+            (r#""+Infinity""#, Some(f32::INFINITY)),
+            (r#""Infinity ""#, Some(f32::INFINITY)),
+            (r#""1_0""#, Some(10.0)),
+            (r#""1e39""#, Some(f32::INFINITY)),
+            (r#"" 1.5""#, Some(1.5)),
+            ("true", Some(1.0)),
+            (r#""nan""#, None),
+            (r#""1__0""#, None),
+            (r#""0x10""#, None),
+            (r#""infinite""#, None),
+            ("1e39", None),
+        ] {
+            assert_eq!(float(v), want, "{v}");
+        }
+        assert!(float(r#""-NaN""#).is_some_and(f32::is_nan));
+        let int = |v: &str| match read(&feature("int64List", v)) {
+            Some(Kind::Int64List(l)) => l.value.first().copied(),
+            _ => None,
+        };
+        for (v, want) in [
+            (r#""\t1""#, Some(1)),
+            (r#""1_000""#, Some(1000)),
+            (r#""1e3""#, Some(1000)),
+            (r#""1.0""#, Some(1)),
+            (r#"" 1""#, None),
+            (r#""1 ""#, None),
+            (r#""1.5""#, None),
+            (r#""1e19""#, None),
+            ("true", None),
+        ] {
+            assert_eq!(int(v), want, "{v}");
+        }
+        let empty = example_from_json_str("[]").expect("an empty message");
+        assert_eq!(empty, tensorflow::Example::default());
+        let features = example_from_json_str(r#"{"features":[]}"#).expect("empty features");
+        assert_eq!(features.features, Some(tensorflow::Features::default()));
+        assert!(
+            example_from_json_str(r#"{"features":{"feature":[]}}"#).is_err(),
+            "a map"
+        );
     }
 
     #[test]
