@@ -32,7 +32,7 @@
 //! | `long` (also `time-micros`, the timestamps) | `int64` |
 //! | `float` | `float` (`float32`) |
 //! | `double` | `double` (`float64`) |
-//! | `string`, `bytes`, `enum` (its symbol), `fixed` (its bytes), `uuid` (its text) | `string` / `bytes` (`tf.string`) |
+//! | `string`, `bytes`, `enum` (its symbol), `fixed` (its bytes), `uuid` (its text), `decimal` (its unscaled two's-complement big-endian bytes), `duration` (its 12 bytes) | `string` / `bytes` (`tf.string`) |
 //! | `null` | the feature's default; without one an error |
 //!
 //! Nothing else converts: an `int` read as `int64` is an error naming both types. Promotion

@@ -123,6 +123,13 @@ fn push_value(out: &mut Values, v: &Value) -> Result<()> {
         (Values::Bytes(o), Value::String(s) | Value::Enum(_, s)) => o.push(s),
         (Values::Bytes(o), Value::Bytes(b) | Value::Fixed(_, b)) => o.push(b),
         (Values::Bytes(o), Value::Uuid(u)) => o.push(u.to_string()),
+        // Logical types over `bytes` and `fixed` are their bytes, as tensorflow-io reads them:
+        // a decimal's unscaled two's-complement big-endian integer, a duration's 12 bytes.
+        (Values::Bytes(o), Value::Decimal(d)) => o.push(
+            Vec::<u8>::try_from(d)
+                .map_err(|e| Error::new(format!("cannot read the decimal's bytes: {e}")))?,
+        ),
+        (Values::Bytes(o), Value::Duration(d)) => o.push(<[u8; 12]>::from(*d)),
         (out, v) => {
             let d = out.dtype();
             let hint = match (d, v) {
@@ -624,4 +631,31 @@ fn push_var_entries(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use apache_avro::{Days, Decimal, Duration, Millis, Months};
+
+    use super::*;
+
+    /// A `bytes` feature reads a decimal or a duration as its bytes, as tensorflow-io does.
+    #[test]
+    fn logical_types_over_bytes_are_their_bytes() {
+        let schema = tfrecord_schema::ir::Schema::from_toml_str(
+            "[records.R.features.d]\ndtype = \"bytes\"\n[records.R.features.t]\ndtype = \"bytes\"\n",
+            "s.toml",
+        )
+        .expect("a spec");
+        let spec = AvroSpec::from_record(&schema.records[0]).expect("an Avro spec");
+        let duration = Duration::new(Months::new(1), Days::new(2), Millis::new(3));
+        let record = Value::Record(vec![
+            ("d".to_string(), Value::Decimal(Decimal::from([0xff, 0x85]))),
+            ("t".to_string(), Value::Duration(duration)),
+        ]);
+        let row = spec.row(&record).expect("reads");
+        assert_eq!(row.features["d"], Values::from(&[0xff_u8, 0x85][..]));
+        let want: [u8; 12] = [1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0];
+        assert_eq!(row.features["t"], Values::from(&want[..]));
+    }
 }
