@@ -22,15 +22,54 @@ fn string(out: &mut Vec<u8>, s: &str) {
 /// and at least two exponent digits (`1e-05`, `1.5e+16`).
 fn number(out: &mut Vec<u8>, v: f64) {
     use std::io::Write as _;
-    // Rust's `{:e}` is the shortest round-trip decimal too: `d[.ddd]e<exp>`.
-    let sci = format!("{v:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (negative, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => (true, m),
-        None => (false, mantissa),
+    // The shortest round-trip decimal, as `serde_json` prints it (ryū): `[-]ddd.ddd` or
+    // `[-]d[.ddd]e[+-]dd`, at most 24 bytes, formatted on the stack; read back here as its
+    // significant digits and the decimal exponent of the first.
+    let mut text = [0u8; 32];
+    let len = {
+        let mut w = &mut text[..];
+        let _ = serde_json::to_writer(&mut w, &v);
+        32 - w.len()
     };
-    let digits: Vec<u8> = mantissa.bytes().filter(|b| *b != b'.').collect();
+    let text = &text[..len];
+    let (negative, text) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let at_e = text.iter().position(|&b| b == b'e' || b == b'E');
+    let (mantissa, exp_text) = match at_e {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None => (text, &b""[..]),
+    };
+    let point = mantissa
+        .iter()
+        .position(|&b| b == b'.')
+        .unwrap_or(mantissa.len());
+    let mut digits = [0u8; 32];
+    let mut n = 0;
+    for &b in mantissa.iter().filter(|b| b.is_ascii_digit()) {
+        if let Some(d) = digits.get_mut(n) {
+            *d = b;
+            n += 1;
+        }
+    }
+    let leading = digits[..n].iter().take_while(|&&d| d == b'0').count();
+    let exp_shift: i32 = std::str::from_utf8(exp_text)
+        .ok()
+        .and_then(|e| e.trim_start_matches('+').parse().ok())
+        .unwrap_or(0);
+    let (digits, exp) = if leading == n {
+        (&b"0"[..], 0)
+    } else {
+        let significant = &digits[leading..n];
+        let trailing = significant.iter().rev().take_while(|&&d| d == b'0').count();
+        let whole = i32::try_from(point).unwrap_or(0);
+        let skipped = i32::try_from(leading).unwrap_or(0);
+        (
+            &significant[..significant.len() - trailing],
+            whole - 1 - skipped + exp_shift,
+        )
+    };
     if negative {
         out.push(b'-');
     }
@@ -39,7 +78,7 @@ fn number(out: &mut Vec<u8>, v: f64) {
         Ok(e) if e < 16 => {
             let whole = e + 1;
             if digits.len() <= whole {
-                out.extend_from_slice(&digits);
+                out.extend_from_slice(digits);
                 out.resize(out.len() + whole - digits.len(), b'0');
                 out.extend_from_slice(b".0");
             } else {
@@ -51,7 +90,7 @@ fn number(out: &mut Vec<u8>, v: f64) {
         Err(_) if exp >= -4 => {
             out.extend_from_slice(b"0.");
             out.resize(out.len() + exp.unsigned_abs() as usize - 1, b'0');
-            out.extend_from_slice(&digits);
+            out.extend_from_slice(digits);
         }
         _ => {
             out.extend_from_slice(&digits[..1]);
@@ -292,6 +331,11 @@ mod tests {
             (1.234_567_8e16, "1.2345678e+16"),
             (0.0, "0.0"),
             (-0.0, "-0.0"),
+            // Doubles (an OFRecord's `double_list`), as Python's `repr` writes them.
+            (8.977_909_862_605_46e-5, "8.97790986260546e-05"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (5e-324, "5e-324"),
+            (-123_456_789.012_345_6, "-123456789.0123456"),
         ];
         for (v, want) in recorded {
             let mut out = Vec::new();
