@@ -75,7 +75,14 @@
 //! unpacked lists, split messages, map entries in either order, unknown fields), and reads it
 //! as protobuf does. Where TensorFlow's fast parser departs from protobuf on such encodings, the
 //! parsers here keep protobuf's rule: a packed list written as several runs is one list of all
-//! their values (TensorFlow keeps the first run and silently drops the rest). Where a key appears
+//! their values (TensorFlow keeps the first run and silently drops the rest); a `Feature`
+//! holding two lists is the last one; unknown fields are passed over wherever they are (TensorFlow
+//! refuses one before the data of a list, feature or map entry); a map entry without a key or a
+//! value has the empty default (TensorFlow refuses it). Bytes that are not a valid encoding are
+//! an error even where TensorFlow's parser reads past them (a varint longer than ten bytes or with
+//! bits beyond 64, a packed run longer than its list, a float run that is not a multiple of four
+//! bytes). Records written by protobuf, TensorFlow or this crate never take these forms. Where a
+//! key appears
 //! twice in a record, the last entry wins, as in TensorFlow (for a dense feature, the last entry
 //! that is not an empty `Feature`).
 //!
