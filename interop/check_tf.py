@@ -990,6 +990,28 @@ def run_all(R, cli, tmp, seed):
 
     R.check("A cat --json a_subnormal.tfrecord spells float32 subnormals as MessageToJson does (1.4013e-45)", subnormal_check)
 
+    def float_text_check():
+        # The text of each float, not only its value: Python's repr (1e-05, 1e+16, 1000000.0).
+        rng = random.Random(seed + 5)
+        values = [1e16, 1e-5, 2.5e-5, 1e-6, 1e-4, 1234567.0, 1e15, 0.0, -0.0, 100.0]
+        values += [f32(rng.choice([1, -1]) * 10 ** rng.uniform(-12, 20)) for _ in range(500)]
+        values += [rand_float32(rng) for _ in range(500)]
+        values = [v for v in values if math.isfinite(v)]
+        e = Example()
+        fill_list(e.features.feature["f"].float_list, values)
+        path = P("a_float_text.tfrecord")
+        tf_write(path, [e], "")
+        want = json_format.MessageToJson(e, indent=None)
+        got = cli.run(["cat", "--json", path]).stdout.decode("utf-8").strip()
+        def floats(text, sep):
+            return text.split("[", 1)[1].split("]", 1)[0].split(sep)
+
+        diffs = [(g, w) for g, w in zip(floats(got, ","), floats(want, ", ")) if g != w]
+        if diffs or len(floats(got, ",")) != len(values):
+            raise Fail(f"{len(diffs)} floats spelled otherwise than MessageToJson: {diffs[:5]}")
+
+    R.check("A cat --json spells every float as MessageToJson's text does (1e-05, 1e+16)", float_text_check)
+
     def non_utf8_keys_check():
         rng = random.Random(seed + 7)
         mirror_cls = bytes_key_example_class()
@@ -1119,6 +1141,40 @@ def run_all(R, cli, tmp, seed):
         compare_msgs(parse_records(tf_read(out, ""), Example, out), [e], "TF reading b_flt_max.tfrecord")
 
     R.check("B from-json reads +-FLT_MAX as MessageToJson (and tfrecord cat --json) print it: 3.4028235e+38", flt_max_check)
+
+    def parse_leniency_check():
+        # Strings json_format.Parse reads leniently (as Python's base64, float and int do), and
+        # ones it refuses: from-json must take and refuse the same, reading the same messages.
+        def line(kind, v):
+            return '{"features":{"feature":{"k":{"' + kind + '":{"value":[' + v + "]}}}}}"
+
+        cases = [line("bytesList", v) for v in (
+            '"YWJjZA="', '"YWJ"', '"YW Jj"', '"Y\\nWJj"', '"YWJjZA==="', '"=YWJj"', '"!!!!"', '"Y"', '"YWJj-_"')]
+        cases += [line("floatList", v) for v in (
+            '"inf"', '"+Infinity"', '"-NaN"', '"Infinity "', '"1_0"', '"1e39"', '"nan"', '" 1.5"',
+            "true", "1e39", '"1__0"', '"0x10"')]
+        cases += [line("int64List", v) for v in (
+            '"\\t1"', '" 1"', '"1_000"', '"1e3"', '"1.0"', '"1.5"', '"1e19"', "true", "-9223372036854775809")]
+        cases += ["[]", '{"features":[]}', '{"features":{"feature":[]}}']
+        diffs = []
+        for i, text in enumerate(cases):
+            try:
+                want = json_format.Parse(text, Example())
+            except json_format.ParseError:
+                want = None
+            src, out = P(f"b_lenient_{i}.jsonl"), P(f"b_lenient_{i}.tfrecord")
+            with open(src, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+            p = cli.run(["from-json", "-o", out, src], ok=False)
+            got = parse_records(tf_read(out, ""), Example, out) if p.returncode == 0 else None
+            if (got is None) != (want is None) or (got is not None and got != [want]):
+                diffs.append(f"{text}: Parse {'refuses' if want is None else 'reads'} it, from-json "
+                             + ("refuses it" if got is None else f"reads {short(str(got))}"))
+        if diffs:
+            raise Fail("\n     ".join(diffs))
+
+    R.check("B from-json takes and refuses what json_format.Parse does (lenient base64, float and int strings, [])",
+            parse_leniency_check)
 
     seq_jsonl = P("b_seq.jsonl")
     with open(seq_jsonl, "w", encoding="utf-8") as f:
