@@ -80,57 +80,92 @@ pub(crate) fn shown_key(key: &[u8]) -> String {
     }
 }
 
-/// Formats a number given as its scientific form (`{:e}` output) the way Python's `repr` does:
-/// plain notation when the decimal exponent is in [-4, 16), scientific (`1e+16`) otherwise,
-/// and always a `.0` or a fraction in plain notation.
-fn python_repr_from_sci(sci: &str) -> String {
-    let (neg, sci) = match sci.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, sci),
+/// Appends Python's `repr` of a finite `f64` (what protobuf's `MessageToJson` and `text_format`
+/// print for it): the shortest decimal that reads back as `v`, in positional notation (`1.0`
+/// for an integral value) when its decimal exponent is from -4 to 15, else in scientific
+/// notation with a sign and at least two exponent digits (`1e-05`, `1.5e+16`).
+pub(crate) fn python_repr(out: &mut Vec<u8>, v: f64) {
+    use std::io::Write as _;
+    // The shortest round-trip decimal, as `serde_json` prints it (ryū): `[-]ddd.ddd` or
+    // `[-]d[.ddd]e[+-]dd`, at most 24 bytes, formatted on the stack; read back here as its
+    // significant digits and the decimal exponent of the first.
+    let mut text = [0u8; 32];
+    let len = {
+        let mut w = &mut text[..];
+        let _ = serde_json::to_writer(&mut w, &v);
+        32 - w.len()
     };
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let digits = digits.trim_end_matches('0');
-    let digits = if digits.is_empty() { "0" } else { digits };
-    let decpt = exp + 1;
-    let mut out = String::new();
-    if neg {
-        out.push('-');
-    }
-    if digits == "0" {
-        out.push_str("0.0");
-    } else if (-3..=16).contains(&decpt) {
-        if decpt <= 0 {
-            out.push_str("0.");
-            for _ in 0..(-decpt) {
-                out.push('0');
-            }
-            out.push_str(digits);
-        } else {
-            let d = usize::try_from(decpt).unwrap_or(0);
-            if digits.len() <= d {
-                out.push_str(digits);
-                for _ in digits.len()..d {
-                    out.push('0');
-                }
-                out.push_str(".0");
-            } else {
-                out.push_str(&digits[..d]);
-                out.push('.');
-                out.push_str(&digits[d..]);
-            }
+    let text = &text[..len];
+    let (negative, text) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let at_e = text.iter().position(|&b| b == b'e' || b == b'E');
+    let (mantissa, exp_text) = match at_e {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None => (text, &b""[..]),
+    };
+    let point = mantissa
+        .iter()
+        .position(|&b| b == b'.')
+        .unwrap_or(mantissa.len());
+    let mut digits = [0u8; 32];
+    let mut n = 0;
+    for &b in mantissa.iter().filter(|b| b.is_ascii_digit()) {
+        if let Some(d) = digits.get_mut(n) {
+            *d = b;
+            n += 1;
         }
+    }
+    let leading = digits[..n].iter().take_while(|&&d| d == b'0').count();
+    let exp_shift: i32 = std::str::from_utf8(exp_text)
+        .ok()
+        .and_then(|e| e.trim_start_matches('+').parse().ok())
+        .unwrap_or(0);
+    let (digits, exp) = if leading == n {
+        (&b"0"[..], 0)
     } else {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let e = decpt - 1;
-        let _ = write!(out, "e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+        let significant = &digits[leading..n];
+        let trailing = significant.iter().rev().take_while(|&&d| d == b'0').count();
+        let whole = i32::try_from(point).unwrap_or(0);
+        let skipped = i32::try_from(leading).unwrap_or(0);
+        (
+            &significant[..significant.len() - trailing],
+            whole - 1 - skipped + exp_shift,
+        )
+    };
+    if negative {
+        out.push(b'-');
     }
-    out
+    match usize::try_from(exp) {
+        // Positional: the digits, the point after the exponent's place.
+        Ok(e) if e < 16 => {
+            let whole = e + 1;
+            if digits.len() <= whole {
+                out.extend_from_slice(digits);
+                out.resize(out.len() + whole - digits.len(), b'0');
+                out.extend_from_slice(b".0");
+            } else {
+                out.extend_from_slice(&digits[..whole]);
+                out.push(b'.');
+                out.extend_from_slice(&digits[whole..]);
+            }
+        }
+        Err(_) if exp >= -4 => {
+            out.extend_from_slice(b"0.");
+            out.resize(out.len() + exp.unsigned_abs() as usize - 1, b'0');
+            out.extend_from_slice(digits);
+        }
+        _ => {
+            out.extend_from_slice(&digits[..1]);
+            if digits.len() > 1 {
+                out.push(b'.');
+                out.extend_from_slice(&digits[1..]);
+            }
+            let sign = if exp < 0 { '-' } else { '+' };
+            let _ = write!(out, "e{sign}{:02}", exp.unsigned_abs());
+        }
+    }
 }
 
 /// The value protobuf's Python runtime shows for a `float` field (`ToShortestFloat`): the
@@ -195,8 +230,15 @@ pub(crate) fn format_float(v: f32) -> String {
     } else if v.is_infinite() {
         if v > 0.0 { "inf".into() } else { "-inf".into() }
     } else {
-        python_repr_from_sci(&format!("{:e}", shortest_float(v)))
+        repr_string(shortest_float(v))
     }
+}
+
+/// [`python_repr`] as a `String`.
+fn repr_string(v: f64) -> String {
+    let mut out = Vec::with_capacity(24);
+    python_repr(&mut out, v);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Python's `repr()` of a `double` field value, with `nan`, `inf` and `-inf`.
@@ -206,7 +248,7 @@ pub(crate) fn format_double(v: f64) -> String {
     } else if v.is_infinite() {
         if v > 0.0 { "inf".into() } else { "-inf".into() }
     } else {
-        python_repr_from_sci(&format!("{v:e}"))
+        repr_string(v)
     }
 }
 

@@ -16,92 +16,10 @@ fn string(out: &mut Vec<u8>, s: &str) {
     let _ = serde_json::to_writer(&mut *out, s);
 }
 
-/// Appends a finite `f64` as protobuf's `MessageToJson` writes it, which is Python's `repr`: the
-/// shortest decimal that reads back as `v`, in positional notation (`1.0` for an integral
-/// value) when its decimal exponent is from -4 to 15, else in scientific notation with a sign
-/// and at least two exponent digits (`1e-05`, `1.5e+16`).
+/// Appends a finite `f64` as protobuf's `MessageToJson` writes it: Python's `repr`
+/// ([`python_repr`](crate::text::python_repr)).
 fn number(out: &mut Vec<u8>, v: f64) {
-    use std::io::Write as _;
-    // The shortest round-trip decimal, as `serde_json` prints it (ryū): `[-]ddd.ddd` or
-    // `[-]d[.ddd]e[+-]dd`, at most 24 bytes, formatted on the stack; read back here as its
-    // significant digits and the decimal exponent of the first.
-    let mut text = [0u8; 32];
-    let len = {
-        let mut w = &mut text[..];
-        let _ = serde_json::to_writer(&mut w, &v);
-        32 - w.len()
-    };
-    let text = &text[..len];
-    let (negative, text) = match text.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, text),
-    };
-    let at_e = text.iter().position(|&b| b == b'e' || b == b'E');
-    let (mantissa, exp_text) = match at_e {
-        Some(i) => (&text[..i], &text[i + 1..]),
-        None => (text, &b""[..]),
-    };
-    let point = mantissa
-        .iter()
-        .position(|&b| b == b'.')
-        .unwrap_or(mantissa.len());
-    let mut digits = [0u8; 32];
-    let mut n = 0;
-    for &b in mantissa.iter().filter(|b| b.is_ascii_digit()) {
-        if let Some(d) = digits.get_mut(n) {
-            *d = b;
-            n += 1;
-        }
-    }
-    let leading = digits[..n].iter().take_while(|&&d| d == b'0').count();
-    let exp_shift: i32 = std::str::from_utf8(exp_text)
-        .ok()
-        .and_then(|e| e.trim_start_matches('+').parse().ok())
-        .unwrap_or(0);
-    let (digits, exp) = if leading == n {
-        (&b"0"[..], 0)
-    } else {
-        let significant = &digits[leading..n];
-        let trailing = significant.iter().rev().take_while(|&&d| d == b'0').count();
-        let whole = i32::try_from(point).unwrap_or(0);
-        let skipped = i32::try_from(leading).unwrap_or(0);
-        (
-            &significant[..significant.len() - trailing],
-            whole - 1 - skipped + exp_shift,
-        )
-    };
-    if negative {
-        out.push(b'-');
-    }
-    match usize::try_from(exp) {
-        // Positional: the digits, the point after the exponent's place.
-        Ok(e) if e < 16 => {
-            let whole = e + 1;
-            if digits.len() <= whole {
-                out.extend_from_slice(digits);
-                out.resize(out.len() + whole - digits.len(), b'0');
-                out.extend_from_slice(b".0");
-            } else {
-                out.extend_from_slice(&digits[..whole]);
-                out.push(b'.');
-                out.extend_from_slice(&digits[whole..]);
-            }
-        }
-        Err(_) if exp >= -4 => {
-            out.extend_from_slice(b"0.");
-            out.resize(out.len() + exp.unsigned_abs() as usize - 1, b'0');
-            out.extend_from_slice(digits);
-        }
-        _ => {
-            out.extend_from_slice(&digits[..1]);
-            if digits.len() > 1 {
-                out.push(b'.');
-                out.extend_from_slice(&digits[1..]);
-            }
-            let sign = if exp < 0 { '-' } else { '+' };
-            let _ = write!(out, "e{sign}{:02}", exp.unsigned_abs());
-        }
-    }
+    crate::text::python_repr(out, v);
 }
 
 /// A non-finite float as the proto3 JSON mapping writes it; `None` when `v` is finite.
