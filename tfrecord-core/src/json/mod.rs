@@ -3,11 +3,16 @@
 //! accepts.
 //!
 //! Output uses lowerCamelCase names, int64 as decimal strings, floats as numbers (the shortest
-//! decimal that reads back to the same `f32`) or `"NaN"` / `"Infinity"` / `"-Infinity"`, bytes
-//! as standard base64, and omits empty lists and unset fields. Input accepts both lowerCamelCase
-//! and the original snake_case names, int64 as strings or integral numbers, floats as numbers
-//! or strings, base64 in the standard or URL-safe alphabet with or without padding, and `null`
-//! as "not set"; any other field is an error, as in `json_format.Parse`.
+//! decimal that reads back to the same `f32`, spelled as Python's `repr`) or `"NaN"` /
+//! `"Infinity"` / `"-Infinity"`, bytes as standard base64, and omits empty lists and unset
+//! fields. Input accepts what `json_format.Parse` accepts: both lowerCamelCase and the original
+//! snake_case names, int64 as strings or integral numbers, floats as numbers or strings, strings
+//! read as Python reads them (base64 leniently, numbers through `int` and `float`), `[]` or `""`
+//! as an empty message, and `null` as "not set"; any other field is an error. Two departures:
+//! `±3.4028235e+38`, which `MessageToJson` prints for the float limits, is read as them (Python's
+//! `Parse` refuses its own output there, protobuf's C++ parser reads it); and an integral float
+//! literal of exactly -2^63 for an int64 (`-9.223372036854775808e18`) is refused, as the integer
+//! literals just below int64's minimum that round to the same number are.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -17,6 +22,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::proto::{oneflow, tensorflow};
 
+mod python;
 mod scan;
 mod to_wire;
 mod tree;
@@ -57,10 +63,10 @@ pub fn ofrecord_to_json(r: &oneflow::OfRecord) -> Value {
     value_of(|out| write_ofrecord(r, out))
 }
 
-/// Appends the JSON text of a `tensorflow.Example` to `out`, as protobuf's `MessageToJson`
-/// writes it without indentation (compact, keys sorted, floats as Python's `repr`): the text
-/// [`example_to_json`] reads, written in one pass without building a value (for output
-/// streams of many records).
+/// Appends the JSON text of a `tensorflow.Example` to `out`: the value protobuf's
+/// `MessageToJson` gives, written compactly on one line (map keys sorted, non-ASCII text as it
+/// is, floats as Python's `repr` writes them); the text [`example_to_json`] reads, written in one
+/// pass without building a value (for output streams of many records).
 pub fn write_example(e: &tensorflow::Example, out: &mut Vec<u8>) {
     write::example(out, e.features.as_ref().map(|f| &f.feature));
 }
@@ -100,11 +106,12 @@ fn fields<'a>(
     what: &dyn fmt::Display,
     known: &[(&str, &str)],
 ) -> Result<impl Iterator<Item = (usize, &'a Tree<'a>)>> {
-    // An empty array is a message of no fields to json_format.Parse, which walks a message's
-    // JSON by iterating it.
+    // An empty array or string is a message of no fields to json_format.Parse, which walks a
+    // message's JSON by iterating it.
     let m: &[(std::borrow::Cow<'a, str>, Tree<'a>)] = match v {
         Tree::Object(m) => m,
         Tree::Array(a) if a.is_empty() => &[],
+        Tree::String(s) if s.is_empty() => &[],
         _ => {
             return Err(Error::json(format!(
                 "{what}: expected a JSON object, found {}",
@@ -177,101 +184,7 @@ fn parse_bytes(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<Vec<u8>> {
             type_name(v)
         )));
     };
-    python_base64(s).ok_or_else(|| Error::json(format!("{what}: {s:?} is not valid base64")))
-}
-
-/// Base64 as `json_format.Parse` decodes it: padding appended (`4 - len % 4` of `=`), then
-/// Python's `base64.urlsafe_b64decode`, which reads both alphabets' last two characters,
-/// passes over characters outside the alphabet (whitespace, line breaks), and stops at the
-/// padding that completes a group; `None` where it fails ("Incorrect padding").
-fn python_base64(s: &str) -> Option<Vec<u8>> {
-    let pad = 4 - s.len() % 4;
-    let mut out = Vec::with_capacity(s.len() / 4 * 3 + 3);
-    let (mut quad, mut pads, mut left) = (0u8, 0usize, 0u8);
-    for c in s.bytes().chain(std::iter::repeat_n(b'=', pad)) {
-        if c == b'=' {
-            if quad >= 2 {
-                pads += 1;
-                if usize::from(quad) + pads >= 4 {
-                    return Some(out);
-                }
-            }
-            continue;
-        }
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => continue,
-        };
-        pads = 0;
-        match quad {
-            0 => left = v,
-            1 => {
-                out.push(left << 2 | v >> 4);
-                left = v & 0x0f;
-            }
-            2 => {
-                out.push(left << 4 | v >> 2);
-                left = v & 0x03;
-            }
-            _ => out.push(left << 6 | v),
-        }
-        quad = (quad + 1) % 4;
-    }
-    (quad == 0).then_some(out)
-}
-
-/// An integer from a string as json_format reads it (refusing one holding a space): Python's
-/// `int` (surrounding whitespace, a sign, digits with single underscores between them), else
-/// Python's `float` when its value is integral (`"1e3"`, `"5.0"`).
-fn python_int(s: &str) -> Option<i128> {
-    if s.contains(' ') {
-        return None;
-    }
-    let int = python_digits(s.trim()).and_then(|d| d.parse::<i128>().ok());
-    #[allow(clippy::cast_possible_truncation)] // integral, and beyond int64 either way
-    int.or_else(|| {
-        python_float(s)
-            .filter(|f| f.is_finite() && f.fract() == 0.0)
-            .map(|f| f as i128)
-    })
-}
-
-/// `s` without the underscores Python allows between digits (`1_000`); `None` for one
-/// elsewhere.
-fn python_digits(s: &str) -> Option<std::borrow::Cow<'_, str>> {
-    if !s.contains('_') {
-        return Some(std::borrow::Cow::Borrowed(s));
-    }
-    let b = s.as_bytes();
-    let between = |i: usize| {
-        i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(u8::is_ascii_digit)
-    };
-    (0..b.len())
-        .filter(|&i| b[i] == b'_')
-        .all(between)
-        .then(|| std::borrow::Cow::Owned(s.replace('_', "")))
-}
-
-/// A float as Python's `float` reads a string: surrounding whitespace, underscores between
-/// digits, `inf`, `infinity` and `nan` in any case and with a sign (json_format refuses a bare
-/// lowercase `nan`).
-fn python_float(s: &str) -> Option<f64> {
-    if s == "nan" {
-        return None;
-    }
-    let t = python_digits(s.trim())?;
-    let unsigned = t.trim_start_matches(['+', '-']).to_ascii_lowercase();
-    match unsigned.as_str() {
-        "inf" | "infinity" | "nan" => {}
-        // Rust also reads `infinite`-like spellings Python does not: only digits from here.
-        u if u.bytes().any(|b| b.is_ascii_alphabetic() && b != b'e') => return None,
-        _ => {}
-    }
-    t.parse::<f64>().ok()
+    python::base64(s).ok_or_else(|| Error::json(format!("{what}: {s:?} is not valid base64")))
 }
 
 fn parse_int(v: &Tree<'_>, what: &dyn fmt::Display, min: i128, max: i128) -> Result<i128> {
@@ -292,7 +205,7 @@ fn parse_int(v: &Tree<'_>, what: &dyn fmt::Display, min: i128, max: i128) -> Res
                     .map(|f| f as i128)
             }
         }
-        Tree::String(s) => python_int(s),
+        Tree::String(s) => python::int(s),
         _ => None,
     };
     match parsed {
@@ -322,7 +235,7 @@ fn parse_double(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<f64> {
             .as_f64()
             .ok_or_else(|| Error::json(format!("{what}: bad number {n}"))),
         Tree::String(s) => {
-            python_float(s).ok_or_else(|| Error::json(format!("{what}: {s:?} is not a number")))
+            python::float(s).ok_or_else(|| Error::json(format!("{what}: {s:?} is not a number")))
         }
         // json_format.Parse passes a boolean to Python's `float`, which reads it as 1 or 0.
         Tree::Bool(b) => Ok(f64::from(u8::from(*b))),
@@ -812,10 +725,18 @@ mod tests {
         ] {
             assert_eq!(int(v), want, "{v}");
         }
-        let empty = example_from_json_str("[]").expect("an empty message");
-        assert_eq!(empty, tensorflow::Example::default());
-        let features = example_from_json_str(r#"{"features":[]}"#).expect("empty features");
-        assert_eq!(features.features, Some(tensorflow::Features::default()));
+        for empty in ["[]", r#""""#] {
+            let e = example_from_json_str(empty).expect("an empty message");
+            assert_eq!(e, tensorflow::Example::default());
+            let features = example_from_json_str(&format!(r#"{{"features":{empty}}}"#));
+            let features = features.expect("empty features").features;
+            assert_eq!(features, Some(tensorflow::Features::default()));
+        }
+        let list = read(r#"{"features":{"feature":{"k":{"int64List":""}}}}"#);
+        assert_eq!(
+            list,
+            Some(Kind::Int64List(tensorflow::Int64List::default()))
+        );
         assert!(
             example_from_json_str(r#"{"features":{"feature":[]}}"#).is_err(),
             "a map"

@@ -1,7 +1,8 @@
 //! Writing the proto3 JSON mapping straight into a byte buffer, one pass over the message and no
-//! tree of values (compact, object members in key order, numbers as protobuf's `MessageToJson`
-//! writes them); the [`Value`](serde_json::Value)s of
-//! [`example_to_json`](super::example_to_json) and its siblings are read back from it.
+//! tree of values: the value protobuf's `MessageToJson` gives, written compactly (object members
+//! in key order, non-ASCII text as it is, floats as Python's `repr`); the
+//! [`Value`](serde_json::Value)s of [`example_to_json`](super::example_to_json) and its siblings
+//! are read back from it.
 
 use std::collections::BTreeMap;
 
