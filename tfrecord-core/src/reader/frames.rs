@@ -156,7 +156,14 @@ impl RecordReader<File> {
         }
         let located = |e: io::Error| Error::from(e).with_path(path);
         let mut file = File::open(path).map_err(located)?;
-        let len = file.metadata().map_err(located)?.len();
+        let meta = file.metadata().map_err(located)?;
+        if !meta.is_file() {
+            // A pipe or device reads in order: read up to the offset.
+            let mut reader = RecordReader::new(file, opts).with_path(path);
+            reader.advance_to(offset, records)?;
+            return Ok(reader);
+        }
+        let len = meta.len();
         if offset > len {
             let kind = ErrorKind::Truncated {
                 needed: offset - len,
@@ -211,8 +218,10 @@ impl<R: Read> RecordReader<R> {
 
     /// Stops where a byte-range reader whose range ends at `end` stops
     /// ([`open_range`](RecordReader::open_range)): at the first frame starting at or after
-    /// `end` that passes the boundary test. With [`open_at`](RecordReader::open_at), this
-    /// resumes a range's reader at a position it saved.
+    /// `end` that passes the boundary test (a TFRecord test: OFRecord files are not split by
+    /// byte range). With [`open_at`](RecordReader::open_at), this resumes a range's reader at a
+    /// position it saved; its record indices then count on from the `records` given, and its
+    /// errors do not say where the range's first record is ([`Error::record_base`]).
     #[must_use]
     pub fn ending_at(mut self, end: u64) -> Self {
         self.end = end;
@@ -231,6 +240,13 @@ impl<R: Read> RecordReader<R> {
     /// offset reached), and I/O errors.
     pub fn advance_to(&mut self, offset: u64, records: u64) -> Result<()> {
         self.release();
+        if self.done && offset > self.offset {
+            let kind = ErrorKind::Truncated {
+                needed: offset - self.offset,
+                found: 0,
+            };
+            return Err(self.locate(Error::new(kind), self.offset, self.records));
+        }
         if offset < self.offset {
             return Err(self.locate(
                 Error::new(ErrorKind::Unsupported {
@@ -252,6 +268,8 @@ impl<R: Read> RecordReader<R> {
                 Err(e) => return Err(self.io_fail(e, at)),
             };
             if avail == 0 {
+                // As after any error, the reader is finished.
+                self.done = true;
                 let kind = ErrorKind::Truncated {
                     needed: offset - at,
                     found: 0,
