@@ -125,10 +125,12 @@ fn push_value(out: &mut Values, v: &Value) -> Result<()> {
         (Values::Bytes(o), Value::Uuid(u)) => o.push(u.to_string()),
         // Logical types over `bytes` and `fixed` are their bytes, as tensorflow-io reads them:
         // a decimal's unscaled two's-complement big-endian integer, a duration's 12 bytes.
-        (Values::Bytes(o), Value::Decimal(d)) => o.push(
-            Vec::<u8>::try_from(d)
-                .map_err(|e| Error::new(format!("cannot read the decimal's bytes: {e}")))?,
-        ),
+        (Values::Bytes(o), Value::Decimal(d)) => match Vec::<u8>::try_from(d) {
+            Ok(bytes) => o.push(bytes),
+            // Zero bytes (a zero that no byte holds) cannot be sign-extended to its length.
+            Err(_) if *d == apache_avro::Decimal::from([0u8; 0]) => o.push(b""),
+            Err(e) => return Err(Error::new(format!("cannot read the decimal's bytes: {e}"))),
+        },
         (Values::Bytes(o), Value::Duration(d)) => o.push(<[u8; 12]>::from(*d)),
         (out, v) => {
             let d = out.dtype();
@@ -655,6 +657,12 @@ mod tests {
         ]);
         let row = spec.row(&record).expect("reads");
         assert_eq!(row.features["d"], Values::from(&[0xff_u8, 0x85][..]));
+        let empty = Value::Record(vec![
+            ("d".to_string(), Value::Decimal(Decimal::from([0u8; 0]))),
+            ("t".to_string(), Value::Duration(duration)),
+        ]);
+        let row = spec.row(&empty).expect("reads a decimal of no bytes");
+        assert_eq!(row.features["d"], Values::from(&b""[..]));
         let want: [u8; 12] = [1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0];
         assert_eq!(row.features["t"], Values::from(&want[..]));
     }

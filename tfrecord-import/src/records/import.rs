@@ -382,9 +382,23 @@ mod tests {
             format: Some(RecordFormat::Csv),
             ..RecordOptions::default()
         };
-        let (r, _) = run("a,b\n1,\"abc\n2,3\n4,5\n", &opts);
-        let e = r.expect_err("unclosed").to_string();
-        assert!(e.contains("line 2") && e.contains("never closed"), "{e}");
+        for (text, line) in [
+            ("a,b\n1,\"abc\n2,3\n4,5\n", 2),
+            // In the first column: the rest reads as a record of one field.
+            ("a,b\n\"1,x\n2,3\n", 2),
+            ("a,b\n1,2\n\"3\n", 3),
+            // In the header.
+            ("\"a,b\n1,2\n", 1),
+        ] {
+            let (r, _) = run(text, &opts);
+            let e = r.expect_err(text).to_string();
+            assert!(
+                e.contains(&format!(
+                    "line {line}): a quoted field opened on line {line} is never closed"
+                )),
+                "{text:?}: {e}"
+            );
+        }
         let (rows, _) = run(
             "\u{feff}\"a\",b\n1,\"x \"\"y\"\" \nz\"\r\n2,un\"quoted\n",
             &opts,

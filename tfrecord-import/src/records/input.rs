@@ -3,11 +3,13 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Cursor, Read};
+use std::io::{BufRead, BufReader, Cursor};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
+use super::csv_quotes::{Quotes, csv_unclosed};
+use super::json_lines::json_without_duplicates;
 use crate::error::{Error, Result};
 
 /// The input format.
@@ -140,79 +142,6 @@ fn shape(v: &Json) -> Option<Vec<usize>> {
     Some(dims)
 }
 
-/// One line of JSON, with a key given twice in an object refused (as protobuf's
-/// `json_format.Parse` refuses it) rather than the last one kept.
-fn json_without_duplicates(line: &[u8]) -> serde_json::Result<Json> {
-    use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
-
-    struct Checked(Json);
-
-    impl<'de> Deserialize<'de> for Checked {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-            d.deserialize_any(CheckedVisitor)
-        }
-    }
-
-    struct CheckedVisitor;
-
-    impl<'de> Visitor<'de> for CheckedVisitor {
-        type Value = Checked;
-
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a JSON value")
-        }
-        fn visit_bool<E>(self, v: bool) -> std::result::Result<Checked, E> {
-            Ok(Checked(Json::Bool(v)))
-        }
-        fn visit_i64<E>(self, v: i64) -> std::result::Result<Checked, E> {
-            Ok(Checked(Json::from(v)))
-        }
-        fn visit_u64<E>(self, v: u64) -> std::result::Result<Checked, E> {
-            Ok(Checked(Json::from(v)))
-        }
-        fn visit_f64<E>(self, v: f64) -> std::result::Result<Checked, E> {
-            Ok(Checked(
-                serde_json::Number::from_f64(v).map_or(Json::Null, Json::Number),
-            ))
-        }
-        fn visit_str<E>(self, v: &str) -> std::result::Result<Checked, E> {
-            Ok(Checked(Json::String(v.to_owned())))
-        }
-        fn visit_string<E>(self, v: String) -> std::result::Result<Checked, E> {
-            Ok(Checked(Json::String(v)))
-        }
-        fn visit_unit<E>(self) -> std::result::Result<Checked, E> {
-            Ok(Checked(Json::Null))
-        }
-        fn visit_seq<A: SeqAccess<'de>>(
-            self,
-            mut seq: A,
-        ) -> std::result::Result<Checked, A::Error> {
-            let mut items = Vec::new();
-            while let Some(Checked(v)) = seq.next_element()? {
-                items.push(v);
-            }
-            Ok(Checked(Json::Array(items)))
-        }
-        fn visit_map<A: MapAccess<'de>>(
-            self,
-            mut map: A,
-        ) -> std::result::Result<Checked, A::Error> {
-            let mut out = serde_json::Map::new();
-            while let Some(key) = map.next_key::<String>()? {
-                let Checked(v) = map.next_value()?;
-                if out.contains_key(&key) {
-                    return Err(A::Error::custom(format!("duplicate key {key:?}")));
-                }
-                out.insert(key, v);
-            }
-            Ok(Checked(Json::Object(out)))
-        }
-    }
-
-    serde_json::from_slice::<Checked>(line).map(|Checked(v)| v)
-}
-
 /// The input, readable twice.
 pub(super) enum Input {
     File(PathBuf),
@@ -257,12 +186,13 @@ pub(super) fn for_each_record(
                 .delimiter(delimiter)
                 .flexible(false)
                 .from_reader(Quotes::new(reader, delimiter));
-            let headers: Vec<String> = csv
-                .headers()
-                .map_err(|e| Error::new(format!("cannot read the CSV header: {e}")))?
-                .iter()
-                .map(str::to_string)
-                .collect();
+            let headers: Vec<String> = match csv.headers() {
+                Ok(h) => h.iter().map(str::to_string).collect(),
+                Err(e) => {
+                    let why = csv_unclosed(csv.get_ref()).unwrap_or_else(|| e.to_string());
+                    return Err(Error::new(format!("cannot read the CSV header: {why}")));
+                }
+            };
             let mut seen = HashMap::new();
             for (i, h) in headers.iter().enumerate() {
                 if h.is_empty() {
@@ -280,8 +210,13 @@ pub(super) fn for_each_record(
             let mut index = 0u64;
             loop {
                 let more = csv.read_record(&mut record).map_err(|e| {
-                    let line = e.position().map_or(0, csv::Position::line);
-                    Error::new(format!("invalid CSV (line {line}): {e}")).with_record(index)
+                    // A quote never closed swallows the rest of the input into one field,
+                    // which then reads as a record of the wrong length: say why.
+                    let why = csv_unclosed(csv.get_ref()).unwrap_or_else(|| {
+                        let line = e.position().map_or(0, csv::Position::line);
+                        format!("invalid CSV (line {line}): {e}")
+                    });
+                    Error::new(why).with_record(index)
                 })?;
                 if !more {
                     break;
@@ -306,12 +241,13 @@ pub(super) fn for_each_record(
             }
             // The CSV reader ends a quoted field at the end of the input as if it were closed:
             // the rows after an unclosed quote would become part of one cell.
-            if let Some(line) = csv.into_inner().unclosed() {
-                return Err(Error::new(format!(
-                    "invalid CSV (line {line}): a quoted field opened on line {line} is never \
-                     closed, so every line after it would be one cell"
-                ))
-                .with_record(index.saturating_sub(1)));
+            if let Some(why) = csv_unclosed(csv.get_ref()) {
+                // In the last record read, or in the header when there was none.
+                let e = Error::new(why);
+                return Err(match index.checked_sub(1) {
+                    Some(last) => e.with_record(last),
+                    None => e,
+                });
             }
         }
         _ => {
@@ -374,80 +310,4 @@ pub(super) fn for_each_record(
         }
     }
     Ok(())
-}
-
-/// A reader that follows the CSV quoting of what passes through it (RFC 4180, as the `csv`
-/// crate reads it: a field quoted when it starts with `"`, `""` inside it a quote), to tell
-/// whether the input ends inside a quoted field.
-struct Quotes<R> {
-    inner: R,
-    delimiter: u8,
-    state: QuoteState,
-    /// The line the quoted field being read started on, and the current line.
-    opened: u64,
-    line: u64,
-    /// Whether any bytes were read yet.
-    started: bool,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum QuoteState {
-    FieldStart,
-    Unquoted,
-    Quoted,
-    /// A `"` inside a quoted field: the end of it, or the first of `""`.
-    QuoteInQuoted,
-}
-
-impl<R> Quotes<R> {
-    fn new(inner: R, delimiter: u8) -> Self {
-        Quotes {
-            inner,
-            delimiter,
-            state: QuoteState::FieldStart,
-            opened: 1,
-            line: 1,
-            started: false,
-        }
-    }
-
-    fn follow(&mut self, bytes: &[u8]) {
-        use QuoteState::{FieldStart, QuoteInQuoted, Quoted, Unquoted};
-        // A byte-order mark before the first field is not part of it (the CSV reader drops it).
-        let bytes = match (self.started, bytes) {
-            (false, [0xef, 0xbb, 0xbf, rest @ ..]) => rest,
-            _ => bytes,
-        };
-        self.started |= !bytes.is_empty();
-        for &b in bytes {
-            let ends_field = b == self.delimiter || b == b'\n' || b == b'\r';
-            self.state = match (self.state, b) {
-                (FieldStart, b'"') => {
-                    self.opened = self.line;
-                    Quoted
-                }
-                (Quoted, b'"') => QuoteInQuoted,
-                (Quoted, _) => Quoted,
-                (QuoteInQuoted, b'"') => Quoted,
-                (_, _) if ends_field => FieldStart,
-                _ => Unquoted,
-            };
-            if b == b'\n' {
-                self.line += 1;
-            }
-        }
-    }
-
-    /// The line of a quoted field the input ended in, if it did.
-    fn unclosed(&self) -> Option<u64> {
-        (self.state == QuoteState::Quoted).then_some(self.opened)
-    }
-}
-
-impl<R: Read> Read for Quotes<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.follow(&buf[..n]);
-        Ok(n)
-    }
 }

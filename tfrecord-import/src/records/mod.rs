@@ -38,8 +38,10 @@
 //!
 //! [guide]: https://www.tensorflow.org/tutorials/load_data/tfrecord
 
+mod csv_quotes;
 mod import;
 mod input;
+mod json_lines;
 mod mapping;
 mod spec;
 
