@@ -40,10 +40,7 @@ impl ArrowEncoder {
     /// floats, so its values would be rounded (OFRecord keeps doubles).
     pub fn new(record: &Record, format: Format) -> Result<Self> {
         if format != Format::OfRecord
-            && let Some(f) = record
-                .fields
-                .iter()
-                .find(|f| !f.skip && f.dtype == Some(DType::Double) && !f.lossy)
+            && let Some(f) = record.unmarked_double()
         {
             return Err(Error::feature(format!(
                 "`{}` holds float64 values, which a tf.train.Example stores as float: mark the \

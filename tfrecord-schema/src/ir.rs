@@ -421,6 +421,16 @@ pub struct Record {
     pub origin: Origin,
 }
 
+impl Record {
+    /// The first feature of dtype `double` not marked `lossy`: a `tf.train.Example` holds
+    /// floats, so writing one would round its values (an OFRecord keeps doubles).
+    pub fn unmarked_double(&self) -> Option<&Field> {
+        self.fields
+            .iter()
+            .find(|f| !f.skip && !f.lossy && f.dtype == Some(DType::Double))
+    }
+}
+
 /// A collection of records, as one spec file holds them.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Schema {

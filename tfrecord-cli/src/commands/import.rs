@@ -74,11 +74,7 @@ fn refuse_rounding(
     spec: &Path,
     format: Format,
 ) -> CliResult<()> {
-    let rounded = record
-        .fields
-        .iter()
-        .find(|f| !f.skip && !f.lossy && f.dtype == Some(tfrecord_schema::ir::DType::Double));
-    match (format, rounded) {
+    match (format, record.unmarked_double()) {
         (Format::TfRecord, Some(f)) => Err(CliError::Failed(format!(
             "{}: feature `{}` is a `double`, which a tf.train.Example stores as float: mark it \
              `lossy = true` to round it, or write OFRecord (--output-format ofrecord)",

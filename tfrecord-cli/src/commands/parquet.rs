@@ -207,7 +207,7 @@ fn parquet_inputs(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
     let mut out = Vec::new();
     for input in inputs {
         let text = input.to_string_lossy();
-        let (mut found, what) = if input.is_dir() {
+        let (found, what) = if input.is_dir() {
             let mut found = Vec::new();
             for entry in std::fs::read_dir(input).map_err(|e| listed(e, input))? {
                 let path = entry.map_err(|e| listed(e, input))?.path();
@@ -224,6 +224,8 @@ fn parquet_inputs(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
                     )));
                 }
             }
+            // One directory's names: in byte order, as a pattern's matches are.
+            found.sort();
             (found, "the directory holds no *.parquet file")
         } else if !input.exists() && text.contains(['*', '?', '[']) {
             let mut found = Vec::new();
@@ -248,11 +250,6 @@ fn parquet_inputs(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
                 "{text}: no Parquet file ({what})"
             )));
         }
-        found.sort_by(|a, b| {
-            a.as_os_str()
-                .as_encoded_bytes()
-                .cmp(b.as_os_str().as_encoded_bytes())
-        });
         out.extend(found);
     }
     Ok(out)
@@ -401,12 +398,8 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
                 f.lossy |= f.dtype == Some(DType::Double);
             }
         }
-        let lossy = record
-            .fields
-            .iter()
-            .find(|f| f.dtype == Some(DType::Double) && !f.lossy);
         if format == Format::TfRecord
-            && let Some(f) = lossy
+            && let Some(f) = record.unmarked_double()
         {
             return Err(CliError::Core(
                 Error::feature(format!(
