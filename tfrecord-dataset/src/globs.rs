@@ -29,9 +29,10 @@ fn is_wild(component: &OsStr) -> bool {
 }
 
 /// The paths a glob pattern matches (`*`, `?`, `[...]` within a name, `**` for any number of
-/// directories), sorted by their bytes (as `tf.io.gfile.glob` sorts them). Names starting with `.` are matched only by a pattern component that
-/// starts with `.`. A name that is not UTF-8 is matched by its text with the bad bytes
-/// replaced, and returned as it is.
+/// directories), sorted by their bytes (as TensorFlow's `MatchingFiles`, behind
+/// `tf.data.Dataset.list_files`, sorts them). Names starting with `.` are matched only by a
+/// pattern component that starts with `.`. A name that is not UTF-8 is matched by its text with
+/// the bad bytes replaced, and returned as it is.
 ///
 /// # Errors
 /// A pattern that does not parse; a directory that cannot be listed.
@@ -66,8 +67,8 @@ pub fn glob_paths(pattern: &Path) -> Result<Vec<PathBuf>> {
         found = next;
     }
     found.retain(|p| fs::symlink_metadata(p).is_ok());
-    // By the path's bytes, as `tf.io.gfile.glob` sorts (component by component, `x/` would
-    // come before `x-1/`, and shards would be dealt differently from tf.data's).
+    // By the path's bytes, as TensorFlow's `MatchingFiles` sorts (component by component, `x/`
+    // would come before `x-1/`, and shards would be dealt differently from tf.data's).
     found.sort_by(|a, b| {
         a.as_os_str()
             .as_encoded_bytes()
@@ -198,7 +199,7 @@ mod tests {
         ));
     }
 
-    /// Matches come in the order of their bytes, as `tf.io.gfile.glob` gives them (`-` and `.`
+    /// Matches come in the order of their bytes, as TensorFlow's `MatchingFiles` gives them (`-` and `.`
     /// sort before `/`), so that shards are dealt as tf.data's `list_files().shard()` deals
     /// them.
     #[test]

@@ -205,8 +205,9 @@ impl DatasetOptions {
     /// threads than on one for types with `Vec` and `String` fields), so its workers only read and
     /// check the records' bytes, and each value is decoded on the caller's thread; it gains little
     /// from threads (under a bad-record policy that skips, the workers decode `values` too, so
-    /// that a record that does not decode is dropped at the same point on any thread count). Raw records are likewise read and checked on the workers and copied out on the
-    /// caller's thread.
+    /// that a record that does not decode is dropped at the same point on any thread count).
+    /// Raw records are likewise read and checked on the workers and copied out on the caller's
+    /// thread.
     #[must_use]
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads.max(1);
