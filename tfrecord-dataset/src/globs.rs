@@ -199,9 +199,9 @@ mod tests {
         ));
     }
 
-    /// Matches come in the order of their bytes, as TensorFlow's `MatchingFiles` gives them (`-` and `.`
-    /// sort before `/`), so that shards are dealt as tf.data's `list_files().shard()` deals
-    /// them.
+    /// Matches come in the order of their bytes, as TensorFlow's `MatchingFiles` gives them
+    /// (`-` and `.` sort before `/`), so that shards are dealt as tf.data's
+    /// `list_files().shard()` deals them.
     #[test]
     fn matches_are_sorted_by_their_bytes() {
         let dir = tempfile::tempdir().expect("tempdir");
