@@ -85,17 +85,53 @@ pub(crate) fn shown_key(key: &[u8]) -> String {
 /// for an integral value) when its decimal exponent is from -4 to 15, else in scientific
 /// notation with a sign and at least two exponent digits (`1e-05`, `1.5e+16`).
 pub(crate) fn python_repr(out: &mut Vec<u8>, v: f64) {
-    use std::io::Write as _;
-    // The shortest round-trip decimal, as `serde_json` prints it (ryū): `[-]ddd.ddd` or
-    // `[-]d[.ddd]e[+-]dd`, at most 24 bytes, formatted on the stack; read back here as its
-    // significant digits and the decimal exponent of the first.
     let mut text = [0u8; 32];
-    let len = {
-        let mut w = &mut text[..];
-        let _ = serde_json::to_writer(&mut w, &v);
-        32 - w.len()
-    };
-    let text = &text[..len];
+    let len = shortest_text(&mut text, &v);
+    repr_of_shortest(out, &text[..len]);
+}
+
+/// Appends Python's `repr` of the `f64` nearest to a finite `f32`'s [`shortest_float`], as
+/// protobuf's Python runtime shows a `float` field's value.
+pub(crate) fn python_repr_f32(out: &mut Vec<u8>, v: f32) {
+    if off_power_of_two(v) {
+        // The `f32`'s shortest round-trip decimal is `shortest_float`'s value, whose own
+        // shortest decimal as an `f64` has the same digits: written from the `f32`'s text
+        // without reading it back.
+        let mut text = [0u8; 32];
+        let len = shortest_text(&mut text, &v);
+        repr_of_shortest(out, &text[..len]);
+    } else {
+        python_repr(out, shortest_float(v));
+    }
+}
+
+/// Writes the shortest round-trip decimal of `v` into `buf` as `serde_json` prints it (ryū):
+/// `[-]ddd.ddd` or `[-]d[.ddd]e[+-]dd`, at most 24 bytes; returns its length.
+fn shortest_text<T: serde::Serialize>(buf: &mut [u8; 32], v: &T) -> usize {
+    let mut w = &mut buf[..];
+    let _ = serde_json::to_writer(&mut w, v);
+    32 - w.len()
+}
+
+/// A normal float that is not a power of two: one whose rounding interval is symmetric and
+/// narrower than the gap between decimals of 6 digits (see [`shortest_float`]).
+fn off_power_of_two(v: f32) -> bool {
+    let (exponent, mantissa) = ((v.to_bits() >> 23) & 0xff, v.to_bits() & 0x007f_ffff);
+    exponent != 0 && exponent != 0xff && mantissa != 0
+}
+
+/// Appends Python's `repr` of the number whose shortest round-trip decimal is `text`, in
+/// `serde_json`'s spelling: the same text when it is positional and its first significant
+/// digit is at most 4 places after the point (`123.5`, `1.0`, `0.0001`), else respelled from
+/// its significant digits and the decimal exponent of the first.
+fn repr_of_shortest(out: &mut Vec<u8>, text: &[u8]) {
+    use std::io::Write as _;
+    let unsigned = text.strip_prefix(b"-").unwrap_or(text);
+    let scientific = text.iter().any(|&b| b == b'e' || b == b'E');
+    if !scientific && !unsigned.starts_with(b"0.0000") {
+        out.extend_from_slice(text);
+        return;
+    }
     let (negative, text) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, text),
@@ -179,18 +215,14 @@ pub(crate) fn shortest_float(v: f32) -> f64 {
     // nearest decimal of its length, which is what rounding gives. At a power of two the
     // interval is lopsided, and a subnormal's is wide: those (and zero, infinity and NaN) are
     // rounded at each precision in turn.
-    let (exponent, mantissa) = ((v.to_bits() >> 23) & 0xff, v.to_bits() & 0x007f_ffff);
-    if exponent != 0 && exponent != 0xff && mantissa != 0 {
+    if off_power_of_two(v) {
         let mut buf = [0u8; 32];
-        let mut w = &mut buf[..];
-        if serde_json::to_writer(&mut w, &v).is_ok() {
-            let n = 32 - w.len();
-            if let Some(d) = std::str::from_utf8(&buf[..n])
-                .ok()
-                .and_then(|s| s.parse::<f64>().ok())
-            {
-                return d;
-            }
+        let n = shortest_text(&mut buf, &v);
+        if let Some(d) = std::str::from_utf8(&buf[..n])
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+        {
+            return d;
         }
     }
     shortest_float_by_rounding(v)
@@ -230,7 +262,9 @@ pub(crate) fn format_float(v: f32) -> String {
     } else if v.is_infinite() {
         if v > 0.0 { "inf".into() } else { "-inf".into() }
     } else {
-        repr_string(shortest_float(v))
+        let mut out = Vec::with_capacity(24);
+        python_repr_f32(&mut out, v);
+        String::from_utf8(out).unwrap_or_default()
     }
 }
 

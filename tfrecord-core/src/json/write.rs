@@ -41,7 +41,7 @@ fn special(v: f64) -> Option<&'static [u8]> {
 fn float(out: &mut Vec<u8>, v: f32) {
     match special(f64::from(v)) {
         Some(s) => out.extend_from_slice(s),
-        None => number(out, crate::text::shortest_float(v)),
+        None => crate::text::python_repr_f32(out, v),
     }
 }
 
