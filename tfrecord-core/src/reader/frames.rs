@@ -131,9 +131,7 @@ impl RecordReader<File> {
         }
         Ok(reader)
     }
-}
 
-impl RecordReader<File> {
     /// Opens a file at byte `offset` of its (decompressed) stream, a record boundary saved
     /// earlier after `records` records ([`offset`](Self::offset) and
     /// [`records_read`](Self::records_read)): an uncompressed file is entered by seeking, a
