@@ -342,24 +342,9 @@ fn a_ragged_feature_list_decodes_as_var_steps() {
 
 /// An Example whose map holds `key` as a packed int64 list of `values`, or nothing at all.
 fn int64_example(key: &[u8], values: Option<&[u64]>) -> Vec<u8> {
-    let mut map = Vec::new();
-    if let Some(vs) = values {
-        let mut packed = Vec::new();
-        for &v in vs {
-            varint(v, &mut packed);
-        }
-        let mut list = Vec::new();
-        len_field(1, &packed, &mut list);
-        let mut feature = Vec::new();
-        len_field(3, &list, &mut feature);
-        let mut entry = Vec::new();
-        len_field(1, key, &mut entry);
-        len_field(2, &feature, &mut entry);
-        len_field(1, &entry, &mut map);
-    }
-    let mut example = Vec::new();
-    len_field(1, &map, &mut example);
-    example
+    let signed: Option<Vec<i64>> = values.map(|vs| vs.iter().map(|v| v.cast_signed()).collect());
+    let features: Vec<(&[u8], &[i64])> = signed.iter().map(|vs| (key, vs.as_slice())).collect();
+    int64_features(&features)
 }
 
 /// A sparse feature whose value feature is absent while an index feature is present holds no
