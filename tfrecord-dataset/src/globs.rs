@@ -172,19 +172,25 @@ mod tests {
             .collect()
     }
 
+    /// A temporary directory holding empty files at `files`.
+    fn tree(files: &[&str]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for f in files {
+            touch(&dir.path().join(f));
+        }
+        dir
+    }
+
     #[test]
     fn components_match_names_and_double_stars_any_directories() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let d = dir.path();
-        for f in [
+        let dir = tree(&[
             "a/x.tfrecord",
             "a/y.gz",
             "a/.h.tfrecord",
             "b/c/z.tfrecord",
             "b/.d/w.tfrecord",
-        ] {
-            touch(&d.join(f));
-        }
+        ]);
+        let d = dir.path();
         let g = |p: &str| rel(d, glob_paths(&d.join(p)).expect("globs"));
         assert_eq!(g("a/*.tfrecord"), ["a/x.tfrecord"]);
         assert_eq!(g("a/.*"), ["a/.h.tfrecord"]);
@@ -204,17 +210,14 @@ mod tests {
     /// `list_files().shard()` deals them.
     #[test]
     fn matches_are_sorted_by_their_bytes() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let d = dir.path();
-        for f in [
+        let dir = tree(&[
             "x/a.tfrecord",
             "x-1/a.tfrecord",
             "x.a/a.tfrecord",
             "a/b/c.tfrecord",
             "a-b/c.tfrecord",
-        ] {
-            touch(&d.join(f));
-        }
+        ]);
+        let d = dir.path();
         let g = |p: &str| rel(d, glob_paths(&d.join(p)).expect("globs"));
         assert_eq!(
             g("*/a.tfrecord"),
