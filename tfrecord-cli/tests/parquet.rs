@@ -12,6 +12,16 @@ use tfrecord_core::{Message, RecordWriter, WriterOptions};
 mod support;
 use support::{fails, ok, run, s, unsuccessful};
 
+/// Writes `batch` to a Parquet file at `path`, as pyarrow would write a table (no spec stored
+/// unless the batch's schema holds one).
+fn write_parquet(path: &Path, batch: &tfrecord_arrow::arrow_array::RecordBatch) {
+    let file = File::create(path).expect("create");
+    let mut w = tfrecord_arrow::parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None)
+        .expect("writer");
+    w.write(batch).expect("write");
+    w.close().expect("close");
+}
+
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures/conformance")
@@ -222,16 +232,13 @@ fn float64_columns_need_a_choice_for_tfrecord() {
     use std::sync::Arc;
     use tfrecord_arrow::arrow_array::{ArrayRef, Float64Array, RecordBatch};
     use tfrecord_arrow::arrow_schema::{DataType, Field, Schema};
-    use tfrecord_arrow::parquet::arrow::ArrowWriter;
 
     let dir = tempfile::tempdir().expect("temp dir");
     let pq: PathBuf = dir.path().join("f.parquet");
     let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Float64, false)]));
     let col: ArrayRef = Arc::new(Float64Array::from(vec![0.1, 2.5]));
     let batch = RecordBatch::try_new(schema.clone(), vec![col]).expect("batch");
-    let mut w = ArrowWriter::try_new(File::create(&pq).expect("create"), schema, None).expect("w");
-    w.write(&batch).expect("write");
-    w.close().expect("close");
+    write_parquet(&pq, &batch);
 
     let out = dir.path().join("o.tfrecord");
     let err = unsuccessful(&run(&["from-parquet", s(&pq), "-o", s(&out)]));
@@ -525,17 +532,13 @@ fn from_parquet_refuses_files_that_disagree_on_a_column() {
         ArrayRef, Float32Array, Int32Array, Int64Array, RecordBatch,
     };
     use tfrecord_arrow::arrow_schema::{DataType, Field, Schema};
-    use tfrecord_arrow::parquet::arrow::ArrowWriter;
 
     let dir = tempfile::tempdir().expect("temp dir");
     let write_as = |name: &str, column: &str, dtype: DataType, col: ArrayRef| {
         let pq = dir.path().join(name);
         let schema = Arc::new(Schema::new(vec![Field::new(column, dtype, false)]));
         let batch = RecordBatch::try_new(schema.clone(), vec![col]).expect("batch");
-        let file = File::create(&pq).expect("create");
-        let mut w = ArrowWriter::try_new(file, schema, None).expect("writer");
-        w.write(&batch).expect("write");
-        w.close().expect("close");
+        write_parquet(&pq, &batch);
         pq
     };
     let write = |name: &str, dtype: DataType, col: ArrayRef| write_as(name, "x", dtype, col);
@@ -623,7 +626,6 @@ fn a_column_with_no_feature_names_the_missing_spec() {
     use std::sync::Arc;
     use tfrecord_arrow::arrow_array::{ArrayRef, RecordBatch, StructArray};
     use tfrecord_arrow::arrow_schema::{DataType, Field, Fields, Schema};
-    use tfrecord_arrow::parquet::arrow::ArrowWriter;
 
     let dir = tempfile::tempdir().expect("temp dir");
     let pq = dir.path().join("s.parquet");
@@ -639,9 +641,7 @@ fn a_column_with_no_feature_names_the_missing_spec() {
         false,
     )]));
     let batch = RecordBatch::try_new(schema.clone(), vec![col]).expect("batch");
-    let mut w = ArrowWriter::try_new(File::create(&pq).expect("create"), schema, None).expect("w");
-    w.write(&batch).expect("write");
-    w.close().expect("close");
+    write_parquet(&pq, &batch);
     let err = unsuccessful(&run(&[
         "from-parquet",
         s(&pq),
@@ -663,7 +663,6 @@ fn a_stored_spec_naming_a_column_the_file_lacks_says_so() {
     use std::sync::Arc;
     use tfrecord_arrow::arrow_array::{ArrayRef, Int64Array, RecordBatch};
     use tfrecord_arrow::arrow_schema::{DataType, Field, Schema};
-    use tfrecord_arrow::parquet::arrow::ArrowWriter;
 
     let dir = tempfile::tempdir().expect("temp dir");
     let pq = dir.path().join("selected.parquet");
@@ -675,9 +674,7 @@ fn a_stored_spec_naming_a_column_the_file_lacks_says_so() {
     ));
     let col: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
     let batch = RecordBatch::try_new(schema.clone(), vec![col]).expect("batch");
-    let mut w = ArrowWriter::try_new(File::create(&pq).expect("create"), schema, None).expect("w");
-    w.write(&batch).expect("write");
-    w.close().expect("close");
+    write_parquet(&pq, &batch);
     let out = dir.path().join("o.tfrecord");
     let err = unsuccessful(&run(&["from-parquet", s(&pq), "-o", s(&out)]));
     assert!(
