@@ -237,7 +237,7 @@ fn float64_columns_need_a_choice_for_tfrecord() {
     let pq: PathBuf = dir.path().join("f.parquet");
     let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Float64, false)]));
     let col: ArrayRef = Arc::new(Float64Array::from(vec![0.1, 2.5]));
-    let batch = RecordBatch::try_new(schema.clone(), vec![col]).expect("batch");
+    let batch = RecordBatch::try_new(schema, vec![col]).expect("batch");
     write_parquet(&pq, &batch);
 
     let out = dir.path().join("o.tfrecord");
@@ -537,7 +537,7 @@ fn from_parquet_refuses_files_that_disagree_on_a_column() {
     let write_as = |name: &str, column: &str, dtype: DataType, col: ArrayRef| {
         let pq = dir.path().join(name);
         let schema = Arc::new(Schema::new(vec![Field::new(column, dtype, false)]));
-        let batch = RecordBatch::try_new(schema.clone(), vec![col]).expect("batch");
+        let batch = RecordBatch::try_new(schema, vec![col]).expect("batch");
         write_parquet(&pq, &batch);
         pq
     };
@@ -640,7 +640,7 @@ fn a_column_with_no_feature_names_the_missing_spec() {
         DataType::Struct(inner),
         false,
     )]));
-    let batch = RecordBatch::try_new(schema.clone(), vec![col]).expect("batch");
+    let batch = RecordBatch::try_new(schema, vec![col]).expect("batch");
     write_parquet(&pq, &batch);
     let err = unsuccessful(&run(&[
         "from-parquet",
@@ -673,7 +673,7 @@ fn a_stored_spec_naming_a_column_the_file_lacks_says_so() {
         [("tfrecord.spec".to_string(), spec.to_string())].into(),
     ));
     let col: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
-    let batch = RecordBatch::try_new(schema.clone(), vec![col]).expect("batch");
+    let batch = RecordBatch::try_new(schema, vec![col]).expect("batch");
     write_parquet(&pq, &batch);
     let out = dir.path().join("o.tfrecord");
     let err = unsuccessful(&run(&["from-parquet", s(&pq), "-o", s(&out)]));
