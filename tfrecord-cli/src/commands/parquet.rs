@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::mpsc::SyncSender;
 
+use tfrecord_arrow::arrow_array::RecordBatch;
 use tfrecord_arrow::parquet::arrow::ArrowWriter;
 use tfrecord_arrow::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use tfrecord_arrow::parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
@@ -102,7 +104,6 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
     };
     let options = ArrowOptions::new().with_large_lists(args.large_lists);
     let decoder = ArrowDecoder::with_options(&record, format, options).map_err(in_spec)?;
-    let no_columns = decoder.schema().fields().is_empty();
     if let Some(name) = duplicate_column(&decoder.schema()) {
         return Err(in_spec(
             Error::feature(format!(
@@ -128,7 +129,6 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
         ))
         .build();
     let files: Vec<PathBuf> = sources.iter().map(Source::name).collect();
-    let size = usize::try_from(args.batch_size).unwrap_or(usize::MAX);
     let check = args
         .dataset
         .policy()
@@ -139,56 +139,100 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
     write_file(out, |file| {
         let mut writer = ArrowWriter::try_new(file, decoder.schema(), Some(props))
             .map_err(|e| parquet_error(out, e))?;
-        let mut batch = Batch::new(&files, size);
-        let flush = |batch: &mut Batch<'_>, writer: &mut ArrowWriter<File>| -> CliResult<()> {
-            if batch.records().is_empty() {
-                return Ok(());
-            }
-            if no_columns {
-                return Err(CliError::Core(Error::feature(
-                    "the spec has no feature to write, and a Parquet file holds no rows \
-                     without columns: the records would be lost",
-                )));
-            }
-            let rb = decoder
-                .decode(batch.records(), 0)
-                .map_err(|e| batch.locate(e))?;
-            writer.write(&rb).map_err(|e| parquet_error(out, e))?;
-            batch.clear();
-            Ok(())
-        };
-        let each = |bytes: &[u8], loc: &Location<'_>| {
-            // Under a bad-record policy that skips, a record that is no message of its type
-            // is skipped as it is read (as inference skipped it), not left to end a batch.
-            if let Some(ty) = &check {
-                ty.check(bytes, loc)?;
-            }
-            if batch.push_copy(bytes, loc) {
-                flush(&mut batch, &mut writer)?;
-            }
-            Ok(Flow::Continue)
-        };
-        // After a first pass (inference), which reported what it skipped, the same skips are
-        // not reported again.
-        let report = if inferred {
-            Report::Quiet
-        } else {
-            Report::Lines
-        };
-        let policy = args.dataset.policy();
-        dataset::read_with(
-            policy,
-            report,
-            &sources,
-            &args.read,
-            verify,
-            &args.dataset,
-            each,
-        )?;
-        flush(&mut batch, &mut writer)?;
-        writer.into_inner().map_err(|e| parquet_error(out, e))
+        // Parquet's writer (encoding, statistics, compression) runs on a thread of its own,
+        // fed the RecordBatches this thread reads and decodes, so that the export goes at the
+        // writer's pace rather than the sum of the two; at most two batches wait between them.
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<RecordBatch>(1);
+            let writing = scope.spawn(move || -> CliResult<File> {
+                for rb in rx {
+                    writer.write(&rb).map_err(|e| parquet_error(out, e))?;
+                }
+                writer.into_inner().map_err(|e| parquet_error(out, e))
+            });
+            let read = read_batches(
+                args,
+                &sources,
+                &decoder,
+                &files,
+                check.as_ref(),
+                inferred,
+                &tx,
+            );
+            drop(tx);
+            let written = writing
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            // A writer that failed stopped the reading: its error is the one to tell.
+            let file = written?;
+            read?;
+            Ok(file)
+        })
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads the inputs of `to-parquet` in batches, decodes each into a RecordBatch and sends it
+/// to the writer; an error when the writer has stopped (it tells its own error).
+fn read_batches(
+    args: &ToParquetArgs,
+    sources: &[Source],
+    decoder: &ArrowDecoder,
+    files: &[PathBuf],
+    check: Option<&RecordType>,
+    inferred: bool,
+    tx: &SyncSender<RecordBatch>,
+) -> CliResult<()> {
+    let size = usize::try_from(args.batch_size).unwrap_or(usize::MAX);
+    let no_columns = decoder.schema().fields().is_empty();
+    let mut batch = Batch::new(files, size);
+    let flush = |batch: &mut Batch<'_>| -> CliResult<()> {
+        if batch.records().is_empty() {
+            return Ok(());
+        }
+        if no_columns {
+            return Err(CliError::Core(Error::feature(
+                "the spec has no feature to write, and a Parquet file holds no rows \
+                 without columns: the records would be lost",
+            )));
+        }
+        let rb = decoder
+            .decode(batch.records(), 0)
+            .map_err(|e| batch.locate(e))?;
+        tx.send(rb)
+            .map_err(|_| CliError::Failed("the Parquet writer stopped".into()))?;
+        batch.clear();
+        Ok(())
+    };
+    let each = |bytes: &[u8], loc: &Location<'_>| {
+        // Under a bad-record policy that skips, a record that is no message of its type
+        // is skipped as it is read (as inference skipped it), not left to end a batch.
+        if let Some(ty) = check {
+            ty.check(bytes, loc)?;
+        }
+        if batch.push_copy(bytes, loc) {
+            flush(&mut batch)?;
+        }
+        Ok(Flow::Continue)
+    };
+    // After a first pass (inference), which reported what it skipped, the same skips are
+    // not reported again.
+    let report = if inferred {
+        Report::Quiet
+    } else {
+        Report::Lines
+    };
+    let policy = args.dataset.policy();
+    dataset::read_with(
+        policy,
+        report,
+        sources,
+        &args.read,
+        !args.no_verify_data_crc,
+        &args.dataset,
+        each,
+    )?;
+    flush(&mut batch)
 }
 
 /// The Parquet files the inputs stand for: a file itself; a directory's `*.parquet` files; a
