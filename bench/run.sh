@@ -40,11 +40,11 @@ report() {
 # session, into the directory $1.
 arrow_step() {
   local dir="$1" py
-  log "arrow: tfrecord-bench --ops read_parse,to_arrow,to_arrow_mem; TensorFlow read_parse; tfx_bsl"
+  log "arrow: tfrecord-bench --ops read_parse,to_arrow,to_arrow_mem,to_parquet; TensorFlow read_parse; tfx_bsl"
   (cd "$REPO" && cargo build --release --locked --quiet -p tfrecord-bench) || return 1
   "${CARGO_TARGET_DIR:-$REPO/target}/release/tfrecord-bench" --data "${DATA_DIR:-/tmp/peers/data}" \
     --out "${OUT_DIR:-/tmp/peers/out}" --reps "${REPS:-5}" --workloads mnist,ctr,seq \
-    --ops read_parse,to_arrow,to_arrow_mem --variants st,owned,owned_batch,columns \
+    --ops read_parse,to_arrow,to_arrow_mem,to_parquet --variants st,owned,owned_batch,columns \
     > "$dir/arrow.results" || return 1
   py="${VENV:-/tmp/peers/tfenv}/bin/python"
   [ -x "$py" ] || py="$REPO/.venv-interop/bin/python"

@@ -9,7 +9,7 @@ use clap::builder::PossibleValuesParser;
 pub(crate) const WORKLOADS: [&str; 4] = ["mnist", "ctr", "seq", "mnist_gz"];
 
 /// The ops this binary measures: the protocol's, `convert`, and `cli` (asked for by name only).
-const OPS: [&str; 12] = [
+const OPS: [&str; 14] = [
     "read_raw",
     "read_raw_nocrc",
     "read_decode",
@@ -22,6 +22,8 @@ const OPS: [&str; 12] = [
     "cli",
     "to_arrow",
     "to_arrow_mem",
+    "to_parquet",
+    "parquet_write",
 ];
 
 /// The variants of those ops (`convert`'s are its output formats, `cli`'s the commands).

@@ -3,10 +3,22 @@
 //! fixed_seq feature lists -> `List` of steps), in batches of 1024 on one thread. The
 //! analogue of tfx_bsl's `ExamplesToRecordBatchDecoder.DecodeBatch` over
 //! `TFRecordDataset.batch(1024)` (the `tfx_bsl` peer's ops of the same names).
+//!
+//! `to_parquet` and `parquet_write`: the Parquet export as `tfrecord to-parquet --spec` runs it
+//! (batches of 8192, Snappy, row groups of 131,072 rows: the command's defaults), and the
+//! Parquet writer alone over the same RecordBatches decoded beforehand; their repetitions
+//! alternate, so that the share of the export that is decoding is measured at the same moments.
+//! Run only when `--ops` names `to_parquet`.
 
 use std::collections::BTreeMap;
 
+use std::fs::File;
+use std::path::Path;
+
 use tfrecord_arrow::arrow_array::{Array, RecordBatch};
+use tfrecord_arrow::parquet::arrow::ArrowWriter;
+use tfrecord_arrow::parquet::basic::Compression as Codec;
+use tfrecord_arrow::parquet::file::properties::WriterProperties;
 use tfrecord_arrow::{ArrowDecoder, ArrowReader};
 use tfrecord_core::{Compression, Format};
 use tfrecord_schema::ir::Schema;
@@ -14,7 +26,7 @@ use tfrecord_schema::ir::Schema;
 use crate::pipeline::Totals;
 use crate::records::BATCH;
 use crate::sidecar::{Feat, Sidecar};
-use crate::timing::measure;
+use crate::timing::{measure, measure_pair};
 use crate::workload::{Ctx, Outcome};
 
 /// The sidecar's features as a spec table `table` of record `R`.
@@ -132,5 +144,84 @@ pub(crate) fn to_arrow(c: &Ctx<'_>) -> Result<(), String> {
             &t,
         );
     }
+    Ok(())
+}
+
+/// The batch size of `tfrecord to-parquet` (its `--batch-size` default).
+const PARQUET_BATCH: usize = 8192;
+/// The row group size of `tfrecord to-parquet` (its `--row-group-size` default).
+const ROW_GROUP: usize = 131_072;
+
+/// Writes `batches` to a Parquet file at `path` as `tfrecord to-parquet` does (Snappy, row
+/// groups of [`ROW_GROUP`] rows); the rows the file's footer says it holds.
+fn write_parquet(
+    path: &Path,
+    decoder: &ArrowDecoder,
+    batches: impl Iterator<Item = Result<RecordBatch, String>>,
+) -> Outcome {
+    let props = WriterProperties::builder()
+        .set_compression(Codec::SNAPPY)
+        .set_max_row_group_row_count(Some(ROW_GROUP))
+        .build();
+    let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut writer =
+        ArrowWriter::try_new(file, decoder.schema(), Some(props)).map_err(|e| e.to_string())?;
+    let mut totals = Totals::default();
+    for batch in batches {
+        let batch = batch?;
+        totals.records += batch.num_rows() as u64;
+        writer.write(&batch).map_err(|e| e.to_string())?;
+    }
+    let meta = writer.close().map_err(|e| e.to_string())?;
+    totals.rows = u64::try_from(meta.file_metadata().num_rows()).map_err(|e| e.to_string())?;
+    totals.values = totals.rows;
+    Ok(totals)
+}
+
+/// `to_parquet` (the file's records decoded and written to Parquet) and `parquet_write` (the
+/// writer alone, over the same batches decoded beforehand), alternated.
+pub(crate) fn to_parquet(c: &Ctx<'_>) -> Result<(), String> {
+    let sc = c.sc;
+    // Asked for by name only (as `cli`): it writes a file per repetition.
+    if !c.args.ops.iter().any(|o| o == "to_parquet") || !c.args.want("to_parquet", "st") {
+        return Ok(());
+    }
+    let decoder = decoder(sc)?;
+    let read = || {
+        let reader = tfrecord_core::RecordReader::open(&sc.path, c.opts.clone())
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(
+            ArrowReader::new(reader, decoder.clone())
+                .with_batch_size(PARQUET_BATCH)
+                .map(|b| b.map_err(|e| e.to_string())),
+        )
+    };
+    std::fs::create_dir_all(&c.args.out).map_err(|e| format!("{}: {e}", c.args.out.display()))?;
+    let path = c.args.out.join(format!("{}.parquet", sc.name));
+    let decoded: Vec<RecordBatch> = read()?.collect::<Result<_, _>>()?;
+    let export = || write_parquet(&path, &decoder, read()?);
+    let writer_alone = || write_parquet(&path, &decoder, decoded.iter().cloned().map(Ok));
+    let check = |o: &Outcome| match o {
+        Ok(t) if t.records == sc.num_records && t.rows == sc.num_records => Ok(()),
+        Ok(t) => Err(format!(
+            "{} records decoded, {} rows in the file, of {}",
+            t.records, t.rows, sc.num_records
+        )),
+        Err(e) => Err(e.clone()),
+    };
+    let (te, tw) = measure_pair(c.args.reps, export, writer_alone, check)?;
+    std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    c.emit(
+        "st",
+        "to_parquet",
+        "RecordReader (CRCs checked) + ArrowReader, batches of 8192, + parquet ArrowWriter (Snappy, row groups of 131,072), one thread: `tfrecord to-parquet --spec`",
+        &te,
+    );
+    c.emit(
+        "st",
+        "parquet_write",
+        "the parquet ArrowWriter alone (Snappy, row groups of 131,072) over the same RecordBatches decoded beforehand, one thread",
+        &tw,
+    );
     Ok(())
 }

@@ -36,6 +36,8 @@
 //! | `convert` | `ofrecord`, `gzip` | not a protocol op: the file re-encoded record by record as `tfrecord convert` does (an Example rewritten on the wire into an OFRecord, no decode), into an OFRecord file (`Example` workloads) or a gzip TFRecord (level 6) |
 //! | `to_arrow` | `st` | records to Arrow RecordBatches (`tfrecord_arrow::ArrowDecoder`, spec from the sidecar) in batches of 1024 read from the file, one thread: the `tfx_bsl` peer's op of the same name |
 //! | `to_arrow_mem` | `st` | the same over records in memory (no I/O, no CRC) |
+//! | `to_parquet` | `st` | run only when `--ops` names it: the Parquet export as `tfrecord to-parquet --spec` runs it on one thread: records read (CRCs checked), decoded into RecordBatches of 8192 and written by parquet's `ArrowWriter` (Snappy, row groups of 131,072 rows), into `--out` |
+//! | `parquet_write` | `st` | the `ArrowWriter` alone over the same RecordBatches decoded beforehand (measured with `to_parquet`, repetitions alternated): the export's bound |
 //! | `cli` | `convert_of`, `cat_json`, `from_json`, `verify_decode` | not a protocol op, run only when `--ops` names it: the `tfrecord` binary as users run it on one thread, a child process per run naming the workload's file often enough for 400 MB of input (2 GB for `convert_of` and `verify_decode`) (CPU: the child's user + system time); `bytes` is the input stream for `convert_of` and `verify_decode`, the JSON text for `cat_json` and `from_json` |
 //!
 //! Where a one-thread and a two-thread variant are both asked for (`st` and `mt2`, `spec` and
@@ -85,6 +87,7 @@ fn run_workload<S: Shape>(args: &Args, sc: &Sidecar) -> Result<(), String> {
     reads::raw_reads(&c)?;
     reads::parses::<S>(&c)?;
     arrow::to_arrow(&c)?;
+    arrow::to_parquet(&c)?;
     if let Some(l) = &loaded {
         writes::writes::<S>(&c, l)?;
     }
