@@ -79,7 +79,7 @@
 //! | field | `default`, `default = literal` | the value of an absent feature |
 //! | field | `required` | an absent variable-length list (`Vec<T>`, or a feature list of them) is an error instead of empty |
 //! | field | `shape = [a, b]` | fixed value count for a `Vec` (or documents an array's shape); `[-1, a]`: whole rows of a values, any number of them |
-//! | field | `flatten` | inline a nested derived struct's features under `key/` |
+//! | field | `flatten` | inline a nested derived struct's features under `key/` (a key that another field writes too is a compile error, as between plain fields) |
 //! | field | `lossy` | allow an `f64` in `tf.train.Example`, stored as a float |
 //! | field | `sparse(index = "i" or ["i", "j"], value = "v", size = [..], already_sorted)` | a [`Sparse`] field: index keys, value key (default: the field's key) and dense shape |
 //! | field | `sequence` | a feature list of a `SequenceExample` |
@@ -158,12 +158,12 @@ pub mod __private {
     pub use crate::codec::{
         Container, Decode, DecodeElem, DecodeField, DecodeFields, DecodeSteps, Dialect, Encode,
         EncodeElem, EncodeField, EncodeFields, EncodeSteps, FeatureBytes, FeatureView, FieldInfo,
-        FieldTable, Of, OfRecord, RawValue, Tf, TfExample, TfLossy, TfSequenceExample, check_len,
-        check_rows, decode_one_into, decode_record, entry_len, example_len, field, join_prefix,
-        key_prefix_word, kindful, missing, one_canonical, present, present_into,
-        put_context_header, put_entry, put_example_header, put_lists_header, put_sparse,
-        put_steps_entry, scan_features, scan_sequence, sequence_len, sparse, sparse_entries_len,
-        steps, steps_entry_len, steps_into, unknown_key, walk_canonical,
+        FieldTable, KeyTable, Of, OfRecord, RawValue, Tf, TfExample, TfLossy, TfSequenceExample,
+        check_len, check_rows, decode_one_into, decode_record, entry_len, example_len, field,
+        flat_clash, join_prefix, key_clash, key_prefix_word, kindful, missing, one_canonical,
+        present, present_into, put_context_header, put_entry, put_example_header, put_lists_header,
+        put_sparse, put_steps_entry, scan_features, scan_sequence, sequence_len, sparse,
+        sparse_entries_len, steps, steps_entry_len, steps_into, unknown_key, walk_canonical,
     };
     pub use crate::described::RecordSchema;
     pub use crate::error::{Error, Result};

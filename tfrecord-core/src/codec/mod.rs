@@ -18,6 +18,7 @@ mod container;
 mod dialect;
 mod elem;
 pub(crate) mod field;
+pub(crate) mod keys;
 mod message;
 mod record;
 mod sparse;
@@ -30,6 +31,7 @@ pub use container::{
 pub use dialect::{Dialect, Of, Tf, TfLossy};
 pub use elem::{DecodeElem, EncodeElem, RawValue};
 pub use field::{DecodeField, EncodeField, FieldInfo, decode_one_into};
+pub use keys::{KeyTable, flat_clash, key_clash};
 pub use message::FeatureBytes;
 pub(crate) use record::for_each_entry;
 pub use record::*;

@@ -233,6 +233,8 @@ pub fn scan_sequence<'de>(
 pub trait FieldTable {
     /// How many slots (features) the type reads, including flattened members.
     const SLOTS: usize;
+    /// The feature keys the type writes, for the checks of a struct it is flattened into.
+    const KEYS: &'static super::KeyTable;
     /// The slot of a feature key, `None` for keys the type does not read.
     fn slot(key: &[u8]) -> Option<usize>;
 }

@@ -62,10 +62,20 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
         }
     });
     let table_head = heads.encode(&quote!(#p::FieldTable));
+    let own_key_lits = own_keys.iter().map(|k| Lit::string(k));
+    let flat_entries = flat.iter().map(|(f, b)| {
+        let ty = &b.ty;
+        let prefix = Lit::string(&format!("{}/", f.key));
+        quote!((#prefix, <#ty as #p::FieldTable>::KEYS))
+    });
     let table = quote! {
         #[automatically_derived]
         #table_head {
             const SLOTS: usize = #total;
+            const KEYS: &'static #p::KeyTable = &#p::KeyTable {
+                own: &[#(#own_key_lits),*],
+                flat: &[#(#flat_entries),*],
+            };
             #[inline]
             fn slot(__key: &[u8]) -> #p::Option<usize> {
                 #own_match
@@ -76,6 +86,7 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
     };
 
     let mut out = table;
+    out.extend(flatten_clashes(&p, input, &own, &flat, &cx));
     let deny = if record.deny_unknown_keys {
         let n = &record.name;
         quote!(#p::Some(#n))
@@ -363,4 +374,68 @@ fn one_pass_into(
             #p::Ok(())
         }
     }
+}
+
+/// Constant checks that no two members write one feature key, where a flattened member is one
+/// of the two (the macro cannot see a flattened type's keys; constant evaluation can): a key
+/// written twice is one map entry in the record, and one of the values would be lost. Each
+/// check names its two fields and points at the later one.
+fn flatten_clashes(
+    p: &TokenStream,
+    input: &syn::DeriveInput,
+    own: &[&(&Field, &Binding)],
+    flat: &[&(&Field, &Binding)],
+    cx: &Ctx<'_>,
+) -> TokenStream {
+    // The struct with its lifetimes left to inference: the checks read its own key table.
+    let name = &input.ident;
+    let lifetimes = input.generics.lifetimes().map(|_| quote!('_));
+    let keys = quote!(<#name<#(#lifetimes),*> as #p::FieldTable>::KEYS);
+    let mut out = TokenStream::new();
+    for (i, (ff, _)) in flat.iter().enumerate() {
+        let prefix = format!("{}/", ff.key);
+        let prefix_lit = Lit::string(&prefix);
+        let at = Lit::usize_unsuffixed(i);
+        for (f, _) in own {
+            for key in f.kind.keys(&f.key) {
+                if !key.starts_with(&prefix) {
+                    continue;
+                }
+                let msg = Lit::string(&format!(
+                    "duplicate feature key `{key}`: field `{}` writes it, and so does the \
+                     flattened field `{}` (under `{prefix}`); one of the two values would be lost",
+                    f.member, ff.member
+                ));
+                let key = Lit::string(key);
+                let span = cx.spans(f).ty;
+                out.extend(quote_spanned! {span=>
+                    const _: () = ::core::assert!(
+                        !#p::key_clash(#key, #prefix_lit, #keys.flat[#at].1),
+                        #msg
+                    );
+                });
+            }
+        }
+        for (j, (fg, _)) in flat.iter().enumerate().skip(i + 1) {
+            let other = format!("{}/", fg.key);
+            if !(other.starts_with(&prefix) || prefix.starts_with(&other)) {
+                continue;
+            }
+            let msg = Lit::string(&format!(
+                "duplicate feature keys: the flattened fields `{}` (under `{prefix}`) and `{}` \
+                 (under `{other}`) write a feature key in common; one of the values would be lost",
+                ff.member, fg.member
+            ));
+            let other_lit = Lit::string(&other);
+            let bt = Lit::usize_unsuffixed(j);
+            let span = cx.spans(fg).ty;
+            out.extend(quote_spanned! {span=>
+                const _: () = ::core::assert!(
+                    !#p::flat_clash(#prefix_lit, #keys.flat[#at].1, #other_lit, #keys.flat[#bt].1),
+                    #msg
+                );
+            });
+        }
+    }
+    out
 }
