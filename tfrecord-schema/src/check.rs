@@ -341,6 +341,29 @@ fn check_sparse(record: &Record, f: &Field, out: &mut Vec<Diagnostic>) {
             "a sparse field needs at least one index key",
         ));
     }
+    // Each list is written to a feature of its own: two lists under one key would be one map
+    // entry, and one of them lost.
+    for (i, key) in index_keys.iter().enumerate() {
+        if *key == f.key {
+            out.push(Diagnostic::new(
+                f.origin,
+                Part::Setting("index_key"),
+                format!(
+                    "the index key `{key}` is also the sparse feature's value key: the indices \
+                     and the values would be written to one feature, and one of them lost"
+                ),
+            ));
+        } else if index_keys[..i].contains(key) {
+            out.push(Diagnostic::new(
+                f.origin,
+                Part::Setting("index_key"),
+                format!(
+                    "the index key `{key}` is named twice: each dimension's indices are written \
+                     to a feature of their own"
+                ),
+            ));
+        }
+    }
     if !size.is_empty() && size.len() != index_keys.len() {
         out.push(Diagnostic::new(
             f.origin,
@@ -499,6 +522,38 @@ mod tests {
             messages
                 .iter()
                 .any(|m| m.contains("default has 4 values, but the feature's shape holds 6"))
+        );
+    }
+
+    #[test]
+    fn a_sparse_feature_writes_each_list_to_its_own_key() {
+        let sparse = |index: &[&str]| {
+            let mut f = field("s", "v", DType::Int64);
+            f.kind = FeatureKind::Sparse {
+                index_keys: index.iter().map(|k| (*k).to_string()).collect(),
+                size: vec![],
+                already_sorted: false,
+            };
+            f.presence = Presence::Optional;
+            f
+        };
+        let messages = |f: Field| -> Vec<String> {
+            check(&record(vec![f]))
+                .into_iter()
+                .map(|d| d.message)
+                .collect()
+        };
+        assert!(messages(sparse(&["i", "j"])).is_empty());
+        let m = messages(sparse(&["v"]));
+        assert!(
+            m.len() == 1
+                && m[0].contains("the index key `v` is also the sparse feature's value key"),
+            "{m:?}"
+        );
+        let m = messages(sparse(&["r", "r"]));
+        assert!(
+            m.len() == 1 && m[0].contains("the index key `r` is named twice"),
+            "{m:?}"
         );
     }
 
