@@ -66,7 +66,7 @@
 //! | `fixed`, `shape = [a, b, ..]` | nested `FixedSizeList`s, outermost first | as above |
 //! | `var` | `List` of the value type | null (a key holding an empty list: an empty list); with a `default`, a list of its values (a null written elsewhere still reads back as absent) |
 //! | `sequence` / `shape = [-1, ..]` in an Example | `List` of the row type (`FixedSizeList` per dimension, or the value type for one value per row) | null |
-//! | `sparse` | `List` of `Struct` with one `Int64` per index key and the value (fields named by their keys) | null |
+//! | `sparse` | `List` of `Struct` with one `Int64` per index key and the value (fields named by their keys), the entries in the record's order (so that a file comes back as it was; `tfrecord parse` and a derived `Sparse` put them in index order, as `tf.io.parse_example` does, unless `already_sorted`) | null |
 //! | `ragged` | one `List` per partition around a `List` of values (`[batch, (rows)..., (values)]`) | null when the value key and every partition key are absent |
 //! | SequenceExample context | as in an Example | as in an Example |
 //! | SequenceExample `var` feature list | `List` of steps, each a `List` of values | null |

@@ -81,7 +81,7 @@
 //! | field | `shape = [a, b]` | fixed value count for a `Vec` (or documents an array's shape); `[-1, a]`: whole rows of a values, any number of them |
 //! | field | `flatten` | inline a nested derived struct's features under `key/` (a key that another field writes too is a compile error, as between plain fields) |
 //! | field | `lossy` | allow an `f64` in `tf.train.Example`, stored as a float |
-//! | field | `sparse(index = "i" or ["i", "j"], value = "v", size = [..], already_sorted)` | a [`Sparse`] field: index keys, value key (default: the field's key) and dense shape |
+//! | field | `sparse(index = "i" or ["i", "j"], value = "v", size = [..], already_sorted)` | a [`Sparse`] field: index keys, value key (default: the field's key) and dense shape; entries in index order as `tf.io.parse_example` gives them, or in the record's order with `already_sorted` |
 //! | field | `sequence` | a feature list of a `SequenceExample` |
 //!
 //! Decoding accepts every valid protobuf encoding (packed and unpacked lists, split runs,

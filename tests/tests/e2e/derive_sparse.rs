@@ -50,3 +50,31 @@ fn sparse_field_errors_and_absence() {
     f.insert("two_d".into(), Feat::Bytes(vec![b"x".to_vec()]));
     assert_fails::<Sparsey>(false, &f, "row", &["sparse index -1"]);
 }
+
+/// Entries out of index order: put in order unless `already_sorted`, as TensorFlow 2.21's
+/// `tf.io.parse_example` gives them. With `row = [1, 0]`, `col = [0, 2]` and values `[a, b]`,
+/// `SparseFeature(["row", "col"], "two_d", tf.string, [3, 4])` returns indices
+/// `[[0, 2], [1, 0]]` and values `[b, a]`; with `already_sorted=True`, the record's order.
+#[test]
+fn sparse_entries_come_in_index_order_unless_already_sorted() {
+    let mut f = Feats::new();
+    f.insert("label".into(), Feat::Int(vec![1]));
+    f.insert("row".into(), Feat::Int(vec![1, 0, 1]));
+    f.insert("col".into(), Feat::Int(vec![0, 2, 0]));
+    f.insert(
+        "two_d".into(),
+        Feat::Bytes(vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]),
+    );
+    f.insert("idx".into(), Feat::Int(vec![7, 3]));
+    f.insert(
+        "weight".into(),
+        Feat::Float(vec![1.0f32.to_bits(), 2.0f32.to_bits()]),
+    );
+    let v = <Sparsey as Decode<TfExample>>::decode(&tf_bytes(&f)).expect("decodes");
+    // Equal indices keep their order (`a` before `c`).
+    assert_eq!(v.two_d.indices, vec![vec![0, 1, 1], vec![2, 0, 0]]);
+    assert_eq!(v.two_d.values, ["b", "a", "c"]);
+    // `already_sorted`: as the record has them.
+    assert_eq!(v.one_d.indices, vec![vec![7, 3]]);
+    assert_eq!(v.one_d.values, [1.0, 2.0]);
+}

@@ -112,7 +112,9 @@ fn list<'de, D: Dialect, T: DecodeElem<'de, D>>(
 
 /// Decodes a sparse field from its index slots and value slot. Absent features are empty lists
 /// (as `tf.io.SparseFeature` reads them); every index list must have one entry per value, and
-/// each index must lie in `0..size[d]` when a size is given.
+/// each index must lie in `0..size[d]` when a size is given. Unless `already_sorted`, the
+/// entries are put in the order of their indices (row-major, a stable sort), as
+/// `tf.io.SparseFeature` without `already_sorted` gives them (`tf.sparse.reorder`).
 ///
 /// # Errors
 /// Wrong kinds, lists of different lengths, indices out of range; naming the key.
@@ -122,6 +124,7 @@ pub fn sparse<'de, D: Dialect, T: DecodeElem<'de, D>>(
     value_slot: Option<FeatureBytes<'de>>,
     value_info: &FieldInfo,
     size: &[u64],
+    already_sorted: bool,
 ) -> Result<Sparse<T>>
 where
     i64: DecodeElem<'de, D>,
@@ -147,5 +150,34 @@ where
         }
         indices.push(idx);
     }
-    Ok(Sparse { indices, values })
+    let mut s = Sparse { indices, values };
+    if !already_sorted {
+        s.reorder();
+    }
+    Ok(s)
+}
+
+impl<T> Sparse<T> {
+    /// Puts the entries in the order of their indices (row-major; entries with equal indices
+    /// keep their order).
+    fn reorder(&mut self) {
+        let key = |i: usize| self.indices.iter().map(move |dim| dim.get(i).copied());
+        let n = self.values.len();
+        if (1..n).all(|i| key(i - 1).le(key(i))) {
+            return;
+        }
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| key(a).cmp(key(b)));
+        for dim in &mut self.indices {
+            *dim = order.iter().filter_map(|&i| dim.get(i).copied()).collect();
+        }
+        let mut values: Vec<Option<T>> = std::mem::take(&mut self.values)
+            .into_iter()
+            .map(Some)
+            .collect();
+        self.values = order
+            .iter()
+            .filter_map(|&i| values.get_mut(i).and_then(Option::take))
+            .collect();
+    }
 }

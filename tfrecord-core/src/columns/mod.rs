@@ -51,7 +51,7 @@
 //! | fixed, `shape = [a, b, ..]` | `Fixed(a)`, `Fixed(b)`, .. | as above |
 //! | var | `List` | null (a present empty list is an empty list); `required`: an error |
 //! | sequence (`shape = [-1, ..]`) in an Example | `List` of rows, then `Fixed` per dimension | null |
-//! | sparse | `List`, of a [`Leaf::Sparse`] (one index per dimension, and the value) | null |
+//! | sparse | `List`, of a [`Leaf::Sparse`] (one index per dimension, and the value), the entries in the record's order (a derived [`Sparse`](crate::Sparse) value puts them in index order unless `already_sorted`) | null |
 //! | ragged | one `List` per partition, then a `List` of values | null when the value key and every partition key are absent |
 //! | feature list of var steps | `List` of steps, `List` of values | null; `required`: an error |
 //! | feature list of ragged steps, without partitions | as var steps | null |

@@ -375,8 +375,10 @@ pub(crate) fn sample_borrowed_feats() -> Feats {
 #[derive(Example, Debug, Clone, PartialEq)]
 pub(crate) struct Sparsey {
     pub(crate) label: i64,
-    #[example(sparse(index = "idx", value = "weight", size = [100]))]
+    /// Kept in the record's order.
+    #[example(sparse(index = "idx", value = "weight", size = [100], already_sorted))]
     pub(crate) one_d: tfrecord_core::Sparse<f32>,
+    /// Put in the order of the indices on decode.
     #[example(sparse(index = ["row", "col"], size = [3, 4]))]
     pub(crate) two_d: tfrecord_core::Sparse<String>,
 }
@@ -398,18 +400,22 @@ impl Model for Sparsey {
 pub(crate) fn sparsey() -> impl Strategy<Value = Sparsey> {
     let one = proptest::collection::vec((0i64..100, any::<f32>()), 0..6);
     let two = proptest::collection::vec((0i64..3, 0i64..4, "[a-z]{0,3}"), 0..6);
-    (any::<i64>(), one, two).prop_map(|(label, one, two)| Sparsey {
-        label,
-        one_d: tfrecord_core::Sparse::new_1d(
-            one.iter().map(|p| p.0).collect(),
-            one.iter().map(|p| p.1).collect(),
-        ),
-        two_d: tfrecord_core::Sparse {
-            indices: vec![
-                two.iter().map(|t| t.0).collect(),
-                two.iter().map(|t| t.1).collect(),
-            ],
-            values: two.into_iter().map(|t| t.2).collect(),
-        },
+    (any::<i64>(), one, two).prop_map(|(label, one, mut two)| {
+        // In index order, as `two_d` decodes (equal indices keep their order).
+        two.sort_by_key(|t| (t.0, t.1));
+        Sparsey {
+            label,
+            one_d: tfrecord_core::Sparse::new_1d(
+                one.iter().map(|p| p.0).collect(),
+                one.iter().map(|p| p.1).collect(),
+            ),
+            two_d: tfrecord_core::Sparse {
+                indices: vec![
+                    two.iter().map(|t| t.0).collect(),
+                    two.iter().map(|t| t.1).collect(),
+                ],
+                values: two.into_iter().map(|t| t.2).collect(),
+            },
+        }
     })
 }

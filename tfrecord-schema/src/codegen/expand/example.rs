@@ -159,7 +159,12 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
                     },
                 };
             }
-            if let FeatureKind::Sparse { index_keys, size, .. } = &f.kind {
+            if let FeatureKind::Sparse {
+                index_keys,
+                size,
+                already_sorted,
+            } = &f.kind
+            {
                 let base = Lit::usize_unsuffixed(own_index);
                 let r = index_keys.len();
                 let end = Lit::usize_unsuffixed(own_index + r);
@@ -183,7 +188,7 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
                             #p::Some(__s) => __s,
                             #p::None => &mut [],
                         };
-                        #p::sparse::<#d, #t>(__i, __IDX, __v, &__INFO, &[#(#size),*])?
+                        #p::sparse::<#d, #t>(__i, __IDX, __v, &__INFO, &[#(#size),*], #already_sorted)?
                     },
                 };
             }
