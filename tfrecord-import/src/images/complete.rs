@@ -18,7 +18,9 @@ use super::header::{ImageFormat, ImageInfo};
 /// - WebP: the file holds at least the 8 + RIFF size bytes its header gives.
 /// - BMP: the file is exactly the pixel-data offset plus |height| rows of depth x width bytes,
 ///   each padded to 4: TensorFlow refuses a BMP with bytes missing and one with bytes added.
-/// - GIF: not checked (TensorFlow decodes a GIF without its trailer byte).
+/// - GIF: nothing more to check. [`read_header`](super::header::read_header) already walks
+///   every block and refuses a GIF cut before its first image is whole; TensorFlow decodes
+///   one cut after that (the images that are whole), trailer or not.
 ///
 /// The walk reads each byte at most once, and only the scan data of a JPEG byte by byte.
 ///
@@ -30,8 +32,8 @@ use super::header::{ImageFormat, ImageInfo};
 /// use tfrecord_import::images::{check_complete, read_header};
 ///
 /// // A PNG of one pixel whose IDAT chunk is cut short.
-/// let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x01\0\0\0\x01\x08\0\0\0\0".to_vec();
-/// png.extend(b"\0\0\0\0\0\0\0\x20IDAT\x78\x9c");
+/// let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x01\0\0\0\x01\x08\0\0\0\0\x3a\x7e\x9b\x55".to_vec();
+/// png.extend(b"\0\0\0\x20IDAT\x78\x9c");
 /// let info = read_header(&png).unwrap();
 /// let e = check_complete(&png, &info).unwrap_err();
 /// assert!(e.starts_with("truncated PNG: the file ends inside its IDAT chunk"), "{e}");
@@ -203,6 +205,7 @@ fn bmp(b: &[u8], info: &ImageInfo) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::images::header::crc32;
     use crate::images::read_header;
 
     fn check(b: &[u8]) -> Result<(), String> {
@@ -292,7 +295,7 @@ mod tests {
         let mut c = u32::try_from(data.len()).unwrap().to_be_bytes().to_vec();
         c.extend(kind);
         c.extend(data);
-        c.extend([0; 4]);
+        c.extend(crc32(&c[4..]).to_be_bytes());
         c
     }
 

@@ -22,7 +22,8 @@
 //! `height`, `width` and `depth` are the shape of what TensorFlow's
 //! `tf.io.decode_image(image, expand_animations=False)` returns for the file (checked against
 //! TensorFlow 2.21), so `depth` is the channel count TensorFlow decodes to, which is not always
-//! the file's own:
+//! the file's own, and a GIF's `width` and `height` are the largest width and the largest
+//! height of its images (not its logical screen size, which TensorFlow ignores):
 //!
 //! | format | colour model | `depth` |
 //! | --- | --- | --- |
@@ -45,17 +46,22 @@
 //! An image that cannot be stored stops the import with an error naming the file (no output
 //! file is left): an unreadable file, an unknown signature, a header that does not read, and a
 //! header TensorFlow's decoder refuses, for which there is no `depth` to give (a JPEG of 2 or of
-//! 5 and more components, a PNG bit depth its colour type does not allow, a BMP of other than
-//! 8, 24 or 32 bits per pixel, of negative width or with the 12-byte OS/2 header), and a file
-//! cut short. The header alone does not show a file cut inside its image data (a failed
+//! 5 and more components, of other than 8-bit samples, or lossless or differential; a PNG whose
+//! IHDR chunk has a bad CRC, a bit depth its colour type does not allow, another field libpng
+//! refuses or a side above 1000000, or a palette PNG without a PLTE chunk; a GIF without a
+//! whole image or whose first image has no colour table; a BMP of other than 8, 24 or 32 bits
+//! per pixel, of negative width or with the 12-byte OS/2 header), and a file cut short. The header alone does not show a file cut inside its image data (a failed
 //! download, a copy stopped midway), which TensorFlow then fails to decode, so every file's
 //! structure is followed to its end marker ([`check_complete`]; no pixel is decoded): a JPEG
 //! must reach its end-of-image marker `FF D9` and a PNG a whole `IEND` chunk (bytes after
 //! either are allowed, as TensorFlow allows them), a WebP must hold the size its RIFF header
 //! gives, and a BMP must be exactly the size its header gives (TensorFlow refuses one byte
 //! more or less). The error says `truncated JPEG: the file ends inside its scan data, ...`.
-//! A GIF cut short is not detected: TensorFlow decodes a GIF that lacks only its trailer, and
-//! telling it from one cut inside its image data takes a walk over every frame's blocks.
+//! A GIF's blocks are walked by [`read_header`]: one cut before its first image is whole is
+//! refused, and one cut later is taken, as TensorFlow decodes it (the images that are whole).
+//! Image data is not decompressed, so a GIF whose first image's LZW data is corrupt is not
+//! detected (TensorFlow refuses it), nor a later image whose corrupt data would make it the
+//! largest (TensorFlow leaves it out of the size).
 //!
 //! Records are shuffled with a seeded generator by default (a training set should be shuffled;
 //! the same seed gives the same order on every machine) and can be split into shards named
