@@ -437,3 +437,12 @@ pub struct Schema {
     /// The records, in the order written.
     pub records: Vec<Record>,
 }
+
+/// Whether the finite double `x` is beyond the float's range: it would round to infinity as
+/// a `float` (a value that rounds to the largest float, such as `3.4028235e38`, is not).
+#[must_use]
+pub(crate) fn beyond_f32(x: f64) -> bool {
+    #[allow(clippy::cast_possible_truncation)] // the point: rounded to the nearest float
+    let f = x as f32;
+    x.is_finite() && !f.is_finite()
+}

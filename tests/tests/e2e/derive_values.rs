@@ -3,11 +3,11 @@
 //! its feature key and field.
 
 use tfrecord_core::proto::{oneflow, tensorflow};
-use tfrecord_core::{Decode, Encode, Message, OfRecord, TfExample};
+use tfrecord_core::{Decode, Encode, Example, Message, OfRecord, TfExample};
 
 use crate::support::attr_types::{Borrowed, sample_borrowed_feats};
 use crate::support::checks::{assert_fails, check_both, feature_error};
-use crate::support::model::{Feat, Feats, Model, feats_of_of, feats_of_tf, of_bytes, tf_bytes};
+use crate::support::model::{Feat, Feats, M, Model, feats_of_of, feats_of_tf, of_bytes, tf_bytes};
 use crate::support::styled::{put_len, put_varint};
 use crate::support::value_types::{
     Doubles, Floats, IntLists, Ints, Opts, Texts, opts_all_none, sample_ints,
@@ -317,4 +317,52 @@ fn wrong_kind_is_an_error() {
             &["expected int64_list, found bytes_list"],
         );
     }
+}
+
+/// Float defaults as TensorFlow 2.21 gives them when the feature is absent: a `lossy` `f64`
+/// is stored as a float, so its default is the nearest float too
+/// (`FixedLenFeature([], tf.float32, default_value=1e300)` gives infinity, `0.1` gives
+/// 0.10000000149011612), as a present value reads back; in OFRecord the double is kept. The
+/// largest float, written as the `3.4028235e38` it prints as, is a valid default.
+#[test]
+fn float_defaults_read_as_stored_values_do() {
+    #[derive(Example, Debug)]
+    struct Defaults {
+        #[example(lossy, default = 1e300)]
+        big: f64,
+        #[example(lossy, default = 0.1)]
+        tenth: f64,
+        #[example(default = 3.4028235e38)]
+        max: f32,
+        #[example(lossy, default = [0.1, -1e300])]
+        pair: [f64; 2],
+        label: i64,
+    }
+    let mut m = M::new(false);
+    m.int("label", [1]);
+    let tf = <Defaults as Decode<TfExample>>::decode(&tf_bytes(&m.done())).expect("decodes");
+    #[allow(clippy::cast_possible_truncation)]
+    let tenth = f64::from(0.1f64 as f32);
+    assert_eq!(tf.big, f64::INFINITY);
+    assert_eq!(tf.tenth, tenth);
+    assert_eq!(tf.max, f32::MAX);
+    assert_eq!(tf.pair, [tenth, f64::NEG_INFINITY]);
+    // A present value reads back the same way.
+    let present = Defaults {
+        big: 1e300,
+        tenth: 0.1,
+        max: f32::MAX,
+        pair: [0.1, -1e300],
+        label: 1,
+    };
+    let back =
+        <Defaults as Decode<TfExample>>::decode(&Encode::<TfExample>::encode_to_vec(&present))
+            .expect("decodes");
+    assert_eq!((back.big, back.tenth), (tf.big, tf.tenth));
+    assert_eq!(back.pair, tf.pair);
+    // OFRecord stores doubles: the default is kept as written.
+    let mut m = M::new(true);
+    m.int("label", [1]);
+    let of = <Defaults as Decode<OfRecord>>::decode(&of_bytes(&m.done())).expect("decodes");
+    assert_eq!((of.big, of.tenth, of.pair), (1e300, 0.1, [0.1, -1e300]));
 }

@@ -274,9 +274,7 @@ impl Lower<'_> {
             }
         }
         if let (Some(v), Some(lit), Some(DType::Float)) = (s.get("default"), default, dtype)
-            && let Some(bad) = floats(lit)
-                .into_iter()
-                .find(|x| x.is_finite() && x.abs() > f64::from(f32::MAX))
+            && let Some(bad) = floats(lit).into_iter().find(|&x| crate::ir::beyond_f32(x))
         {
             self.error(
                 &v.span(),

@@ -236,6 +236,18 @@ default = 3000000000
     }
 
     #[test]
+    fn a_float_default_is_refused_only_beyond_the_float_range() {
+        let spec = |default: &str| {
+            format!("[records.R.features.x]\ndtype = \"float\"\ndefault = {default}\n")
+        };
+        // The largest float, as it prints (TensorFlow 2.21 takes it as f32::MAX).
+        assert!(Schema::from_toml_str(&spec("3.4028235e38"), "t.toml").is_ok());
+        assert!(Schema::from_toml_str(&spec("-3.4028235e38"), "t.toml").is_ok());
+        let out = errors(&spec("3.4028236e38"));
+        assert!(out.contains("out of range for `float`"), "{out}");
+    }
+
+    #[test]
     fn member_collisions_name_both_features() {
         let out = errors(
             r#"[records.R.features."image/encoded"]

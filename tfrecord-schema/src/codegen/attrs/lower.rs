@@ -70,11 +70,9 @@ fn default_out_of_range(lit: &Literal, ty_name: &str) -> Option<String> {
             )),
             _ => None,
         },
-        Literal::Float(v) if ty_name == "f32" && v.is_finite() && v.abs() > f64::from(f32::MAX) => {
-            Some(format!(
-                "default value {v:e} is out of range for `f32` (it would round to infinity)"
-            ))
-        }
+        Literal::Float(v) if ty_name == "f32" && crate::ir::beyond_f32(*v) => Some(format!(
+            "default value {v:e} is out of range for `f32` (it would round to infinity)"
+        )),
         _ => None,
     }
 }

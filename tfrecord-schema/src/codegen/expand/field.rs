@@ -55,7 +55,8 @@ impl Ctx<'_> {
         let slot = quote!(#p::kindful(#slot));
         let base = match &f.presence {
             Presence::Default(_) | Presence::TypeDefault => {
-                let dflt = default_expr(f, b, self.spans(f).default.unwrap_or(span));
+                let dflt =
+                    default_expr(f, b, self.spans(f).default.unwrap_or(span), !of && f.lossy);
                 quote_spanned! {span=>
                     match #slot {
                         #p::Some(__m) => #p::present::<#d, #ty>(__m, &__INFO)?,
