@@ -71,7 +71,7 @@
 //! | struct | `dialect = "tf"`, `"ofrecord"`, `"both"` | which containers the type supports (default both) |
 //! | struct | `deny_unknown_keys` | decoding fails on a feature the type does not read |
 //! | struct, enum | `crate = "path"` | where `tfrecord_core` is, for re-exports |
-//! | struct | `schema = "specs/mnist.toml"`, `record = "Mnist"` | check the struct against a record of a TOML spec at compile time (path relative to the crate root; record defaults to the struct's name): a missing or extra feature, or one read with another dtype, kind, shape or presence, is a compile error at the field; editing the spec rebuilds the crate |
+//! | struct | `schema = "specs/mnist.toml"`, `record = "Mnist"` | check the struct against a record of a TOML spec at compile time (path relative to the crate root; record defaults to the struct's name): a missing or extra feature, or one read with another dtype, kind, shape, presence or default, is a compile error at the field; editing the spec rebuilds the crate |
 //! | enum | `repr = "int64"` | store the discriminant instead of the name |
 //! | variant | `rename = "name"` | the stored name |
 //! | field | `key = "image/encoded"` | the feature key (default: the field name) |

@@ -22,7 +22,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 
 use super::attrs::{Ctxt, Lowered};
-use crate::ir::{DType, FeatureKind, Field, Presence, Record, RecordKind, Schema};
+use crate::ir::{DType, FeatureKind, Field, Literal, Presence, Record, RecordKind, Schema};
 use crate::symbol;
 
 /// A spec file read for the check: the path as written, where it is, and its text.
@@ -317,6 +317,63 @@ fn spec_allows_absent(f: &Field) -> Option<&'static str> {
     }
 }
 
+/// A default's values as a record without the feature reads them: row-major, one value
+/// repeated over a fixed shape, numbers of a float feature as the number they store (the
+/// nearest float, unless the feature is a `double` kept exact).
+fn default_values(f: &Field, lit: &Literal) -> Vec<Literal> {
+    fn flat(lit: &Literal, out: &mut Vec<Literal>) {
+        match lit {
+            Literal::List(items) => items.iter().for_each(|i| flat(i, out)),
+            other => out.push(other.clone()),
+        }
+    }
+    let mut out = Vec::new();
+    flat(lit, &mut out);
+    if let ([one], Some(n)) = (&out[..], f.kind.fixed_count())
+        && n > 1
+    {
+        out = vec![one.clone(); usize::try_from(n).unwrap_or(0)];
+    }
+    let narrow = f.dtype == Some(DType::Float) || (f.dtype == Some(DType::Double) && f.lossy);
+    if matches!(f.dtype, Some(DType::Float | DType::Double)) {
+        for v in &mut out {
+            #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+            let x = match v {
+                Literal::Int(i) => *i as f64,
+                Literal::Float(x) => *x,
+                _ => continue,
+            };
+            #[allow(clippy::cast_possible_truncation)] // the point: the float it stores
+            let x = if narrow { f64::from(x as f32) } else { x };
+            *v = Literal::Float(x);
+        }
+    }
+    out
+}
+
+fn default_text(values: &[Literal]) -> String {
+    let text = |v: &Literal| match v {
+        Literal::Int(i) => i.to_string(),
+        Literal::Float(x) => {
+            // A float's value as it prints (`0.1`, not `0.10000000149011612`).
+            #[allow(clippy::cast_possible_truncation)]
+            let f = *x as f32;
+            if f64::from(f) == *x || x.is_nan() {
+                format!("{f:?}")
+            } else {
+                format!("{x:?}")
+            }
+        }
+        Literal::Str(s) => format!("{s:?}"),
+        Literal::Bool(b) => b.to_string(),
+        Literal::List(_) => String::from("[..]"),
+    };
+    match values {
+        [one] => text(one),
+        many => format!("[{}]", many.iter().map(text).collect::<Vec<_>>().join(", ")),
+    }
+}
+
 /// Whether the derived field fails on an absent feature.
 fn field_requires(f: &Field) -> bool {
     f.presence == Presence::Required && !matches!(f.kind, FeatureKind::Sparse { .. })
@@ -554,6 +611,31 @@ impl Checker<'_> {
                 }
             }
             _ => {}
+        }
+        // (Defaults of another dtype were reported as the wrong dtype.)
+        let same_dtype = match (s.dtype, f.dtype) {
+            (Some(sd), Some(fd)) => dtype_fits(sd, fd),
+            _ => true,
+        };
+        if same_dtype
+            && let (Presence::Default(sd), Presence::Default(fd)) = (&s.presence, &f.presence)
+        {
+            let (a, b) = (default_values(s, sd), default_values(f, fd));
+            if a != b {
+                let span = self
+                    .spans(f)
+                    .map_or(self.at_field(f), |x| x.default.unwrap_or(x.field));
+                self.cx.error(
+                    span,
+                    format!(
+                        "wrong default: an absent `{}` reads as {} here, but as {} in {}",
+                        s.key,
+                        default_text(&b),
+                        default_text(&a),
+                        self.origin()
+                    ),
+                );
+            }
         }
         if let Some(why) = spec_allows_absent(s)
             && field_requires(f)
