@@ -141,7 +141,8 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
         let inits = fields.iter().map(|(f, b)| {
             let m = &b.member;
             if f.skip {
-                return quote!(#m: ::core::default::Default::default(),);
+                let ty = &b.ty;
+            return quote_spanned!(cx.spans(f).ty=> #m: <#ty as ::core::default::Default>::default(),);
             }
             if f.flatten {
                 let ty = &b.ty;
@@ -318,7 +319,8 @@ fn one_pass(
     let inits = fields.iter().map(|(f, b)| {
         let m = &b.member;
         if f.skip {
-            return quote!(#m: ::core::default::Default::default(),);
+            let ty = &b.ty;
+            return quote_spanned!(cx.spans(f).ty=> #m: <#ty as ::core::default::Default>::default(),);
         }
         let l = local(next);
         next += 1;
@@ -357,7 +359,8 @@ fn one_pass_into(
     let stmts = fields.iter().map(|(f, b)| {
         let m = &b.member;
         if f.skip {
-            return quote!(self.#m = ::core::default::Default::default(););
+            let ty = &b.ty;
+            return quote_spanned!(cx.spans(f).ty=> self.#m = <#ty as ::core::default::Default>::default(););
         }
         let l = local(next);
         next += 1;

@@ -139,7 +139,8 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
         .map(|(f, b)| {
             let m = &b.member;
             if f.skip {
-                return quote!(self.#m = ::core::default::Default::default(););
+                let ty = &b.ty;
+            return quote_spanned!(cx.spans(f).ty=> self.#m = <#ty as ::core::default::Default>::default(););
             }
             if is_steps(f) {
                 let i = Lit::usize_unsuffixed(si);
@@ -184,7 +185,8 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
     let inits = fields.iter().map(|(f, b)| {
         let m = &b.member;
         if f.skip {
-            return quote!(#m: ::core::default::Default::default(),);
+            let ty = &b.ty;
+            return quote_spanned!(cx.spans(f).ty=> #m: <#ty as ::core::default::Default>::default(),);
         }
         if is_steps(f) {
             let i = Lit::usize_unsuffixed(si);
