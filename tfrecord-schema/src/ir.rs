@@ -441,6 +441,7 @@ pub struct Schema {
 /// Whether the finite double `x` is beyond the float's range: it would round to infinity as
 /// a `float` (a value that rounds to the largest float, such as `3.4028235e38`, is not).
 #[must_use]
+#[cfg(feature = "toml")]
 pub(crate) fn beyond_f32(x: f64) -> bool {
     #[allow(clippy::cast_possible_truncation)] // the point: rounded to the nearest float
     let f = x as f32;

@@ -43,6 +43,19 @@ fn sparse_field_errors_and_absence() {
     f.insert("idx".into(), Feat::Int(vec![1, 2]));
     f.insert("weight".into(), Feat::Float(vec![1.0f32.to_bits()]));
     assert_fails::<Sparsey>(true, &f, "idx", &["expected 1 value, found 2"]);
+    // Values whose index feature is absent: the message says which list is missing.
+    let mut f = base.clone();
+    f.insert("weight".into(), Feat::Float(vec![1.0f32.to_bits()]));
+    assert_fails::<Sparsey>(
+        false,
+        &f,
+        "idx",
+        &[
+            "the index feature is absent",
+            "\"weight\" holds 1 value(s)",
+            "Sparsey::one_d",
+        ],
+    );
     // A negative index.
     let mut f = base;
     f.insert("row".into(), Feat::Int(vec![-1]));

@@ -133,12 +133,26 @@ where
     let mut indices = Vec::with_capacity(index_infos.len());
     for (d, info) in index_infos.iter().enumerate() {
         let slot = index_slots.get_mut(d).and_then(Option::take);
+        let absent = slot.is_none();
         let idx: Vec<i64> = list::<D, i64>(slot, info)?;
         if idx.len() != values.len() {
-            return Err(info.error(FeatureProblem::Count {
+            let problem = FeatureProblem::Count {
                 expected: values.len(),
                 found: idx.len(),
-            }));
+            };
+            if absent {
+                // Values without their indices: say which list is missing.
+                let detail = format!(
+                    "the index feature is absent, but the value feature {:?} holds {} value(s) \
+                     (field `{}::{}`)",
+                    value_info.key,
+                    values.len(),
+                    info.record,
+                    info.member
+                );
+                return Err(crate::Error::feature_problem(problem, detail).with_key(info.key));
+            }
+            return Err(info.error(problem));
         }
         if let Some(&bound) = size.get(d)
             && let Some(&bad) = idx.iter().find(|&&i| i < 0 || i.cast_unsigned() >= bound)
