@@ -361,7 +361,13 @@ impl<T: DecodeOwned<C> + Send + 'static, C: Container> Decoder for Typed<T, C> {
         // that do not decode, every record is decoded as it is read: a skipped record then
         // leaves the stream before the interleave and the shuffle buffer, as it does on one
         // thread and in batches, so the order is one whatever the threads and the batching.
-        self.spares.is_none() && !self.bad.skips() && (threads > 1 || buffered)
+        // A value that owns no heap memory (no drop glue: numbers and arrays of them) costs
+        // the allocator nothing on any thread, and is smaller than its record's bytes, so the
+        // workers decode it and a shuffle buffer holds it.
+        self.spares.is_none()
+            && !self.bad.skips()
+            && std::mem::needs_drop::<T>()
+            && (threads > 1 || buffered)
     }
 }
 

@@ -204,8 +204,10 @@ impl DatasetOptions {
     /// under glibc's allocator (its arenas are per thread and locked: several times slower on two
     /// threads than on one for types with `Vec` and `String` fields), so its workers only read and
     /// check the records' bytes, and each value is decoded on the caller's thread; it gains little
-    /// from threads (under a bad-record policy that skips, the workers decode `values` too, so
-    /// that a record that does not decode is dropped at the same point on any thread count).
+    /// from threads. Values that own no heap memory (numbers and arrays of them:
+    /// `std::mem::needs_drop` is false) are decoded on the workers, and so are all values under
+    /// a bad-record policy that skips, so that a record that does not decode is dropped at the
+    /// same point on any thread count.
     /// Raw records are likewise read and checked on the workers and copied out on the caller's
     /// thread.
     #[must_use]

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use tfrecord_dataset::{Checkpoint, Dataset, DatasetOptions, Error, Shuffle};
 
 use super::support::{
-    Labelled, Picker, labels, open, text, write_labels, write_set, write_typed_set,
+    Labelled, Picker, Place, labels, open, text, write_labels, write_set, write_typed_set,
 };
 
 const COUNTS: [usize; 7] = [30, 0, 17, 45, 3, 26, 12];
@@ -172,6 +172,29 @@ fn typed_values_resume_exactly() {
                 .map(|v| v.expect("reads")),
         );
         assert_eq!(got, full, "resumed at {at}");
+        // Values decoded on the workers, and held decoded by the shuffle buffer.
+        let mut places = ds.values::<Place>().expect("starts");
+        let mut got: Vec<Place> = places
+            .by_ref()
+            .take(at)
+            .collect::<Result<_, _>>()
+            .expect("reads");
+        let resumed = ds.clone().resume(places.checkpoint());
+        drop(places);
+        got.extend(
+            resumed
+                .values::<Place>()
+                .expect("resumes")
+                .map(|v| v.expect("reads")),
+        );
+        let want: Vec<Place> = full
+            .iter()
+            .map(|v| Place {
+                file: v.file,
+                index: v.index,
+            })
+            .collect();
+        assert_eq!(got, want, "places resumed at {at}");
     }
 }
 

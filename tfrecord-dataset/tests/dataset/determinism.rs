@@ -7,7 +7,7 @@ use std::fs;
 use tfrecord_core::{Format, ReaderOptions};
 use tfrecord_dataset::{Dataset, DatasetOptions, Error, Shuffle, SourceFile};
 
-use super::support::{Labelled, label, labels, open, write_set, write_typed_set};
+use super::support::{Labelled, Place, label, labels, open, write_set, write_typed_set};
 
 const COUNTS: [usize; 9] = [40, 0, 13, 70, 5, 22, 31, 1, 18];
 
@@ -85,6 +85,18 @@ fn typed_values_decoded_on_threads_come_in_the_same_order() {
     seen.sort_unstable();
     seen.dedup();
     assert_eq!(seen.len(), one.len());
+    // Values without heap memory are decoded on the workers (and held decoded in the shuffle
+    // buffer): the same records in the same order.
+    let places: Vec<(i64, i64)> = one.iter().map(|v| (v.file, v.index)).collect();
+    for threads in [1, 2, 3] {
+        let got: Vec<(i64, i64)> = open(dir.path(), shuffled(3).threads(threads))
+            .values::<Place>()
+            .expect("starts")
+            .map(|v| v.map(|p| (p.file, p.index)))
+            .collect::<Result<_, _>>()
+            .expect("reads");
+        assert_eq!(got, places, "{threads} threads");
+    }
 }
 
 #[test]

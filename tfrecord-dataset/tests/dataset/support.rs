@@ -13,6 +13,14 @@ pub(crate) struct Labelled {
     pub(crate) pad: Vec<u8>,
 }
 
+/// The numbers of a [`Labelled`] record alone: a value that owns no heap memory, which the
+/// workers decode.
+#[derive(Example, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Place {
+    pub(crate) file: i64,
+    pub(crate) index: i64,
+}
+
 /// The label of record `i` of file `k`: `"k:i"`.
 pub(crate) fn label(k: usize, i: usize) -> String {
     format!("{k}:{i}")
