@@ -188,6 +188,8 @@ struct Decoder<R: Read> {
     ended: bool,
     /// The damage found, reported once the bytes inflated before it are read.
     failed: Option<(io::ErrorKind, String)>,
+    /// Some compressed input has been read (the stream's first bytes are behind).
+    started: bool,
 }
 
 impl<R: Read> Inflate<R> {
@@ -199,6 +201,7 @@ impl<R: Read> Inflate<R> {
                 gzip,
                 ended: false,
                 failed: None,
+                started: false,
             },
             buf: vec![0; size.max(1)].into_boxed_slice(),
             pos: 0,
@@ -246,6 +249,10 @@ impl<R: Read> Decoder<R> {
                 return Ok(0);
             }
             let (before_in, before_out) = (self.state.total_in(), self.state.total_out());
+            // An uncompressed TFRecord file read as compressed: its first bytes are a frame
+            // header (a length and that length's masked CRC), which the error then names.
+            let plain_frame = !self.started && starts_like_frame(input);
+            self.started = true;
             let flush = if eof {
                 FlushDecompress::Finish
             } else {
@@ -274,7 +281,14 @@ impl<R: Read> Decoder<R> {
                 }
                 Ok(Status::Ok | Status::BufError) => {}
                 Err(e) => {
-                    self.failed = Some((io::ErrorKind::InvalidData, damage(&e.to_string())));
+                    let mut detail = damage(&e.to_string());
+                    if plain_frame {
+                        detail.push_str(
+                            "; the data starts like an uncompressed TFRecord file; read it \
+                             without compression",
+                        );
+                    }
+                    self.failed = Some((io::ErrorKind::InvalidData, detail));
                     if produced > 0 {
                         return Ok(produced);
                     }
@@ -285,6 +299,15 @@ impl<R: Read> Decoder<R> {
             }
         }
     }
+}
+
+/// Whether `bytes` start with a TFRecord frame header: a length and its masked CRC-32C (odds
+/// of about 2^-32 for other data).
+fn starts_like_frame(bytes: &[u8]) -> bool {
+    let (Some(len), Some(crc)) = (bytes.get(..8), bytes.get(8..12)) else {
+        return false;
+    };
+    crc == crate::crc::masked_crc32c(len).to_le_bytes()
 }
 
 /// What a decoder error says about the damage, in words that do not depend on how the bytes
@@ -430,6 +453,34 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("like an OFRecord file"), "{err}");
         assert_eq!(sniff(&[0; 12]), None);
+    }
+
+    #[test]
+    fn an_uncompressed_file_read_as_compressed_is_named() {
+        use crate::{Compression, RecordReader, RecordWriter, WriterOptions};
+        let mut w = RecordWriter::new(Vec::new(), WriterOptions::new());
+        w.write(b"a record").unwrap();
+        let bytes = w.finish().unwrap();
+        for compression in [Compression::Gzip, Compression::Zlib] {
+            let opts = crate::ReaderOptions::new().compression(compression);
+            let err = RecordReader::new(&bytes[..], opts)
+                .next()
+                .unwrap()
+                .unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("the data starts like an uncompressed TFRecord file"),
+                "{compression:?}: {err}"
+            );
+        }
+        // Damage inside a real compressed stream is not taken for it.
+        let mut gz = compress(&bytes, true);
+        gz[3] = 0xff; // reserved flag bits: an invalid header
+        let (_, err) = read_in_steps(&gz, true, 64, 64);
+        assert!(
+            err.contains("InvalidData") && !err.contains("uncompressed TFRecord"),
+            "{err}"
+        );
     }
 
     #[test]
