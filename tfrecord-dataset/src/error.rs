@@ -29,6 +29,28 @@ pub enum Error {
         /// How many of them are present.
         found: u64,
     },
+    /// A directory holds part of a numbered shard set, and the missing shard is there under
+    /// another suffix (`train-00001-of-00002.tfrecord.gz` beside
+    /// `train-00000-of-00002.tfrecord`): a set's shards share one suffix.
+    MixedSuffixes {
+        /// The set, as a pattern: `dir/train-*-of-00002.tfrecord`.
+        set: PathBuf,
+        /// The missing shard's number.
+        index: u64,
+        /// How many shards the names announce.
+        count: u64,
+        /// The file with that number and another suffix.
+        other: PathBuf,
+    },
+    /// A directory holds two numbered shard sets of one name with different shard counts
+    /// (`train-*-of-00002.tfrecord` and `train-*-of-00003.tfrecord`): read together they would
+    /// mix two versions of the data, and which one is current cannot be told from the names.
+    ShardSets {
+        /// One set, as a pattern: `dir/train-*-of-00002.tfrecord`.
+        first: PathBuf,
+        /// The other set, as a pattern.
+        second: PathBuf,
+    },
     /// A glob pattern that does not parse.
     Pattern {
         /// The pattern as given.
@@ -41,7 +63,8 @@ pub enum Error {
     /// A checkpoint that does not belong to this data set and these options, or that no
     /// longer matches the files.
     Checkpoint(String),
-    /// An output file exists and overwriting was not asked for.
+    /// A file of a shard set of the output's name (of any shard count) exists, and overwriting
+    /// was not asked for: the new set would replace it, or be mixed with it in the directory.
     Exists(PathBuf),
 }
 
@@ -97,6 +120,27 @@ impl fmt::Display for Error {
                 "{}: missing shard: expected {expected} shards, found {found}",
                 missing.display()
             ),
+            Error::MixedSuffixes {
+                set,
+                index,
+                count,
+                other,
+            } => write!(
+                f,
+                "shard {index} of {count} of `{}` is missing; `{}` has another suffix (the \
+                 shards of a set share one suffix: rename the odd ones, or read the files by \
+                 name)",
+                set.display(),
+                other.display()
+            ),
+            Error::ShardSets { first, second } => write!(
+                f,
+                "two shard sets of one name, `{}` and `{}`: read together they would mix two \
+                 versions of the data, and the names do not tell which is current (remove the \
+                 stale set, or read one set by its pattern)",
+                first.display(),
+                second.display()
+            ),
             Error::Pattern { pattern, detail } => {
                 write!(f, "{pattern}: invalid glob pattern: {detail}")
             }
@@ -104,7 +148,9 @@ impl fmt::Display for Error {
             Error::Checkpoint(msg) => write!(f, "cannot resume from this checkpoint: {msg}"),
             Error::Exists(path) => write!(
                 f,
-                "{}: output exists (writing over existing outputs was not asked for)",
+                "{}: a shard set of this output's name exists (this is one of its files), and \
+                 writing over it was not asked for (ShardedWriterOptions::overwrite replaces the \
+                 set and removes its other files)",
                 path.display()
             ),
         }

@@ -102,5 +102,6 @@ pub use options::{DatasetOptions, Order, Shuffle};
 pub use sources::{SourceFile, Sources, expand_path};
 pub use split::Split;
 pub use writer::{
-    ShardNaming, ShardSplit, ShardedWriter, ShardedWriterOptions, remove_unfinished_shards,
+    FinishedShards, ShardNaming, ShardSplit, ShardedWriter, ShardedWriterOptions,
+    remove_unfinished_shards,
 };

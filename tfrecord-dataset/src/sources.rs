@@ -53,7 +53,11 @@ struct Input {
 ///   `.zz`). Hidden files (`.name`, which includes writers' temporary files), `_SUCCESS` and
 ///   other `_name` files, `*.crc` and `*.idx` are never data. Subdirectories are not entered.
 ///   A directory whose numbered shards do not form complete sets (`0..N` of `-of-N`) is an
-///   error naming the first missing shard, unless [`allow_missing_shards`](Self::allow_missing_shards).
+///   error naming the first missing shard (or the file that holds it under another suffix),
+///   and so is a directory holding two sets of one name with different shard counts
+///   (`train-*-of-00002.tfrecord` beside `train-*-of-00003.tfrecord`: two versions of the data,
+///   which a reader cannot tell apart), unless
+///   [`allow_missing_shards`](Self::allow_missing_shards).
 /// - A path that does not exist and holds `*`, `?` or `[` is a **glob pattern** (the `glob`
 ///   crate's syntax; `*` does not cross `/`, and does not match a leading `.`): the files it
 ///   matches, ignored names left out, and the directories it matches as above.
@@ -129,8 +133,9 @@ impl Sources {
         inputs.into_iter().fold(self, Sources::input)
     }
 
-    /// Accepts directories whose numbered shards are an incomplete set (by default an error:
-    /// a missing shard is data silently left out).
+    /// Accepts directories whose numbered shards are an incomplete set, or two sets of one
+    /// name (by default an error: a missing shard is data silently left out, and two sets are
+    /// two versions of the data mixed).
     #[must_use]
     pub fn allow_missing_shards(mut self, allow: bool) -> Self {
         self.allow_missing_shards = allow;
@@ -141,8 +146,9 @@ impl Sources {
     ///
     /// # Errors
     /// An input that does not exist (and is no pattern), a directory or pattern that stands for
-    /// no record file, an invalid pattern, an incomplete shard set, or a directory that cannot
-    /// be listed; each names the input.
+    /// no record file, an invalid pattern, an incomplete shard set ([`Error::MissingShards`],
+    /// [`Error::MixedSuffixes`]), two shard sets of one name ([`Error::ShardSets`]), or a
+    /// directory that cannot be listed; each names the input.
     pub fn resolve(&self) -> Result<Vec<SourceFile>> {
         let mut out = Vec::new();
         for input in &self.inputs {
@@ -289,9 +295,10 @@ fn expand_glob(pattern: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf
     Ok(files)
 }
 
-/// Checks that each set of numbered shards in one directory is complete: `0..N` of `-of-N`.
+/// Checks that each set of numbered shards in one directory is complete (`0..N` of `-of-N`),
+/// and that no two sets share a name (stem and suffix) with different shard counts.
 fn check_shard_sets(files: &[PathBuf]) -> Result<()> {
-    // (stem, count as written, rest) -> (index width, count, present indices)
+    // (stem, rest, count as written) -> (index width, count, present indices)
     type Set = (usize, u64, Vec<u64>);
     let mut sets: BTreeMap<(String, String, String), Set> = BTreeMap::new();
     for path in files {
@@ -299,8 +306,8 @@ fn check_shard_sets(files: &[PathBuf]) -> Result<()> {
         if let Some(s) = ShardName::parse(&name) {
             let key = (
                 s.stem.to_owned(),
-                s.count_digits.to_owned(),
                 s.rest.to_owned(),
+                s.count_digits.to_owned(),
             );
             let set = sets
                 .entry(key)
@@ -311,22 +318,52 @@ fn check_shard_sets(files: &[PathBuf]) -> Result<()> {
     let Some(dir) = files.first().and_then(|f| f.parent()) else {
         return Ok(());
     };
-    for ((stem, count_digits, rest), (width, count, mut present)) in sets {
+    let pattern = |(stem, rest, count_digits): &(String, String, String)| {
+        dir.join(format!("{stem}-*-of-{count_digits}{rest}"))
+    };
+    // Sets of one name are next to each other in the map's order.
+    let keys: Vec<&(String, String, String)> = sets.keys().collect();
+    for pair in keys.windows(2) {
+        if let [a, b] = pair
+            && (&a.0, &a.1) == (&b.0, &b.1)
+        {
+            return Err(Error::ShardSets {
+                first: pattern(a),
+                second: pattern(b),
+            });
+        }
+    }
+    for (key, (width, count, present)) in &sets {
+        let (stem, rest, count_digits) = key;
+        let mut present = present.clone();
         present.sort_unstable();
         present.dedup();
-        let found = present.iter().filter(|&&i| i < count).count() as u64;
-        if found == count {
+        let found = present.iter().filter(|&&i| i < *count).count() as u64;
+        if found == *count {
             continue;
         }
         // The first index in 0..count that is absent.
-        let missing = (0..count)
+        let missing = (0..*count)
             .zip(present.iter().copied().chain(std::iter::repeat(u64::MAX)))
             .find(|(want, have)| want != have)
             .map_or(0, |(want, _)| want);
+        // The same shard under another suffix: name the file that is there.
+        let other = sets.iter().find_map(|((s, r, c), (w, _, idx))| {
+            (s == stem && c == count_digits && r != rest && idx.contains(&missing))
+                .then(|| dir.join(format!("{s}-{missing:0w$}-of-{c}{r}")))
+        });
+        if let Some(other) = other {
+            return Err(Error::MixedSuffixes {
+                set: pattern(key),
+                index: missing,
+                count: *count,
+                other,
+            });
+        }
         let name = format!("{stem}-{missing:0width$}-of-{count_digits}{rest}");
         return Err(Error::MissingShards {
             missing: dir.join(name),
-            expected: count,
+            expected: *count,
             found,
         });
     }

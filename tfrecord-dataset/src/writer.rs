@@ -62,6 +62,17 @@ impl ShardNaming {
         }
     }
 
+    /// The existing files of shard sets of this naming, of any shard count, sorted: what a new
+    /// set would replace, or be mixed up with when read as a directory (TensorFlow names with
+    /// the base's stem and suffix, `train-*-of-*.tfrecord` for `train.tfrecord`; OneFlow's
+    /// `part-*` files in the directory). A directory that does not exist holds none.
+    ///
+    /// # Errors
+    /// A directory that cannot be listed.
+    pub fn existing(&self) -> Result<Vec<PathBuf>> {
+        existing_members(self, &self.dir())
+    }
+
     /// True for an existing file name that belongs to a shard set of this naming (of any
     /// count): what a new set would replace or be mixed up with.
     fn is_member(&self, name: &str) -> bool {
@@ -123,13 +134,27 @@ impl ShardedWriterOptions {
     }
 
     /// Whether existing files of the same naming (any shard count) may be replaced; the new
-    /// set's names replace them and the rest are removed after the renames (default `false`:
-    /// such files are an error, [`Error::Exists`], before anything is written).
+    /// set's names replace them and the rest are removed after the renames, so that the
+    /// directory never holds two sets of one name (default `false`: such files are an error,
+    /// [`Error::Exists`], before anything is written). [`ShardedWriter::finish_report`] says
+    /// which files were removed.
     #[must_use]
     pub fn overwrite(mut self, overwrite: bool) -> Self {
         self.overwrite = overwrite;
         self
     }
+}
+
+/// What [`ShardedWriter::finish_report`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FinishedShards {
+    /// The shards written, by their final paths in shard order.
+    pub paths: Vec<PathBuf>,
+    /// Files of other shard sets of the output's name that were removed after the renames
+    /// (only with [`overwrite`](ShardedWriterOptions::overwrite)), sorted: another shard count's
+    /// set, or the leftovers of one, which would otherwise be read together with the new set.
+    pub removed: Vec<PathBuf>,
 }
 
 /// One shard being written or written.
@@ -357,14 +382,26 @@ impl ShardedWriter {
 
     /// Completes every shard and renames them into place (one empty shard when nothing was
     /// written with a size split; every declared shard with [`ShardSplit::Even`]); returns the
-    /// final paths in shard order.
+    /// final paths in shard order. With [`overwrite`](ShardedWriterOptions::overwrite), files of
+    /// other sets of the output's name are removed: [`finish_report`](Self::finish_report) also
+    /// says which.
+    ///
+    /// # Errors
+    /// As [`finish_report`](Self::finish_report).
+    pub fn finish(self) -> Result<Vec<PathBuf>> {
+        self.finish_report().map(|done| done.paths)
+    }
+
+    /// Completes every shard and renames them into place, as [`finish`](Self::finish) does;
+    /// returns the final paths and the files of other sets of the output's name removed
+    /// afterwards (with [`overwrite`](ShardedWriterOptions::overwrite)), for a caller to report.
     ///
     /// # Errors
     /// An earlier failed write; another number of records than [`ShardSplit::Even`] declared;
-    /// I/O errors completing, syncing or renaming; an output that
+    /// I/O errors completing, syncing, renaming or removing; an output that
     /// appeared meanwhile without [`overwrite`](ShardedWriterOptions::overwrite). On error no
-    /// temporary file is left; shards renamed before the error stay.
-    pub fn finish(mut self) -> Result<Vec<PathBuf>> {
+    /// temporary file is left; shards renamed (and files removed) before the error stay.
+    pub fn finish_report(mut self) -> Result<FinishedShards> {
         if self.failed {
             return Err(Error::Options(
                 "an earlier write of this sharded writer failed; nothing was renamed".into(),
@@ -411,12 +448,14 @@ impl ShardedWriter {
             shard.temp = PathBuf::new();
         }
         drop(unfinished);
+        let mut removed = Vec::new();
         if self.opts.overwrite {
             for old in existing_members(&self.opts.naming, &self.dir)? {
                 // By name: the listing's paths start with the directory (`./` for a bare
                 // name), the final paths as the naming gives them.
                 if !finals.iter().any(|f| f.file_name() == old.file_name()) {
                     fs::remove_file(&old).map_err(|e| Error::io(e, &old))?;
+                    removed.push(old);
                 }
             }
         }
@@ -425,7 +464,10 @@ impl ShardedWriter {
                 .and_then(|d| d.sync_all())
                 .map_err(|e| Error::io(e, &self.dir))?;
         }
-        Ok(finals)
+        Ok(FinishedShards {
+            paths: finals,
+            removed,
+        })
     }
 }
 

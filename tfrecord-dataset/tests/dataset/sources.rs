@@ -120,6 +120,83 @@ fn an_incomplete_shard_set_names_the_missing_shard() {
     assert_eq!(files.len(), 3);
 }
 
+/// A set whose shards do not share a suffix: the shard "missing" under one suffix is there
+/// under the other, and the error names that file rather than a path that does not exist.
+#[test]
+fn a_shard_under_another_suffix_is_named_as_the_file_that_is_there() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    touch(
+        dir.path(),
+        &[
+            "train-00000-of-00002.tfrecord",
+            "train-00001-of-00002.tfrecord.gz",
+        ],
+    );
+    let err = expand_path(dir.path()).expect_err("mixed suffixes");
+    match &err {
+        Error::MixedSuffixes {
+            set,
+            index,
+            count,
+            other,
+        } => {
+            assert_eq!(*set, dir.path().join("train-*-of-00002.tfrecord"));
+            assert_eq!((*index, *count), (1, 2));
+            assert_eq!(*other, dir.path().join("train-00001-of-00002.tfrecord.gz"));
+            assert!(other.exists());
+        }
+        other => panic!("{other:?}"),
+    }
+    let text = err.to_string();
+    assert!(
+        text.contains("shard 1 of 2 of `")
+            && text.contains("train-*-of-00002.tfrecord` is missing")
+            && text.contains("train-00001-of-00002.tfrecord.gz` has another suffix"),
+        "{text}"
+    );
+}
+
+/// Two complete sets of one name with different shard counts are two versions of the data:
+/// read as one directory they would be mixed, so the listing names both instead. Sets of other
+/// names beside them are fine, and a pattern reads one set.
+#[test]
+fn two_shard_sets_of_one_name_are_an_error_naming_both() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    touch(
+        dir.path(),
+        &[
+            "train-00000-of-00002.tfrecord",
+            "train-00001-of-00002.tfrecord",
+            "train-00000-of-00003.tfrecord",
+            "train-00001-of-00003.tfrecord",
+            "train-00002-of-00003.tfrecord",
+            "test-00000-of-00001.tfrecord",
+        ],
+    );
+    let err = expand_path(dir.path()).expect_err("two sets");
+    match &err {
+        Error::ShardSets { first, second } => {
+            assert_eq!(*first, dir.path().join("train-*-of-00002.tfrecord"));
+            assert_eq!(*second, dir.path().join("train-*-of-00003.tfrecord"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let text = err.to_string();
+    assert!(
+        text.contains("train-*-of-00002.tfrecord") && text.contains("train-*-of-00003.tfrecord"),
+        "{text}"
+    );
+    let one = expand_path(dir.path().join("train-*-of-00003.tfrecord")).expect("one set");
+    assert_eq!(one.len(), 3);
+    fs::remove_file(dir.path().join("train-00000-of-00003.tfrecord")).expect("removes");
+    fs::remove_file(dir.path().join("train-00001-of-00003.tfrecord")).expect("removes");
+    fs::remove_file(dir.path().join("train-00002-of-00003.tfrecord")).expect("removes");
+    assert_eq!(
+        expand_path(dir.path()).expect("one set of each name").len(),
+        3
+    );
+}
+
 #[test]
 fn a_glob_lists_its_matches_sorted_and_skips_what_is_not_data() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -253,6 +253,49 @@ fn even_shards_hold_consecutive_records_and_exactly_the_declared_total() {
     assert!(names(dir.path()).is_empty());
 }
 
+/// With `overwrite`, the files of other sets of the output's name are removed after the
+/// renames, and `finish_report` says which (for a caller to tell its user); files of the new
+/// set's own names are replaced, not reported.
+#[test]
+fn finish_report_names_the_files_of_other_sets_it_removes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let naming = ShardNaming::TensorFlow(dir.path().join("t.tfrecord"));
+    write(
+        ShardedWriterOptions::new(naming.clone(), ShardSplit::RoundRobin(2)),
+        4,
+    );
+    fs::write(dir.path().join("t-00009-of-00012.tfrecord"), b"").expect("writes");
+    fs::write(dir.path().join("u-00000-of-00002.tfrecord"), b"").expect("writes");
+    assert_eq!(naming.existing().expect("lists").len(), 3);
+    let opts = ShardedWriterOptions::new(naming.clone(), ShardSplit::RoundRobin(1)).overwrite(true);
+    let mut w = ShardedWriter::create(opts).expect("creates");
+    w.write(b"x").expect("writes");
+    let done = w.finish_report().expect("finishes");
+    assert_eq!(done.paths, [dir.path().join("t-00000-of-00001.tfrecord")]);
+    let removed: Vec<String> = done
+        .removed
+        .iter()
+        .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        removed,
+        [
+            "t-00000-of-00002.tfrecord",
+            "t-00001-of-00002.tfrecord",
+            "t-00009-of-00012.tfrecord"
+        ]
+    );
+    assert!(done.removed.iter().all(|p| !p.exists()));
+    assert_eq!(
+        names(dir.path()),
+        ["t-00000-of-00001.tfrecord", "u-00000-of-00002.tfrecord"]
+    );
+    // Writing the same set again replaces its one file: nothing to report.
+    let opts = ShardedWriterOptions::new(naming, ShardSplit::RoundRobin(1)).overwrite(true);
+    let w = ShardedWriter::create(opts).expect("creates");
+    assert!(w.finish_report().expect("finishes").removed.is_empty());
+}
+
 #[test]
 fn a_missing_directory_is_made_for_either_naming() {
     let dir = tempfile::tempdir().expect("tempdir");
