@@ -261,7 +261,7 @@ def check_records(R, binary, tmp):
 
     def csv_check(spec):
         src = os.path.join(DATA, "records.csv")
-        out = os.path.join(tmp, "records_csv.tfrecord")
+        out = os.path.join(tmp, "records_csv_spec.tfrecord" if spec else "records_csv.tfrecord")
         args = ["from-records", src, "-o", out]
         if spec:
             args += ["--spec", os.path.join(DATA, "records.toml")]

@@ -163,7 +163,7 @@ pub(crate) enum Command {
     /// (a spec `parse` refuses is refused here too). A var feature whose source has several
     /// `[*]` or filters is stored as one flat list, its values in traversal order, with a
     /// warning: the nesting `--tensors` shows is not kept. Errors name the file, the record
-    /// index and the feature.
+    /// index and the feature. An existing output file is refused without `--force`.
     FromAvro(FromAvroArgs),
     /// Convert JSON Lines or CSV records to records, one `tf.train.Example` each.
     ///
@@ -173,7 +173,8 @@ pub(crate) enum Command {
     /// (integers mixed with floats are floats); a CSV column is int64, float or bool when every
     /// non-empty cell is one, else bytes. `--spec` forces dtypes, shapes and defaults. Anything
     /// unmappable (a list of objects, strings mixed with numbers, ...) is an error naming the
-    /// record and the field, or skipped with a warning with `--skip-unmappable`.
+    /// record and the field, or skipped with a warning with `--skip-unmappable`. An existing
+    /// output file is refused without `--force`.
     FromRecords(FromRecordsArgs),
     /// Write one record per image of a folder: `image/encoded` (the file's bytes),
     /// `image/format`, `image/filename`, `height`, `width`, `depth` (from the header; no pixel
@@ -182,7 +183,8 @@ pub(crate) enum Command {
     ///
     /// Images are shuffled with `--seed` (default 0; `--no-shuffle` keeps name order) and can
     /// be split into `--shards N` files named `prefix-00000-of-0000N.tfrecord`. With
-    /// `--output-format ofrecord`, OUT is a directory of OneFlow `part-00000` files.
+    /// `--output-format ofrecord`, OUT is a directory of OneFlow `part-00000` files. Existing
+    /// outputs are refused without `--force`; missing directories are made.
     FromImages(FromImagesArgs),
     /// Write the index of each record file: one `offset size` line per record, the text format
     /// of DALI's `tfrecord2idx` and the PyPI `tfrecord` package.
@@ -432,7 +434,13 @@ pub(crate) struct ConvertArgs {
     /// known.
     #[arg(long, value_name = "N", conflicts_with = "shards", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_records_per_shard: Option<u64>,
-    /// Write over an existing output (without it, an existing output is an error).
+    /// Write over an existing output (without it, an existing output is an error). With
+    /// --shards or --max-records-per-shard, an existing shard set of OUT's name (any shard
+    /// count: `train-*-of-*.tfrecord` for `train.tfrecord`, or the `part-*` files of an OFRecord
+    /// directory) is replaced: once the new set is in place, the old set's other files are
+    /// removed, each named on standard error, so that the directory never holds two sets a
+    /// reader would mix (an in-place reshard, `convert 'd/t-*' --shards 2 -o d/t.tfrecord
+    /// --force`, leaves the new set alone).
     #[arg(long)]
     pub(crate) force: bool,
     /// Output file, format and compression.
@@ -638,6 +646,9 @@ pub(crate) struct FromAvroArgs {
     /// Output file, or `-` for standard output (required unless `--tensors`).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub(crate) output: Option<PathBuf>,
+    /// Write over an existing output (without it, an existing output is an error).
+    #[arg(long, conflicts_with = "tensors")]
+    pub(crate) force: bool,
     /// Format, compression and level.
     #[command(flatten)]
     pub(crate) encoding: Encoding,
@@ -676,6 +687,9 @@ pub(crate) struct FromRecordsArgs {
     /// The CSV delimiter [default: `,`; a tab for `.tsv`].
     #[arg(long, value_name = "CHAR")]
     pub(crate) delimiter: Option<char>,
+    /// Write over an existing output (without it, an existing output is an error).
+    #[arg(long)]
+    pub(crate) force: bool,
     /// Output file, format and compression.
     #[command(flatten)]
     pub(crate) write: WriteOpts,
@@ -700,6 +714,13 @@ pub(crate) struct FromImagesArgs {
     /// Keep the images in name order instead of shuffling them.
     #[arg(long)]
     pub(crate) no_shuffle: bool,
+    /// Write over existing outputs (without it, an existing output is an error). With
+    /// `--shards N` (or OFRecord `part-*` files), an existing shard set of OUT's name, of any
+    /// shard count, is replaced: once the new files are in place, the old set's other files are
+    /// removed, each named on standard error, so that the directory never holds two sets a
+    /// reader would mix.
+    #[arg(long)]
+    pub(crate) force: bool,
     /// Format (TFRecord files, or OFRecord `part-NNNNN` files in the directory OUT),
     /// compression and level.
     #[command(flatten)]

@@ -85,10 +85,22 @@ impl From<tfrecord_dataset::Error> for CliError {
     fn from(e: tfrecord_dataset::Error) -> Self {
         match e {
             tfrecord_dataset::Error::Record(e) => CliError::Core(e),
+            tfrecord_dataset::Error::Exists(path) => CliError::Failed(other_shard_set(&path)),
             e if e.is_usage() => CliError::Usage(e.to_string()),
             e => CliError::Failed(e.to_string()),
         }
     }
+}
+
+/// The refusal to write a shard set beside an existing set of its name without `--force`,
+/// naming `existing`, a file of that set.
+pub(crate) fn other_shard_set(existing: &std::path::Path) -> String {
+    format!(
+        "{}: another shard set of this output's name exists (this is one of its files); \
+         --force replaces it: the new set is written, then the old set's other files are \
+         removed, so that the directory does not hold two sets that a reader would mix",
+        existing.display()
+    )
 }
 
 impl From<io::Error> for CliError {

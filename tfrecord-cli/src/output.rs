@@ -48,10 +48,11 @@ enum Target {
     Direct(RecordWriter<File>),
 }
 
-/// A record writer for the `-o` output of `from-json` and `convert`.
+/// A record writer for the `-o` output of `from-json`, `convert`, `from-parquet` and the
+/// importers.
 ///
-/// A regular file is written under a temporary name in the same directory and renamed into
-/// place by [`finish`](Self::finish); on any error (or when dropped unfinished) the temporary
+/// A regular file is written under a temporary name in the same directory (made when missing)
+/// and renamed into place by [`finish`](Self::finish); on any error (or when dropped unfinished) the temporary
 /// file is removed, so no partial output is left and an input may be overwritten safely.
 pub(crate) struct RecordSink {
     target: Target,
@@ -62,7 +63,7 @@ impl RecordSink {
     /// file name, none for standard output) and level.
     ///
     /// # Errors
-    /// When the output file cannot be created; the error names it.
+    /// When the output file (or its missing directory) cannot be created; the error names it.
     pub(crate) fn create(opts: &WriteOpts) -> CliResult<Self> {
         let dest = &opts.output;
         let compression = match (opts.encoding.compression, is_dash(dest)) {
@@ -206,6 +207,33 @@ pub(crate) fn write_file(dest: &Path, body: impl FnOnce(File) -> CliResult<File>
     Ok(())
 }
 
+/// Says on standard error, one line each, which files of other shard sets of the output's name
+/// `--force` removed once the new set was in place.
+pub(crate) fn note_removed(removed: &[PathBuf]) {
+    let mut err = io::stderr().lock();
+    for path in removed {
+        let _ = writeln!(
+            err,
+            "tfrecord: note: removed {} (a shard of another set of this output's name)",
+            path.display()
+        );
+    }
+}
+
+/// Creates directory `dir` and its missing parents; an error says which directory could not be
+/// made.
+///
+/// # Errors
+/// The directory cannot be created (a file in the way, no permission, ...).
+pub(crate) fn create_dir(dir: &Path) -> io::Result<()> {
+    fs::create_dir_all(dir).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot create the directory {}: {e}", dir.display()),
+        )
+    })
+}
+
 /// Refuses to write over an existing regular file without `--force`, and to write a file
 /// where a directory is.
 ///
@@ -227,12 +255,14 @@ pub(crate) fn check_overwrite(dest: &Path, force: bool) -> CliResult<()> {
     Ok(())
 }
 
-/// Creates a new, empty file beside `dest` with a name no other file has.
+/// Creates a new, empty file beside `dest` with a name no other file has, after creating
+/// `dest`'s directory when it is missing (as the sharded outputs do).
 fn create_temp(dest: &Path) -> io::Result<(File, PathBuf)> {
     let dir = match dest.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    create_dir(&dir)?;
     let base = dest
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());

@@ -325,6 +325,105 @@ fn convert_writes_shards_and_refuses_an_existing_output_without_force() {
     );
 }
 
+/// File names in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Without --force, another shard set of the output's name is refused with a message that
+/// says so, names one of its files and says what --force does; with --force, each file of the
+/// other sets that is removed is named on standard error.
+#[test]
+fn forced_shards_name_every_file_of_another_set_they_remove() {
+    let (dir, big) = data();
+    let out = dir.path().join("o1").join("train.tfrecord");
+    ok(&run(&["convert", "--shards", "3", "-o", s(&out), s(&big)]));
+    let o1 = out.parent().expect("parent");
+    let unrelated = o1.join("train-00009-of-00012.tfrecord");
+    std::fs::copy(&big, &unrelated).expect("copy");
+    let before = listing(o1);
+
+    let o = run(&["convert", "--shards", "1", "-o", s(&out), s(&big)]);
+    let err = support::fails(&o);
+    assert!(
+        err.contains("train-00000-of-00003.tfrecord: another shard set of this output's name")
+            && err.contains("--force replaces it"),
+        "{err}"
+    );
+    assert_eq!(listing(o1), before, "nothing written or removed");
+
+    let o = run(&[
+        "convert",
+        "--shards",
+        "1",
+        "--force",
+        "-o",
+        s(&out),
+        s(&big),
+    ]);
+    let err = support::stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(listing(o1), ["train-00000-of-00001.tfrecord"]);
+    for name in [
+        "train-00000-of-00003.tfrecord",
+        "train-00001-of-00003.tfrecord",
+        "train-00002-of-00003.tfrecord",
+        "train-00009-of-00012.tfrecord",
+    ] {
+        let line = format!(
+            "tfrecord: note: removed {} (a shard of another set of this output's name)",
+            o1.join(name).display()
+        );
+        assert!(err.lines().any(|l| l == line), "{name}: {err}");
+    }
+    assert_eq!(err.lines().count(), 4, "{err}");
+
+    // An in-place reshard by record count: the inputs are the set replaced, and named.
+    let o = run(&[
+        "convert",
+        &format!("{}/train-*", o1.display()),
+        "--max-records-per-shard",
+        "300",
+        "--force",
+        "-o",
+        s(&out),
+    ]);
+    let err = support::stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(
+        listing(o1),
+        [
+            "train-00000-of-00002.tfrecord",
+            "train-00001-of-00002.tfrecord"
+        ]
+    );
+    assert!(
+        err.contains("removed ") && err.contains("train-00000-of-00001.tfrecord"),
+        "{err}"
+    );
+    let total = ok(&run(&["count", s(o1)]));
+    assert_eq!(total.lines().last(), Some("500"));
+    let help = ok(&run(&["convert", "--help"]));
+    assert!(help.contains("removed"), "{help}");
+}
+
+/// A single output file in a directory that does not exist yet: the directories are made, as
+/// for a sharded output.
+#[test]
+fn convert_makes_the_missing_directories_of_a_single_output() {
+    let (dir, big) = data();
+    let out = dir.path().join("missing").join("dir").join("x.tfrecord");
+    ok(&run(&["convert", s(&big), "-o", s(&out)]));
+    let total = ok(&run(&["count", s(&out)]));
+    assert_eq!(total.trim(), "500");
+    assert_eq!(listing(out.parent().expect("parent")), ["x.tfrecord"]);
+}
+
 /// Records longer than the length limit are refused with an error that names the flag raising
 /// it; raised, they read (TensorFlow has no limit).
 #[test]

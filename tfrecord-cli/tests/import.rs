@@ -247,6 +247,7 @@ fn from_records_json_and_csv() {
         &data("records.toml"),
         "-o",
         &o,
+        "--force",
     ]));
     let r = examples(&out);
     assert_eq!(ints(&r[2], "label"), [3]);
@@ -293,6 +294,7 @@ fn from_records_json_and_csv() {
         &bad.display().to_string(),
         "-o",
         &o,
+        "--force",
     ]));
     assert!(
         e.contains("bad.jsonl: record 0: field \"a\": a list of objects cannot be a feature"),
@@ -304,6 +306,7 @@ fn from_records_json_and_csv() {
         &bad.display().to_string(),
         "-o",
         &o,
+        "--force",
     ]);
     ok(&o3);
     assert!(
@@ -402,6 +405,7 @@ fn from_records_refuses_a_double_beyond_the_float_range() {
         s(&of),
         "--output-format",
         "ofrecord",
+        "--force",
     ]));
 }
 
@@ -525,5 +529,95 @@ fn from_images_refuses_a_truncated_image() {
         stderr(&o).contains("2 images (1 classes) written to 1 file"),
         "{}",
         stderr(&o)
+    );
+}
+
+/// Every importer refuses to write over an existing output without `--force`, with the message
+/// `convert` gives, and leaves the file as it was; with `--force` it writes over it. Missing
+/// directories of the output are made.
+#[test]
+fn importers_refuse_an_existing_output_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("new").join("dir").join("out.tfrecord");
+    let o = out.display().to_string();
+    let spec = data("avro/persons.toml");
+    let avro = data("avro/persons.avro");
+    let flowers = data("flowers");
+    let records = data("records.jsonl");
+    let commands: [Vec<&str>; 3] = [
+        vec!["from-records", &records],
+        vec!["from-avro", "--spec", &spec, &avro],
+        vec!["from-images", &flowers],
+    ];
+    for args in &commands {
+        let _ = std::fs::remove_file(&out);
+        let first = [&args[..], &["-o", &o]].concat();
+        let written = run(&first);
+        assert!(written.status.success(), "{args:?}: {}", stderr(&written));
+        std::fs::write(&out, b"keep").unwrap();
+        let again = run(&first);
+        assert_eq!(again.status.code(), Some(1), "{args:?}");
+        let e = stderr(&again);
+        assert!(
+            e.contains(&format!(
+                "{o}: the output exists; pass --force to write over it"
+            )),
+            "{args:?}: {e}"
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), b"keep", "{args:?}");
+        let forced = [&args[..], &["-o", &o, "--force"]].concat();
+        let o2 = run(&forced);
+        assert!(o2.status.success(), "{args:?}: {}", stderr(&o2));
+        assert_ne!(std::fs::read(&out).unwrap(), b"keep", "{args:?}");
+    }
+}
+
+/// `from-images --shards N` refuses another shard set of its output's name without `--force`
+/// (as `convert` does); with it, the old set's files that the new set does not write over are
+/// removed, each named on standard error.
+#[test]
+fn from_images_shards_replace_another_set_only_with_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let flowers = data("flowers");
+    let out = dir.path().join("flowers.tfrecord").display().to_string();
+    let shards = |n: &str, force: bool| {
+        let mut args = vec!["from-images", &flowers, "-o", &out, "--shards", n];
+        if force {
+            args.push("--force");
+        }
+        run(&args)
+    };
+    ok(&shards("3", false));
+    let e = unsuccessful(&shards("2", false));
+    assert!(
+        e.contains("flowers-00000-of-00003.tfrecord: another shard set of this output's name")
+            && e.contains("--force"),
+        "{e}"
+    );
+    let o = shards("2", true);
+    ok(&o);
+    let e = stderr(&o);
+    for i in 0..3 {
+        assert!(
+            e.contains(&format!(
+                "tfrecord: note: removed {} (a shard of another set",
+                dir.path()
+                    .join(format!("flowers-{i:05}-of-00003.tfrecord"))
+                    .display()
+            )),
+            "{e}"
+        );
+    }
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "flowers-00000-of-00002.tfrecord",
+            "flowers-00001-of-00002.tfrecord"
+        ]
     );
 }

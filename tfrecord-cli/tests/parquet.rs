@@ -684,3 +684,17 @@ fn a_stored_spec_naming_a_column_the_file_lacks_says_so() {
     );
     assert!(!out.exists(), "nothing written");
 }
+
+/// Outputs in directories that do not exist yet: both directions make them, as `convert` does.
+#[test]
+fn outputs_in_missing_directories_are_written() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = fixture("examples.tfrecord");
+    let pq = dir.path().join("a").join("b").join("x.parquet");
+    ok(&run(&["to-parquet", &input, "-o", s(&pq)]));
+    let back = dir.path().join("c").join("d").join("x.tfrecord");
+    ok(&run(&["from-parquet", s(&pq), "-o", s(&back)]));
+    let n = ok(&run(&["count", s(&back)]));
+    let m = ok(&run(&["count", &input]));
+    assert_eq!(n, m.replace(&input, s(&back)));
+}

@@ -9,7 +9,7 @@ use crate::cli::{ConvertArgs, ReadOpts};
 use crate::dataset;
 use crate::error::{CliError, CliResult};
 use crate::input::{Flow, RecordType, is_dash, resolve_all};
-use crate::output::{RecordSink, check_overwrite};
+use crate::output::{RecordSink, check_overwrite, note_removed};
 
 /// Where converted records go: one file (or standard output), or a set of shards.
 enum Output {
@@ -78,7 +78,11 @@ impl Output {
     fn finish(self) -> CliResult<()> {
         match self {
             Output::One(sink) => sink.finish().map(drop),
-            Output::Shards(w) => w.finish().map(drop).map_err(Into::into),
+            Output::Shards(w) => {
+                let done = w.finish_report()?;
+                note_removed(&done.removed);
+                Ok(())
+            }
         }
     }
 }

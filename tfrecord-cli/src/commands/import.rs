@@ -1,20 +1,21 @@
 //! `tfrecord from-avro`, `from-records` and `from-images`: the importers of `tfrecord-import`.
 
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use tfrecord_core::parse::tensors_to_json;
 use tfrecord_core::{Compression, Format};
+use tfrecord_dataset::ShardNaming;
 use tfrecord_import::avro::{self, AvroSpec, ReadOptions};
 use tfrecord_import::images::{self, ImageOptions};
 use tfrecord_import::records::{self, RecordFormat, RecordOptions, RecordSpec};
 use tfrecord_import::{Error as ImportError, FeatureRow};
 
 use crate::cli::{FromAvroArgs, FromImagesArgs, FromRecordsArgs, RecordFormatArg, WriteOpts};
-use crate::error::{CliError, CliResult};
+use crate::error::{CliError, CliResult, other_shard_set};
 use crate::input::is_dash;
-use crate::output::RecordSink;
+use crate::output::{RecordSink, check_overwrite, create_dir, note_removed};
 use crate::spec::{pick_record, read_spec};
 use crate::stdout::with_stdout;
 
@@ -129,6 +130,7 @@ pub(crate) fn from_avro(args: &FromAvroArgs) -> CliResult<ExitCode> {
             "from-avro needs -o OUT (or --tensors to print tensors)".into(),
         ));
     };
+    check_overwrite(output, args.force)?;
     let opts = WriteOpts {
         output: output.clone(),
         encoding: args.encoding,
@@ -169,6 +171,7 @@ pub(crate) fn from_avro(args: &FromAvroArgs) -> CliResult<ExitCode> {
 
 /// `tfrecord from-records`.
 pub(crate) fn from_records(args: &FromRecordsArgs) -> CliResult<ExitCode> {
+    check_overwrite(&args.write.output, args.force)?;
     let spec = match &args.spec {
         Some(p) => {
             let record = spec_record(p, args.record.as_deref())?;
@@ -202,6 +205,54 @@ pub(crate) fn from_records(args: &FromRecordsArgs) -> CliResult<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Refuses, without `--force`, to write where outputs of `from-images` already are: the output
+/// file itself (one TFRecord file), or any file of a shard set of its name (`--shards N`, of
+/// any count; an OFRecord directory's `part-*` files), which the new files would replace or be
+/// mixed with. Makes the output's directory when missing. Returns the existing files of shard
+/// sets of the output's name, which the new set replaces (those it does not write over are
+/// removed once it is written).
+///
+/// # Errors
+/// An existing output without `--force`; a directory where the one output file goes; a
+/// directory that cannot be made or listed.
+fn check_image_outputs(
+    args: &FromImagesArgs,
+    shards: usize,
+    format: Format,
+) -> CliResult<Vec<PathBuf>> {
+    let out = &args.output;
+    let naming = match (format, shards) {
+        (Format::OfRecord, _) => ShardNaming::OneFlow(out.clone()),
+        (_, 1) => {
+            check_overwrite(out, args.force)?;
+            if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+                create_dir(dir).map_err(|e| tfrecord_core::Error::from(e).with_path(out))?;
+            }
+            return Ok(Vec::new());
+        }
+        _ => ShardNaming::TensorFlow(out.clone()),
+    };
+    let mut existing = naming.existing()?;
+    for path in images::shard_paths(out, shards, format) {
+        if path.is_file() && !existing.contains(&path) {
+            existing.push(path);
+        }
+    }
+    if let Some(first) = existing.first()
+        && !args.force
+    {
+        return Err(CliError::Failed(other_shard_set(first)));
+    }
+    let dir = match &naming {
+        ShardNaming::OneFlow(dir) => Some(dir.as_path()),
+        ShardNaming::TensorFlow(base) => base.parent().filter(|d| !d.as_os_str().is_empty()),
+    };
+    if let Some(dir) = dir {
+        create_dir(dir).map_err(|e| tfrecord_core::Error::from(e).with_path(out))?;
+    }
+    Ok(existing)
+}
+
 /// `tfrecord from-images`.
 pub(crate) fn from_images(args: &FromImagesArgs) -> CliResult<ExitCode> {
     let format: Format = args.encoding.output_format.into();
@@ -232,6 +283,7 @@ pub(crate) fn from_images(args: &FromImagesArgs) -> CliResult<ExitCode> {
         sink.sink.finish()?;
         return Ok(ExitCode::SUCCESS);
     }
+    let stale = check_image_outputs(args, shards, format)?;
     let opts = ImageOptions {
         shuffle: !args.no_shuffle,
         seed: args.seed,
@@ -245,6 +297,19 @@ pub(crate) fn from_images(args: &FromImagesArgs) -> CliResult<ExitCode> {
     for p in &summary.skipped {
         warn(&ImportError::new("not in a class folder: skipped").with_path(p));
     }
+    let mut removed = Vec::new();
+    for old in stale {
+        if !summary
+            .files
+            .iter()
+            .any(|(f, _)| f.file_name() == old.file_name())
+        {
+            std::fs::remove_file(&old)
+                .map_err(|e| tfrecord_core::Error::from(e).with_path(&old))?;
+            removed.push(old);
+        }
+    }
+    note_removed(&removed);
     let _ = writeln!(
         io::stderr().lock(),
         "tfrecord: {} images ({} classes) written to {} file{}",
