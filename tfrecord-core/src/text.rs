@@ -346,7 +346,11 @@ impl Printer {
 
     fn entry(&mut self, name: &str, key: &[u8], body: impl FnOnce(&mut Self)) {
         self.open(name);
-        self.line(&format!("key: \"{}\"", key_text(key)));
+        // A map entry is a message whose fields at their default are not printed: protobuf's
+        // `MessageToString` leaves out an empty key.
+        if !key.is_empty() {
+            self.line(&format!("key: \"{}\"", key_text(key)));
+        }
         self.open("value");
         body(self);
         self.close();
@@ -517,8 +521,19 @@ mod tests {
             },
         );
         fs.feature.insert("a".into(), Feature { kind: None });
-        let text = example_to_text(&Example { features: Some(fs) });
+        let text = example_to_text(&Example {
+            features: Some(fs.clone()),
+        });
         let expected = "features {\n  feature {\n    key: \"a\"\n    value {\n    }\n  }\n  feature {\n    key: \"b\"\n    value {\n      int64_list {\n        value: 1\n        value: -2\n      }\n    }\n  }\n}\n";
         assert_eq!(text, expected);
+        // An empty key is left out, as protobuf 7.36's `text_format.MessageToString` prints
+        // `feature {\n  value {\n  ...` for it.
+        fs.feature.clear();
+        fs.feature.insert(String::new(), Feature { kind: None });
+        let text = example_to_text(&Example { features: Some(fs) });
+        assert_eq!(
+            text,
+            "features {\n  feature {\n    value {\n    }\n  }\n}\n"
+        );
     }
 }

@@ -189,7 +189,10 @@
 //! `tf.string` is `bytes` or `string` here, as the data is binary or text.
 //!
 //! A `sequence` feature's `default` is TensorFlow's padding value for batching records of
-//! different lengths; it plays no part in decoding one record.
+//! different lengths; it plays no part in decoding one record. TensorFlow takes one only for a
+//! `FixedLenSequenceFeature` of an Example's `features`: on a SequenceExample's feature list
+//! `tf.io.parse_sequence_example` refuses it (its feature lists pad with zeros), and so does
+//! `tfrecord parse`.
 //!
 //! Each key is read by one feature of a record: two `ragged` features over the same
 //! `value_key` with different partitions (which `tf.io.parse_example` accepts) are a duplicate

@@ -57,7 +57,8 @@ fn of_to_tf(f: &oneflow::Feature, allow_lossy_double: bool) -> Result<tensorflow
             if !allow_lossy_double {
                 return Err(Error::feature(
                     "expected a kind tf.train.Example can hold, found double_list \
-                     (narrowing to float_list loses precision; allow it explicitly)",
+                     (narrowing to float_list loses precision; allow it explicitly: \
+                     `allow_lossy_double`, the CLI's --allow-lossy-double)",
                 ));
             }
             let mut value = Vec::with_capacity(l.value.len());

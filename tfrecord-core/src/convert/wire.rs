@@ -254,7 +254,8 @@ fn feature_body(dir: Direction, key: &[u8], body: &[u8], out: &mut Vec<u8>) -> R
             To::Narrow(false) => {
                 return Err(keyed(Error::feature(
                     "expected a kind tf.train.Example can hold, found double_list \
-                     (narrowing to float_list loses precision; allow it explicitly)",
+                     (narrowing to float_list loses precision; allow it explicitly: \
+                     `allow_lossy_double`, the CLI's --allow-lossy-double)",
                 )));
             }
         }

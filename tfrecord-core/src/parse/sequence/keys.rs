@@ -46,7 +46,8 @@ pub(super) fn context_key(raw: &RawKey, slots: Vec<Option<FeatureBytes<'_>>>) ->
                     }
                 }
             }
-            if longest != n {
+            // (When no record has the feature at all, the loop below says it is missing.)
+            if longest != n && counts.iter().any(Option::is_some) {
                 let record = counts.iter().position(|c| *c == Some(longest)).unwrap_or(0);
                 return Err(feature_error(
                     key,

@@ -150,6 +150,17 @@ fn sequence_context_quirks() {
     ];
     let err = parse_sequence_example(&ctx, &Spec::new(), &records).expect_err("count");
     assert_eq!((err.key(), err.record()), (Some("id"), Some(1)));
+    // A required context feature no record has: missing, as TensorFlow 2.21 says it ("Feature:
+    // id (data type: int64) is required but could not be found."), not a count.
+    let required = spec(&[("id", FeatureSpec::fixed_len(DType::Int64, []))]);
+    let records = [seq(&[], &[]), seq(&[], &[])];
+    let err = parse_sequence_example(&required, &Spec::new(), &records).expect_err("missing");
+    assert_eq!((err.key(), err.record()), (Some("id"), Some(0)));
+    assert!(
+        err.to_string()
+            .contains("is required but could not be found"),
+        "{err}"
+    );
 }
 
 #[test]
