@@ -140,6 +140,19 @@ impl Literal {
         }
     }
 
+    /// The scalar values, row-major (the literal itself for a scalar).
+    pub fn scalars(&self) -> Vec<&Literal> {
+        fn walk<'a>(lit: &'a Literal, out: &mut Vec<&'a Literal>) {
+            match lit {
+                Literal::List(items) => items.iter().for_each(|i| walk(i, out)),
+                other => out.push(other),
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out
+    }
+
     /// A word for the literal's kind, for messages.
     pub fn kind_name(&self) -> &'static str {
         match self {

@@ -321,14 +321,7 @@ fn spec_allows_absent(f: &Field) -> Option<&'static str> {
 /// repeated over a fixed shape, numbers of a float feature as the number they store (the
 /// nearest float, unless the feature is a `double` kept exact).
 fn default_values(f: &Field, lit: &Literal) -> Vec<Literal> {
-    fn flat(lit: &Literal, out: &mut Vec<Literal>) {
-        match lit {
-            Literal::List(items) => items.iter().for_each(|i| flat(i, out)),
-            other => out.push(other.clone()),
-        }
-    }
-    let mut out = Vec::new();
-    flat(lit, &mut out);
+    let mut out: Vec<Literal> = lit.scalars().into_iter().cloned().collect();
     if let ([one], Some(n)) = (&out[..], f.kind.fixed_count())
         && n > 1
     {

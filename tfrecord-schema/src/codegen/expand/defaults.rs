@@ -64,27 +64,19 @@ fn scalar_tokens(
     }
 }
 
-fn flatten_list(lit: &Literal, out: &mut Vec<Literal>) {
-    match lit {
-        Literal::List(items) => items.iter().for_each(|i| flatten_list(i, out)),
-        other => out.push(other.clone()),
-    }
-}
-
 /// The default expression of a field, typed as the field; `narrow`: float values as the
 /// nearest `f32` (a `lossy` field in a `tf.train.Example`).
 pub(super) fn default_expr(field: &Field, b: &Binding, span: Span, narrow: bool) -> TokenStream {
     let ty = &b.ty;
     let value = match &field.presence {
         Presence::Default(lit) => {
-            let mut flat = Vec::new();
-            flatten_list(lit, &mut flat);
+            let flat = lit.scalars();
             let items = flat
                 .iter()
                 .map(|l| scalar_tokens(l, b.info.dtype, b.info.bytes_repr, narrow));
             // One value fills a whole fixed shape (`default = 0` with `shape = [3]`).
             let fill = match (&flat[..], field.kind.fixed_count()) {
-                ([one], Some(n)) if n > 1 => Some((one, n)),
+                ([one], Some(n)) if n > 1 => Some((*one, n)),
                 _ => None,
             };
             match (b.info.container, fill) {
