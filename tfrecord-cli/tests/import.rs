@@ -341,32 +341,21 @@ fn from_records_refuses_a_double_beyond_the_float_range() {
     )
     .unwrap();
     let out = dir.path().join("d.tfrecord");
-    let (csv_arg, spec_arg, out_arg) = (s(&csv), s(&spec), s(&out));
-    let e = unsuccessful(&run(&[
-        "from-records",
-        csv_arg,
-        "--spec",
-        spec_arg,
-        "-o",
-        out_arg,
-    ]));
+    let of = dir.path().join("part-00000");
+    // `from-records CSV --spec SPEC -o OUT`, then `extra`.
+    let from_records = |to: &std::path::Path, extra: &[&str]| {
+        let mut args = vec!["from-records", s(&csv), "--spec", s(&spec), "-o", s(to)];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let e = unsuccessful(&from_records(&out, &[]));
     assert!(
         e.contains("d.csv: record 1: feature \"x\": 1e300 is beyond the range of a float"),
         "{e}"
     );
     assert!(!out.exists(), "no output under the final name");
 
-    let of = dir.path().join("part-00000");
-    ok(&run(&[
-        "from-records",
-        csv_arg,
-        "--spec",
-        spec_arg,
-        "-o",
-        s(&of),
-        "--output-format",
-        "ofrecord",
-    ]));
+    ok(&from_records(&of, &["--output-format", "ofrecord"]));
     let json = ok(&run(&[
         "cat",
         "--json",
@@ -383,30 +372,16 @@ fn from_records_refuses_a_double_beyond_the_float_range() {
         "[records.R]\ndialect = \"ofrecord\"\n[records.R.features.x]\ndtype = \"double\"\nkind = \"fixed\"\n",
     )
     .unwrap();
-    let e = unsuccessful(&run(&[
-        "from-records",
-        csv_arg,
-        "--spec",
-        spec_arg,
-        "-o",
-        out_arg,
-    ]));
+    let e = unsuccessful(&from_records(&out, &[]));
     assert!(
         e.contains("feature `x` is a `double`") && e.contains("lossy"),
         "{e}"
     );
     assert!(!out.exists(), "no output under the final name");
-    ok(&run(&[
-        "from-records",
-        csv_arg,
-        "--spec",
-        spec_arg,
-        "-o",
-        s(&of),
-        "--output-format",
-        "ofrecord",
-        "--force",
-    ]));
+    ok(&from_records(
+        &of,
+        &["--output-format", "ofrecord", "--force"],
+    ));
 }
 
 #[test]

@@ -142,6 +142,28 @@ fn resuming_again_and_again_gives_the_uninterrupted_stream_and_places() {
     }
 }
 
+/// The first `at` values of `ds`, then the rest read from a checkpoint taken there.
+fn values_resumed_at<T>(ds: &Dataset, at: usize) -> Vec<T>
+where
+    T: tfrecord_core::DecodeOwned + Send + 'static,
+{
+    let mut values = ds.values::<T>().expect("starts");
+    let mut got: Vec<T> = values
+        .by_ref()
+        .take(at)
+        .collect::<Result<_, _>>()
+        .expect("reads");
+    let resumed = ds.clone().resume(values.checkpoint());
+    drop(values);
+    got.extend(
+        resumed
+            .values::<T>()
+            .expect("resumes")
+            .map(|v| v.expect("reads")),
+    );
+    got
+}
+
 #[test]
 fn typed_values_resume_exactly() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -156,45 +178,25 @@ fn typed_values_resume_exactly() {
         .expect("starts")
         .collect::<Result<_, _>>()
         .expect("reads");
+    let places: Vec<Place> = full
+        .iter()
+        .map(|v| Place {
+            file: v.file,
+            index: v.index,
+        })
+        .collect();
     for at in [0, 7, 64, 100, full.len()] {
-        let mut values = ds.values::<Labelled>().expect("starts");
-        let mut got: Vec<Labelled> = values
-            .by_ref()
-            .take(at)
-            .collect::<Result<_, _>>()
-            .expect("reads");
-        let resumed = ds.clone().resume(values.checkpoint());
-        drop(values);
-        got.extend(
-            resumed
-                .values::<Labelled>()
-                .expect("resumes")
-                .map(|v| v.expect("reads")),
+        assert_eq!(
+            values_resumed_at::<Labelled>(&ds, at),
+            full,
+            "resumed at {at}"
         );
-        assert_eq!(got, full, "resumed at {at}");
         // Values decoded on the workers, and held decoded by the shuffle buffer.
-        let mut places = ds.values::<Place>().expect("starts");
-        let mut got: Vec<Place> = places
-            .by_ref()
-            .take(at)
-            .collect::<Result<_, _>>()
-            .expect("reads");
-        let resumed = ds.clone().resume(places.checkpoint());
-        drop(places);
-        got.extend(
-            resumed
-                .values::<Place>()
-                .expect("resumes")
-                .map(|v| v.expect("reads")),
+        assert_eq!(
+            values_resumed_at::<Place>(&ds, at),
+            places,
+            "places resumed at {at}"
         );
-        let want: Vec<Place> = full
-            .iter()
-            .map(|v| Place {
-                file: v.file,
-                index: v.index,
-            })
-            .collect();
-        assert_eq!(got, want, "places resumed at {at}");
     }
 }
 

@@ -205,7 +205,7 @@ fn bmp(b: &[u8], info: &ImageInfo) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::images::header::crc32;
+    use crate::images::header::tests::png_chunk as chunk;
     use crate::images::read_header;
 
     fn check(b: &[u8]) -> Result<(), String> {
@@ -289,14 +289,6 @@ mod tests {
         stray.extend([0x00, 0x12]);
         stray.extend(&j[sof + 19..]);
         assert_eq!(check(&stray), Ok(()));
-    }
-
-    fn chunk(kind: &[u8], data: &[u8]) -> Vec<u8> {
-        let mut c = u32::try_from(data.len()).unwrap().to_be_bytes().to_vec();
-        c.extend(kind);
-        c.extend(data);
-        c.extend(crc32(&c[4..]).to_be_bytes());
-        c
     }
 
     #[test]

@@ -550,7 +550,7 @@ fn webp(b: &[u8]) -> Result<ImageInfo, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn png_bytes(color: u8, extra: &[u8]) -> Vec<u8> {
@@ -761,7 +761,8 @@ mod tests {
         b
     }
 
-    fn png_chunk(kind: &[u8], data: &[u8]) -> Vec<u8> {
+    /// A PNG chunk: length, type, data and CRC.
+    pub(in crate::images) fn png_chunk(kind: &[u8], data: &[u8]) -> Vec<u8> {
         let mut c = u32::try_from(data.len()).unwrap().to_be_bytes().to_vec();
         c.extend(kind);
         c.extend(data);
