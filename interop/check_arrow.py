@@ -1148,7 +1148,33 @@ def run_all(R, cli, tmp, rng):
         if got != [[1.5], [-1e300]]:
             raise Fail(f"OFRecord holds {got}")
 
+    def fixed_lists_without_the_arrow_schema():
+        # Without the Arrow schema in the file (store_schema=False, as Spark and DuckDB write),
+        # a fixed-size list comes back as a List: a spec's shape [2] reads it, a null row is an
+        # absent feature, and a row of another length is refused, naming the row.
+        rows = pa.array([[1.0, 2.0], [3.0, 4.0], None], type=pa.list_(pa.float32(), 2))
+        pq.write_table(pa.table({"v": rows}), path("fsl.parquet"), store_schema=False)
+        spec = path("fsl.toml")
+        with open(spec, "w") as f:
+            f.write('[records.R.features]\nv = { dtype = "float", shape = [2], optional = true }\n')
+        out = path("fsl.tfrecord")
+        cli.run(["from-parquet", "--spec", spec, path("fsl.parquet"), "-o", out])
+        got = []
+        for r in tf_read(out):
+            feats = Example.FromString(r).features.feature
+            got.append(list(feats["v"].float_list.value) if "v" in feats else None)
+        if got != [[1.0, 2.0], [3.0, 4.0], None]:
+            raise Fail(f"read back {got}")
+        pq.write_table(pa.table({"v": pa.array([[1.0, 2.0], [3.0]], type=pa.list_(pa.float32()))}),
+                       path("fsl-short.parquet"))
+        err = cli.fails(["from-parquet", "--spec", spec, path("fsl-short.parquet"), "-o", path("fsl-short.tfrecord")],
+                        "one holds 1")
+        if "record 1" not in err:
+            raise Fail(f"the error does not name the row: {err}")
+
     R.check("pyarrow's Parquet files hold what the checks below need", foreign_files_are_what_was_meant)
+    R.check("pyarrow Parquet without the Arrow schema: a List of 2 items per row reads for shape [2]",
+            fixed_lists_without_the_arrow_schema)
     R.check("from-parquet refuses to narrow a double beyond the float range; OFRecord keeps it",
             doubles_beyond_the_float_range)
     R.check("pyarrow Parquet (brotli, dictionary columns at the top and in lists) -> from-parquet -> TensorFlow",

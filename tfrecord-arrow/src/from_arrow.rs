@@ -23,8 +23,10 @@ use tfrecord_schema::ir::Record;
 ///
 /// Columns are found by name. Besides the types the mapping produces, it reads the usual
 /// variants of each: `LargeList` for `List`, `LargeBinary` and views for binary and text,
-/// narrower integers for `int32`, `Float16` for `float`; a value that is null inside a list (or
-/// in a non-nullable column) is an error naming the column and row.
+/// narrower integers for `int64` and `int32`, `Float16` for `float`, and a `List` whose entries
+/// each hold `k` items for a dimension of `k` (`FixedSizeList`). A value that is null inside a
+/// list is an error naming the column and row; so is a null row of a feature that is required
+/// (a null row of a feature with a default is written as an absent feature).
 #[derive(Clone, Debug)]
 pub struct ArrowEncoder {
     columns: ColumnEncoder,
@@ -253,15 +255,18 @@ fn to_column(array: &ArrayRef, layout: &ColumnLayout, first_row: u64) -> Result<
         .logical_nulls()
         .filter(|n| n.null_count() > 0)
         .map(|n| n.iter().collect());
+    // A null row is an absent feature: one that may be absent, or that reads as its default.
     if let Some(v) = &valid
         && !layout.nullable
+        && !layout.has_default
         && let Some(row) = v.iter().position(|ok| !ok)
     {
         return Err(at_row(
             first_row,
             row,
             format!(
-                "column `{}` is null, and the feature has no value for absence",
+                "column `{}` is null, and the feature is required (it has no default and is \
+                 not optional)",
                 layout.name
             ),
         ));
@@ -281,6 +286,9 @@ fn to_column(array: &ArrayRef, layout: &ColumnLayout, first_row: u64) -> Result<
     for (depth, kind) in layout.levels.iter().enumerate() {
         let (level, next_runs, child) = match kind {
             LevelKind::Fixed(n) => {
+                if let Some(fixed) = fixed_from_list(&current, *n, &runs, &ups, &at)? {
+                    current = fixed;
+                }
                 let list = current
                     .as_fixed_size_list_opt()
                     .ok_or_else(|| type_error(layout, &current))?;
@@ -382,6 +390,62 @@ fn to_column(array: &ArrayRef, layout: &ColumnLayout, first_row: u64) -> Result<
         }
     };
     Ok(Column::new(layout.name.clone(), valid, levels, leaf))
+}
+
+/// A `List` or `LargeList` where the spec has a dimension of `n`, as a `FixedSizeList` (writers
+/// without Arrow's schema, such as Spark, DuckDB or pyarrow with `store_schema=False`, store
+/// fixed-size lists so): every entry the rows keep must hold `n` items; null rows take `n`
+/// null placeholders, as in a `FixedSizeList`. `None` for any other type.
+fn fixed_from_list(
+    array: &ArrayRef,
+    n: usize,
+    runs: &[Run],
+    ups: &[Up],
+    at: &Place<'_>,
+) -> Result<Option<ArrayRef>> {
+    if !matches!(
+        array.data_type(),
+        DataType::List(_) | DataType::LargeList(_)
+    ) {
+        return Ok(None);
+    }
+    let layout = at.layout;
+    let (bounds, child) = list_bounds(array).ok_or_else(|| type_error(layout, array))?;
+    for &(a, b, _) in runs.iter().filter(|r| !r.2) {
+        if let Some(i) = (a..b).find(|&i| bounds[i].1 - bounds[i].0 != n) {
+            return Err(at.error(
+                ups,
+                i,
+                format!(
+                    "column `{}` is a list where the feature has {n} items per entry, and one \
+                     holds {}",
+                    layout.name,
+                    bounds[i].1 - bounds[i].0
+                ),
+            ));
+        }
+    }
+    let size = i32::try_from(n).map_err(|_| type_error(layout, array))?;
+    // The items of each entry in turn, `n` nulls for a null entry (or one that no kept row
+    // holds, whatever its length).
+    let mut kept = vec![false; bounds.len()];
+    for &(a, b, _) in runs.iter().filter(|r| !r.2) {
+        kept[a..b].fill(true);
+    }
+    let mut take = arrow_array::builder::UInt64Builder::with_capacity(bounds.len() * n);
+    for (i, &(s, e)) in bounds.iter().enumerate() {
+        if kept[i] && !array.is_null(i) {
+            take.extend((s..e).map(|j| u64::try_from(j).ok()));
+        } else {
+            take.append_nulls(n);
+        }
+    }
+    let error = crate::to_arrow::arrow_error;
+    let items = arrow_select::take::take(child.as_ref(), &take.finish(), None).map_err(error)?;
+    let item = Arc::new(Field::new_list_field(child.data_type().clone(), true));
+    let fixed = arrow_array::FixedSizeListArray::try_new(item, size, items, array.logical_nulls())
+        .map_err(error)?;
+    Ok(Some(Arc::new(fixed)))
 }
 
 fn type_error(layout: &ColumnLayout, found: &ArrayRef) -> Error {
@@ -494,6 +558,10 @@ fn leaf_values(
         (DType::Int64, DataType::Int64) => prim!(Int64Type, Int64, |v| *v),
         (DType::Int64, DataType::UInt32) => prim!(UInt32Type, Int64, |v| i64::from(*v)),
         (DType::Int64, DataType::Int32) => prim!(Int32Type, Int64, |v| i64::from(*v)),
+        (DType::Int64, DataType::UInt16) => prim!(UInt16Type, Int64, |v| i64::from(*v)),
+        (DType::Int64, DataType::Int16) => prim!(Int16Type, Int64, |v| i64::from(*v)),
+        (DType::Int64, DataType::UInt8) => prim!(UInt8Type, Int64, |v| i64::from(*v)),
+        (DType::Int64, DataType::Int8) => prim!(Int8Type, Int64, |v| i64::from(*v)),
         (DType::Int32, DataType::Int32) => prim!(Int32Type, Int32, |v| *v),
         (DType::Int32, DataType::Int16) => prim!(Int16Type, Int32, |v| i32::from(*v)),
         (DType::Int32, DataType::Int8) => prim!(Int8Type, Int32, |v| i32::from(*v)),

@@ -61,13 +61,13 @@
 //! | `int32` (OFRecord `int32_list`; an `int64_list` in a `tf.train.Example`, range-checked) | `Int32` | |
 //! | `double` (OFRecord `double_list`; a `float_list` in a `tf.train.Example`) | `Float64` | |
 //! | `bool` (an `int64_list` of 0 and 1) | `Boolean` | |
-//! | `fixed`, `shape = []` | the value type, non-null | its `default`; `optional`: null; else an error |
+//! | `fixed`, `shape = []` | the value type, non-null | its `default` (a null row written back is an absent feature, which reads as the default); `optional`: null; else an error |
 //! | `fixed`, `shape = [k]` | `FixedSizeList(k)` of the value type | as above |
 //! | `fixed`, `shape = [a, b, ..]` | nested `FixedSizeList`s, outermost first | as above |
 //! | `var` | `List` of the value type | null (a key holding an empty list: an empty list); with a `default`, a list of its values (a null written elsewhere still reads back as absent) |
 //! | `sequence` / `shape = [-1, ..]` in an Example | `List` of the row type (`FixedSizeList` per dimension, or the value type for one value per row) | null |
 //! | `sparse` | `List` of `Struct` with one `Int64` per index key and the value (fields named by their keys), the entries in the record's order (so that a file comes back as it was; `tfrecord parse` and a derived `Sparse` put them in index order, as `tf.io.parse_example` does, unless `already_sorted`) | null |
-//! | `ragged` | one `List` per partition around a `List` of values (`[batch, (rows)..., (values)]`) | null when the value key and every partition key are absent |
+//! | `ragged` | one `List` per partition around a `List` of values (`[batch, (rows)..., (values)]`; written back, a `value_rowids` partition cannot end in an empty row, which row ids have no way to count, and such a row is an error) | null when the value key and every partition key are absent |
 //! | SequenceExample context | as in an Example | as in an Example |
 //! | SequenceExample `var` feature list | `List` of steps, each a `List` of values | null |
 //! | SequenceExample `sequence` feature list | `List` of steps, each a row as above | null; without `allow_missing`: an error |

@@ -160,6 +160,12 @@ pub fn record_from_schema(schema: &Schema, name: &str) -> Result<Record> {
         }
     }
     for field in schema.fields().iter().filter(|f| !known.contains(f.name())) {
+        if field.name().is_empty() {
+            return Err(Error::feature(
+                "a column has an empty name, and a feature key cannot be empty (rename the \
+                 column)",
+            ));
+        }
         if let Some((feature, kind)) = read.get(field.name()) {
             return Err(Error::feature(format!(
                 "column `{}` is not in the schema's `{SPEC_METADATA_KEY}` spec, and its name is \

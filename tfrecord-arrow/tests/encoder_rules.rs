@@ -1,7 +1,10 @@
 //! What `ArrowEncoder` refuses rather than lose or garble, and the list variants it reads:
 //! columns the spec lacks, nulls inside lists (named by their row, deep in nested lists and
 //! past the first batch), fixed-shape tensors stored transposed, sparse indices outside the
-//! feature's size, two columns of one name; `ListView` read as `List`.
+//! feature's size, two columns of one name, ragged rows that `value_rowids` cannot count, null
+//! rows of required features, columns with no name; `ListView` read as `List`, a `List` of
+//! `k` items per entry as a dimension of `k`, null rows of features with a default as absent
+//! features, narrower integers as `int64`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -267,7 +270,9 @@ fn sparse_indices_outside_the_size_are_errors_both_ways() {
         Example { features: Some(f) }.encode_to_vec()
     };
     let decoder = ArrowDecoder::new(&spec, Format::TfRecord).unwrap();
-    let good = decoder.decode(&[example(vec![9])], 0).unwrap();
+    let good = decoder
+        .decode(&[example(vec![1]), example(vec![9])], 0)
+        .unwrap();
     for bad in [10, -1] {
         let err = decoder
             .decode(&[example(vec![0]), example(vec![bad])], 5)
@@ -283,9 +288,10 @@ fn sparse_indices_outside_the_size_are_errors_both_ways() {
     );
     let err = ArrowEncoder::new(&smaller, Format::TfRecord)
         .unwrap()
-        .encode(&good, 0, |_| Ok(()))
+        .encode(&good, 7, |_| Ok(()))
         .unwrap_err();
-    assert_eq!(err.key(), Some("ix"), "{err}");
+    assert_eq!((err.key(), err.record()), (Some("ix"), Some(8)), "{err}");
+    assert!(err.to_string().contains("expected 0 to 4"), "{err}");
 }
 
 #[test]
@@ -429,4 +435,207 @@ fn float64_columns_are_rounded_into_an_example_only_when_marked_lossy() {
         })
         .expect("encodes");
     assert_eq!(out.len(), 2);
+}
+
+/// The records of `batch` by the spec `toml`, or the error.
+fn encode_by(
+    toml: &str,
+    batch: &RecordBatch,
+    first_row: u64,
+) -> tfrecord_core::Result<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    ArrowEncoder::new(&record(toml), Format::TfRecord)?.encode(batch, first_row, |r| {
+        out.push(r.to_vec());
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// The keys of a serialized `tf.train.Example`, sorted.
+fn keys(record: &[u8]) -> Vec<String> {
+    use tfrecord_core::Message;
+    let example = tfrecord_core::proto::tensorflow::Example::decode(record).expect("an Example");
+    let mut keys: Vec<String> = example
+        .features
+        .unwrap_or_default()
+        .feature
+        .into_keys()
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// TensorFlow counts the rows of a `value_rowids` partition as the last id + 1
+/// (`RaggedTensor.from_value_rowids` without `nrows`): a row ending in empty rows cannot be
+/// written so, and is refused rather than read back shorter; empty rows before the last are
+/// kept.
+#[test]
+fn ragged_rows_that_value_rowids_cannot_count_are_refused() {
+    let spec = "[records.R.features.x]\ndtype = \"int64\"\nkind = \"ragged\"\npartitions = [{ value_rowids = \"x/r\" }]\n";
+    // Rows [[1], []] and [[], [2]]: the first ends in an empty row.
+    let rows = |first: &[&[i64]], second: &[&[i64]]| {
+        let mut b = ListBuilder::new(ListBuilder::new(Int64Builder::new()));
+        for row in [first, second] {
+            for sub in row {
+                b.values().values().append_slice(sub);
+                b.values().append(true);
+            }
+            b.append(true);
+        }
+        let a = b.finish();
+        batch(
+            vec![Field::new("x", a.data_type().clone(), true)],
+            vec![Arc::new(a)],
+        )
+    };
+    let err = encode_by(spec, &rows(&[&[1], &[]], &[&[], &[2]]), 40).unwrap_err();
+    assert_eq!((err.key(), err.record()), (Some("x/r"), Some(40)), "{err}");
+    assert!(err.to_string().contains("the last is empty"), "{err}");
+    let err = encode_by(spec, &rows(&[&[1]], &[&[2], &[]]), 40).unwrap_err();
+    assert_eq!(err.record(), Some(41), "{err}");
+
+    // Leading empty rows have ids (the first id says how many come before it).
+    let good = rows(&[&[], &[1]], &[&[], &[], &[2, 3]]);
+    let records = encode_by(spec, &good, 0).expect("encodes");
+    let back = ArrowDecoder::new(&record(spec), Format::TfRecord)
+        .unwrap()
+        .decode(&records, 0)
+        .unwrap();
+    assert_eq!(nested(back.column(0)), nested(good.column(0)));
+    assert_eq!(nested(back.column(0))[1], [vec![], vec![], vec![2, 3]]);
+}
+
+/// The values of a `List<List<Int64>>` column.
+fn nested(a: &ArrayRef) -> Vec<Vec<Vec<i64>>> {
+    let rows = a.as_any().downcast_ref::<ListArray>().expect("a list");
+    rows.iter()
+        .map(|row| {
+            let row = row.expect("no null rows");
+            let subs = row.as_any().downcast_ref::<ListArray>().expect("a list");
+            subs.iter()
+                .map(|sub| {
+                    let sub = sub.expect("no null rows");
+                    let v = sub.as_any().downcast_ref::<Int64Array>().expect("int64");
+                    v.values().to_vec()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A null row is an absent feature: one with a default reads back as the default (as
+/// TensorFlow's `FixedLenFeature(default_value=...)` reads an absent key), a required one
+/// has no way to be absent.
+#[test]
+fn a_null_row_is_an_absent_feature_unless_the_feature_is_required() {
+    let with_default =
+        "[records.R.features]\nf = { dtype = \"int64\", default = 7 }\ng = { dtype = \"int64\" }\n";
+    let f = Arc::new(Int64Array::from(vec![Some(1), None, Some(3)])) as ArrayRef;
+    let g = Arc::new(Int64Array::from(vec![4, 5, 6])) as ArrayRef;
+    let b = batch(
+        vec![
+            Field::new("f", DataType::Int64, true),
+            Field::new("g", DataType::Int64, false),
+        ],
+        vec![f.clone(), g],
+    );
+    let records = encode_by(with_default, &b, 0).expect("a null row with a default");
+    assert_eq!(keys(&records[1]), ["g"]);
+    assert_eq!(keys(&records[0]), ["f", "g"]);
+    let back = ArrowDecoder::new(&record(with_default), Format::TfRecord)
+        .unwrap()
+        .decode(&records, 0)
+        .unwrap();
+    assert_eq!(
+        back.column(0).as_ref(),
+        &Int64Array::from(vec![1, 7, 3]) as &dyn Array
+    );
+
+    let required = "[records.R.features]\nf = { dtype = \"int64\" }\ng = { dtype = \"int64\" }\n";
+    let err = encode_by(required, &b, 10).unwrap_err();
+    assert_eq!((err.key(), err.record()), (Some("f"), Some(11)), "{err}");
+    assert!(err.to_string().contains("is required"), "{err}");
+}
+
+/// Spark, DuckDB and pyarrow without the Arrow schema store a fixed-size list as a `List`: it
+/// reads for a dimension of `k` when every row holds `k` items (a null row is absent).
+#[test]
+fn a_list_of_k_items_per_row_reads_as_a_dimension_of_k() {
+    let spec = "[records.R.features]\nv = { dtype = \"int64\", shape = [2], optional = true }\n";
+    let list = |rows: Vec<Option<Vec<Option<i64>>>>| {
+        let a = ListArray::from_iter_primitive::<tfrecord_arrow::arrow_array::types::Int64Type, _, _>(
+            rows,
+        );
+        batch(
+            vec![Field::new("v", a.data_type().clone(), true)],
+            vec![Arc::new(a)],
+        )
+    };
+    let b = list(vec![
+        Some(vec![Some(1), Some(2)]),
+        None,
+        Some(vec![Some(3), Some(4)]),
+    ]);
+    let records = encode_by(spec, &b, 0).expect("two items per row");
+    assert_eq!(keys(&records[1]), Vec::<String>::new());
+    let back = ArrowDecoder::new(&record(spec), Format::TfRecord)
+        .unwrap()
+        .decode(&records, 0)
+        .unwrap();
+    let fixed = back
+        .column(0)
+        .as_any()
+        .downcast_ref::<FixedSizeListArray>()
+        .expect("fixed");
+    assert_eq!(fixed.null_count(), 1);
+    assert_eq!(
+        fixed
+            .values()
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap()
+            .values()[..],
+        [1, 2, 0, 0, 3, 4]
+    );
+
+    let short = list(vec![Some(vec![Some(1), Some(2)]), Some(vec![Some(3)])]);
+    let err = encode_by(spec, &short, 20).unwrap_err();
+    assert_eq!((err.key(), err.record()), (Some("v"), Some(21)), "{err}");
+    assert!(err.to_string().contains("one holds 1"), "{err}");
+}
+
+#[test]
+fn narrower_integers_read_as_int64_and_a_nameless_column_is_refused() {
+    use tfrecord_arrow::arrow_array::{Int8Array, UInt16Array};
+    let spec = "[records.R.features]\na = { dtype = \"int64\" }\nb = { dtype = \"int64\" }\n";
+    let b = batch(
+        vec![
+            Field::new("a", DataType::Int8, false),
+            Field::new("b", DataType::UInt16, false),
+        ],
+        vec![
+            Arc::new(Int8Array::from(vec![-128, 127])),
+            Arc::new(UInt16Array::from(vec![0, 65535])),
+        ],
+    );
+    let records = encode_by(spec, &b, 0).expect("narrower integers");
+    let back = ArrowDecoder::new(&record(spec), Format::TfRecord)
+        .unwrap()
+        .decode(&records, 0)
+        .unwrap();
+    assert_eq!(
+        back.column(0).as_ref(),
+        &Int64Array::from(vec![-128, 127]) as &dyn Array
+    );
+    assert_eq!(
+        back.column(1).as_ref(),
+        &Int64Array::from(vec![0, 65535]) as &dyn Array
+    );
+
+    let nameless = batch(
+        vec![Field::new("", DataType::Int64, false)],
+        vec![Arc::new(Int64Array::from(vec![1]))],
+    );
+    let err = encode(&nameless, 0).unwrap_err();
+    assert!(err.to_string().contains("empty name"), "{err}");
 }

@@ -124,10 +124,7 @@ pub(crate) fn check_batch(plan: &Plan, batch: &ColumnBatch) -> Result<()> {
             };
         }
         let leaf_ok = match (&col.leaf, &c.shape) {
-            (Leaf::Sparse { indices, values }, Shape::Sparse { index, size }) => {
-                for (d, (i, (_, key))) in indices.iter().zip(index).enumerate() {
-                    super::decode::sparse_indices_fit(i, size.get(d).copied(), key)?;
-                }
+            (Leaf::Sparse { indices, values }, Shape::Sparse { index, .. }) => {
                 indices.len() == index.len()
                     && indices.iter().all(|i| i.len() == values.len())
                     && leaf_type(values, c.dtype)
@@ -267,9 +264,13 @@ fn value_message(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     match (role, &c.shape, leaf) {
-        (Role::Index(d), _, Leaf::Sparse { indices, .. }) => {
+        (Role::Index(d), Shape::Sparse { index, size }, Leaf::Sparse { indices, .. }) => {
             let (a, b) = walk(levels, r, r + 1);
-            put_i64s(format, &indices[d][a..b], out);
+            let row = &indices[d][a..b];
+            // Checked row by row, so that the error names the record.
+            let (_, index_key) = &index[d];
+            super::decode::sparse_indices_fit(row, size.get(d).copied(), index_key)?;
+            put_i64s(format, row, out);
         }
         (Role::Values, Shape::Sparse { .. }, Leaf::Sparse { values, .. }) => {
             let (a, b) = walk(levels, r, r + 1);
@@ -320,8 +321,8 @@ fn partition(
     };
     let base = o[a];
     let rel = |i: usize| o[i] - base;
-    let kind = match part {
-        Part::Keyed { kind, .. } => *kind,
+    let (kind, key) = match part {
+        Part::Keyed { kind, key, .. } => (*kind, key),
         // Checked for the whole batch by `check_batch`; no feature holds it.
         Part::Uniform(_) => return Ok(()),
     };
@@ -332,6 +333,17 @@ fn partition(
         PartKind::Starts => v.extend((a..b).map(rel)),
         PartKind::Limits => v.extend((a..b).map(|i| rel(i + 1))),
         PartKind::RowIds => {
+            // Row ids make as many rows as the last id says: a trailing empty row has no id,
+            // and would be lost.
+            if b > a && rel(b) == rel(b - 1) {
+                return Err(Error::feature(format!(
+                    "ragged partition {key:?} (value_rowids) cannot hold these {} rows: the \
+                     last is empty, and row ids only count rows up to the last id (use \
+                     row_splits or row_lengths to keep trailing empty rows)",
+                    b - a
+                ))
+                .with_key(key.clone()));
+            }
             for (row, i) in (a..b).enumerate() {
                 let n = usize::try_from(rel(i + 1) - rel(i)).unwrap_or(0);
                 v.extend(std::iter::repeat_n(to_i64(row), n));

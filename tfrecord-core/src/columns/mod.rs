@@ -316,6 +316,9 @@ pub struct ColumnLayout {
     pub sparse_indices: Vec<String>,
     /// Whether a row may be null (a feature that may be absent and has no default).
     pub nullable: bool,
+    /// Whether an absent feature reads as the spec's default. A null row of such a column,
+    /// written back as records, is an absent feature (read again, the default).
+    pub has_default: bool,
     /// Whether the column is a feature list of a `tf.train.SequenceExample` (else a feature of
     /// an Example, an OFRecord or a SequenceExample's context).
     pub feature_list: bool,

@@ -340,6 +340,7 @@ impl Plan {
                 (Shape::Var, Absent::Default(_)) => true,
                 (_, absent) => !matches!(absent, Absent::Error | Absent::Default(_)),
             },
+            has_default: matches!(absent, Absent::Default(_)),
             feature_list: list,
         };
         let col = ColPlan {
