@@ -449,8 +449,15 @@ fn fixed_from_list(
 }
 
 fn type_error(layout: &ColumnLayout, found: &ArrayRef) -> Error {
+    let hint = if layout.dtype == DType::Float && found.data_type() == &DataType::Float64 {
+        " (its values would be rounded to float: declare the feature `double` with \
+         `lossy = true` to round them)"
+    } else {
+        ""
+    };
     Error::feature(format!(
-        "column `{}`: expected Arrow type {} for this feature (or a variant of it), found {}",
+        "column `{}`: expected Arrow type {} for this feature (or a variant of it), found \
+         {}{hint}",
         layout.name,
         crate::schema::column_type(layout, crate::ArrowOptions::default()),
         found.data_type()

@@ -423,6 +423,10 @@ fn float64_columns_are_rounded_into_an_example_only_when_marked_lossy() {
         "{err}"
     );
 
+    // A spec that says `float` for it names the way to round.
+    let err = encode_by("[records.R.features]\nx = { dtype = \"float\" }\n", &b, 0).unwrap_err();
+    assert!(err.to_string().contains("`lossy = true`"), "{err}");
+
     let mut spec = record_from_schema(&b.schema(), "R").expect("a spec");
     assert!(ArrowEncoder::new(&spec, Format::OfRecord).is_ok());
     spec.fields[0].lossy = true;
