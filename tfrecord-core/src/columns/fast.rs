@@ -380,27 +380,9 @@ fn steps_fast(b: &mut Builder, op: Op, tag: u32, bytes: &[u8]) -> Option<usize> 
                 {
                     return None;
                 }
-                let (mut run, after) = tail.split_at_checked(len)?;
-                // Varints of up to three bytes inline; a run with a longer one decoded whole.
-                loop {
-                    let (x, next) = match run {
-                        [] => break,
-                        [a, r @ ..] if *a < 0x80 => (u64::from(*a), r),
-                        [a, b, r @ ..] if *b < 0x80 => {
-                            (u64::from(a & 0x7f) | u64::from(*b) << 7, r)
-                        }
-                        [a, b, c, r @ ..] if *c < 0x80 => (
-                            u64::from(a & 0x7f) | u64::from(b & 0x7f) << 7 | u64::from(*c) << 14,
-                            r,
-                        ),
-                        _ => {
-                            <i64 as DecodeElem<'_, Tf>>::extend_packed(run, v).ok()?;
-                            break;
-                        }
-                    };
-                    v.push(x.cast_signed());
-                    run = next;
-                }
+                let after = tail.get(len..)?;
+                // A word at a time, past the run's end into the rest of the record.
+                <i64 as DecodeElem<'_, Tf>>::extend_packed_within(tail, len, v).ok()?;
                 inner.push(base + to_i64(v.len()));
                 steps += 1;
                 rest = after;
