@@ -20,8 +20,9 @@ const VERSION: u32 = 1;
 /// and, with a shuffle buffer, the number of draws the generator has made and the position of
 /// each buffered record (split, record index, byte offset), which are read again on resume
 /// (by seeking in uncompressed files, by reading forward in compressed ones). A fingerprint of
-/// the files and the options that decide the order makes resuming with other inputs or options
-/// an error rather than a silently different stream.
+/// the files (their paths and sizes) and the options that decide the order makes resuming with
+/// other inputs or options, or after a file changed size, an error rather than a silently
+/// different stream.
 ///
 /// Serialized with serde; [`to_json`](Self::to_json) and [`from_json`](Self::from_json) give
 /// its JSON form. Its size is a few hundred bytes plus about 30 bytes per buffered record.
@@ -104,8 +105,9 @@ impl Checkpoint {
         if self.fingerprint != fingerprint {
             return Err(Error::Checkpoint(format!(
                 "it was taken with other files or options (fingerprint {}, this data set \
-                 {fingerprint}): resume with the same inputs, order, shuffle seed and buffer, \
-                 shard, epochs, skip and take",
+                 {fingerprint}): resume with the same inputs, unchanged (their paths and \
+                 sizes), and the same order, shuffle seed and buffer, shard, epochs, skip and \
+                 take",
                 self.fingerprint
             )));
         }

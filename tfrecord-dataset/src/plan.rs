@@ -86,12 +86,22 @@ pub(crate) fn epoch_splits(files: &[SourceFile], opts: &DatasetOptions, epoch: u
 /// A short text that changes whenever the files or any option that decides which records
 /// come in which order changes: FNV-1a (64-bit) over a canonical description, in hex.
 /// Threads and determinism are left out: a checkpoint resumes with any thread count.
+///
+/// The files are described by their paths (as components, so that `data/.` and `data` are one
+/// directory) and their sizes now: a file that grew, shrank or was rewritten to another size
+/// would move the byte ranges a checkpoint's positions are in (and its records), so resuming
+/// over it is an error rather than a silently different stream.
 pub(crate) fn fingerprint(files: &[SourceFile], opts: &DatasetOptions) -> String {
     let mut h = Fnv::new();
-    h.text("tfrecord-dataset 4");
+    h.text("tfrecord-dataset 5");
     h.u64(files.len() as u64);
     for f in files {
-        h.text(&f.path.to_string_lossy());
+        for part in f.path.components() {
+            if part != std::path::Component::CurDir {
+                h.text(&part.as_os_str().to_string_lossy());
+            }
+        }
+        h.u64(std::fs::metadata(&f.path).map_or(u64::MAX, |m| m.len()));
         h.text(f.format.name());
         h.text(f.compression.name());
     }
