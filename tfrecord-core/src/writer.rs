@@ -73,6 +73,11 @@ impl WriterOptions {
         self.buffer_size = size.max(64);
         self
     }
+
+    /// The stream compression set.
+    pub fn get_compression(&self) -> Compression {
+        self.compression
+    }
 }
 
 enum Sink<W: Write> {

@@ -99,13 +99,19 @@ pub struct ShardedWriterOptions {
 }
 
 impl ShardedWriterOptions {
-    /// TFRecord, uncompressed, no `fsync`, never over existing outputs.
+    /// TFRecord, compressed as a TensorFlow name's suffix says (`train.tfrecord.gz`: gzip, as
+    /// [`WriterOptions::for_path`] reads it; else uncompressed), no `fsync`, never over
+    /// existing outputs.
     pub fn new(naming: ShardNaming, split: ShardSplit) -> Self {
+        let writer = match &naming {
+            ShardNaming::TensorFlow(base) => WriterOptions::for_path(base),
+            ShardNaming::OneFlow(_) => WriterOptions::new(),
+        };
         ShardedWriterOptions {
             naming,
             split,
             format: Format::TfRecord,
-            writer: WriterOptions::new(),
+            writer,
             sync: false,
             overwrite: false,
         }
@@ -119,6 +125,9 @@ impl ShardedWriterOptions {
     }
 
     /// Compression, level and buffer of every shard (the format is [`format`](Self::format)'s).
+    /// A compression other than the one a TensorFlow name's suffix says (`.gz`, `.zz`,
+    /// `.zlib`) is an error at [`ShardedWriter::create`]: readers take the compression from
+    /// the name.
     #[must_use]
     pub fn writer(mut self, writer: WriterOptions) -> Self {
         self.writer = writer;
@@ -217,6 +226,19 @@ impl ShardedWriter {
             )));
         }
         if let ShardNaming::TensorFlow(prefix) = &opts.naming {
+            let named = tfrecord_core::Compression::from_path(prefix);
+            let chosen = opts.writer.get_compression();
+            if named != tfrecord_core::Compression::None && named != chosen {
+                return Err(Error::Options(format!(
+                    "{}: the name says {} compression, but the shards would be written with \
+                     {}: readers take the compression from the name (write {} shards, or drop \
+                     the suffix)",
+                    prefix.display(),
+                    named.name(),
+                    chosen.name(),
+                    named.name()
+                )));
+            }
             let text = prefix.as_os_str().to_string_lossy();
             if prefix.is_dir() || text.ends_with(std::path::MAIN_SEPARATOR) || text.ends_with('/') {
                 return Err(Error::Options(format!(

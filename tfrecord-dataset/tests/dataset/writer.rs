@@ -313,3 +313,49 @@ fn a_missing_directory_is_made_for_either_naming() {
     );
     assert_eq!(paths.len(), 2);
 }
+
+/// A TensorFlow name with a compression suffix is written so compressed (readers take the
+/// compression from the name); options that say otherwise are a usage error.
+#[test]
+fn a_compression_suffix_of_the_name_compresses_the_shards() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path().join("train.tfrecord.gz");
+    let opts = ShardedWriterOptions::new(
+        ShardNaming::TensorFlow(base.clone()),
+        ShardSplit::RoundRobin(2),
+    );
+    let paths = write(opts, 5);
+    for p in &paths {
+        let head = fs::read(p).expect("reads");
+        assert_eq!(&head[..2], &[0x1f, 0x8b], "{} is gzip", p.display());
+    }
+    let got: Vec<String> = Dataset::open([dir.path()])
+        .expect("lists")
+        .with_options(DatasetOptions::new().interleave(2, 1))
+        .records()
+        .expect("starts")
+        .map(|r| String::from_utf8(r.expect("reads").into_bytes()).expect("text"))
+        .collect();
+    assert_eq!(got, expected(5));
+
+    let other = tempfile::tempdir().expect("tempdir");
+    for compression in [Compression::None, Compression::Zlib] {
+        let opts = ShardedWriterOptions::new(
+            ShardNaming::TensorFlow(other.path().join("train.tfrecord.gz")),
+            ShardSplit::RoundRobin(2),
+        )
+        .writer(WriterOptions::new().compression(compression));
+        let err = ShardedWriter::create(opts).err().expect("refused");
+        assert!(
+            matches!(&err, Error::Options(m) if m.contains("gzip")),
+            "{err}"
+        );
+    }
+    // A plain name may hold compressed shards (TensorFlow's readers are told, not guessing).
+    let opts = ShardedWriterOptions::new(
+        ShardNaming::TensorFlow(other.path().join("train.tfrecord")),
+        ShardSplit::RoundRobin(2),
+    )
+    .writer(WriterOptions::new().compression(Compression::Gzip));
+    assert!(ShardedWriter::create(opts).is_ok());
+}
