@@ -173,11 +173,13 @@ impl RecordReader<File> {
             .starting_at(start, 0);
         reader.remaining = Some(size - start);
         reader.end = range.end;
-        if start == 0 {
-            return Ok(reader);
-        }
+        // An empty range holds no record's start, and no damage of its own to report (what
+        // lies at its start belongs to the range that goes on from there).
         if start >= range.end {
             reader.done = true;
+            return Ok(reader);
+        }
+        if start == 0 {
             return Ok(reader);
         }
         let mut look = Lookahead::new(start, Vec::new());

@@ -507,6 +507,32 @@ fn damage_after_a_record_that_holds_a_stream_is_skipped_once() {
     }
 }
 
+/// An empty range holds no record and reports no damage, even where the damage is at its
+/// start: the damage at byte 0 belongs to the range that goes on from there, reported once and
+/// charged once.
+#[test]
+fn an_empty_range_at_damage_reports_nothing() {
+    let recs = records(6);
+    let mut bytes = build(&recs).bytes;
+    bytes[8] ^= 0x01; // the first length checksum
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "damaged.tfrecord", &bytes);
+    for api in APIS {
+        let policy = BadRecords::resync(1);
+        let opts = ReaderOptions::new().bad_records(policy.clone());
+        for range in [0..0, 0..0] {
+            let got = read_range(&path, range, opts.clone(), api);
+            assert!(got.error.is_none(), "{api:?}: {:?}", got.error);
+            assert!(got.records.is_empty() && got.skips().is_empty(), "{api:?}");
+        }
+        let got = read_range(&path, 0..u64::MAX, opts.clone(), api);
+        assert!(got.error.is_none(), "{api:?}: {:?}", got.error);
+        assert_eq!(got.skips().len(), 1, "{api:?}");
+        assert_eq!(got.records, recs[1..], "{api:?}");
+        assert_eq!(policy.spent(), 1, "{api:?}");
+    }
+}
+
 /// A reader returns to a saved position without reading what lies before it: by seeking in an
 /// uncompressed file (inside a byte range, keeping its end), by decompressing up to it in a
 /// gzip one; damage before the position is not met. It moves only forward, and a position past
