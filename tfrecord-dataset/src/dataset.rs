@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tfrecord_core::{Container, DecodeOwned, TfExample};
+use tfrecord_core::{Container, DecodeOwned, Skipped, TfExample};
 
 use crate::block::{Raw, Typed};
 use crate::checkpoint::Checkpoint;
@@ -85,9 +85,17 @@ impl Dataset {
         }
     }
 
-    /// Sets the options.
+    /// Sets the options. A bad-record policy that skips is given a
+    /// [`shared_log`](tfrecord_core::BadRecords::shared_log) if it has none (its budget stays
+    /// the one of the policy passed in), so that every skip can be taken from the iterators
+    /// (`drain_skipped`).
     #[must_use]
-    pub fn with_options(mut self, options: DatasetOptions) -> Self {
+    pub fn with_options(mut self, mut options: DatasetOptions) -> Self {
+        let policy = options.reader.get_bad_records();
+        if policy.skips() && !policy.has_shared_log() {
+            let logged = policy.clone().shared_log();
+            options.reader = options.reader.bad_records(logged);
+        }
         self.options = options;
         self
     }
@@ -292,6 +300,16 @@ impl Records {
     pub fn checkpoint(&self) -> Checkpoint {
         self.inner.checkpoint()
     }
+
+    /// The records and byte ranges the bad-record policy skipped since the last call, each
+    /// once, with its file, byte offset, length and reason. The reading threads run ahead of
+    /// what is handed out, so a report can come before the records that precede it in the
+    /// stream are given. Reports go to the policy's shared log, which the data set's iterators
+    /// (and [`BadRecords::take_logged`](tfrecord_core::BadRecords::take_logged) on the policy
+    /// passed in, when it had one) take from: each report is taken once.
+    pub fn drain_skipped(&mut self) -> Vec<Skipped> {
+        self.inner.skipped()
+    }
 }
 
 impl Iterator for Records {
@@ -336,6 +354,16 @@ where
     pub fn checkpoint(&self) -> Checkpoint {
         self.inner.checkpoint()
     }
+
+    /// The records and byte ranges the bad-record policy skipped since the last call, each
+    /// once, with its file, byte offset, length and reason. The reading threads run ahead of
+    /// what is handed out, so a report can come before the records that precede it in the
+    /// stream are given. Reports go to the policy's shared log, which the data set's iterators
+    /// (and [`BadRecords::take_logged`](tfrecord_core::BadRecords::take_logged) on the policy
+    /// passed in, when it had one) take from: each report is taken once.
+    pub fn drain_skipped(&mut self) -> Vec<Skipped> {
+        self.inner.skipped()
+    }
 }
 
 impl<T, C> Iterator for Values<T, C>
@@ -374,6 +402,16 @@ where
     /// batches or values alike).
     pub fn checkpoint(&self) -> Checkpoint {
         self.inner.checkpoint()
+    }
+
+    /// The records and byte ranges the bad-record policy skipped since the last call, each
+    /// once, with its file, byte offset, length and reason. The reading threads run ahead of
+    /// what is handed out, so a report can come before the records that precede it in the
+    /// stream are given. Reports go to the policy's shared log, which the data set's iterators
+    /// (and [`BadRecords::take_logged`](tfrecord_core::BadRecords::take_logged) on the policy
+    /// passed in, when it had one) take from: each report is taken once.
+    pub fn drain_skipped(&mut self) -> Vec<Skipped> {
+        self.inner.skipped()
     }
 }
 

@@ -344,6 +344,11 @@ impl<D: Decoder> Pipeline<D> {
         Ok(this)
     }
 
+    /// What the bad-record policy skipped since the last call (from its shared log).
+    pub(crate) fn skipped(&self) -> Vec<tfrecord_core::Skipped> {
+        self.ctx.opts.reader.get_bad_records().take_logged()
+    }
+
     /// The position after the last record given.
     pub(crate) fn checkpoint(&self) -> Checkpoint {
         let mut ckpt = Checkpoint::start(self.ctx.fingerprint.clone());

@@ -118,6 +118,11 @@ impl BadRecords {
         self
     }
 
+    /// Whether the policy has a [`shared_log`](Self::shared_log).
+    pub fn has_shared_log(&self) -> bool {
+        self.log.is_some()
+    }
+
     /// Takes what the readers sharing this policy skipped since the last call (in the order
     /// they reported it), when the policy has a [`shared_log`](Self::shared_log).
     pub fn take_logged(&self) -> Vec<Skipped> {

@@ -532,3 +532,54 @@ fn resuming_over_damage_gives_the_uninterrupted_stream_and_reports_each_skip_onc
     // Every read met damage but shards that hold none.
     assert!(met >= 8, "damage met by {met} reads of 10");
 }
+
+/// A policy given without a shared log still reports every skip: the iterators' `drain_skipped`
+/// gives each once (the same reports that the files read one by one give), on one thread and
+/// two.
+#[test]
+fn skips_are_drained_from_the_iterators_whatever_the_policy_was_given() {
+    use tfrecord_core::{BadRecords, ReaderOptions, RecordReader};
+    let dir = damaged();
+    let mut want: Vec<(String, u64)> = Vec::new();
+    for name in [
+        "d0-garbage.tfrecord",
+        "d1-payload.tfrecord",
+        "d2-length.tfrecord",
+        "d3-payload.tfrecord.gz",
+    ] {
+        let path = dir.path().join(name);
+        let opts = ReaderOptions::for_path(&path).bad_records(BadRecords::resync(10));
+        let mut reader = RecordReader::open(&path, opts).expect("opens");
+        assert!(reader.by_ref().all(|r| r.is_ok()));
+        want.extend(
+            reader
+                .drain_skipped()
+                .map(|s| (name.to_owned(), s.offset())),
+        );
+    }
+    want.sort();
+    assert_eq!(want.len(), 4, "{want:?}");
+    let named = |v: Vec<tfrecord_core::Skipped>| -> Vec<(String, u64)> {
+        let mut v: Vec<(String, u64)> = v
+            .iter()
+            .map(|s| {
+                let name = s.path().and_then(|p| p.file_name()).expect("a file");
+                (name.to_string_lossy().into_owned(), s.offset())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    for threads in [1, 2] {
+        let policy = BadRecords::resync(10);
+        let opts = DatasetOptions::new()
+            .threads(threads)
+            .reader(ReaderOptions::new().bad_records(policy.clone()));
+        let ds = open(dir.path(), opts);
+        let mut records = ds.records().expect("starts");
+        assert_eq!(records.by_ref().filter(Result::is_ok).count(), 80 - 3);
+        assert_eq!(named(records.drain_skipped()), want, "{threads} threads");
+        assert!(records.drain_skipped().is_empty(), "each report once");
+        assert_eq!(policy.spent(), 4, "the budget of the policy passed in");
+    }
+}
