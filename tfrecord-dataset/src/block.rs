@@ -1,11 +1,12 @@
 //! Blocks of records as they travel from the reading threads to the interleave, and what
 //! turns a record's bytes into the value handed out ([`Decoder`]).
 
+use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tfrecord_core::{BadRecords, Container, DecodeOwned, Format};
+use tfrecord_core::{BadRecords, Container, DecodeOwned, Format, Skipped};
 
 use crate::error::{Error, Result};
 use crate::spares::Spares;
@@ -29,9 +30,18 @@ pub(crate) struct Item<O> {
 
 /// Consecutive records of one split, decoded or still raw. `last`: the split has nothing after
 /// them (its end, or an error, which is the last item).
+///
+/// What the bad-record policy skipped travels with the records, each report placed before the
+/// record it came before (decoded items: `skipped`; raw records: [`RawBlock`]'s own), and is
+/// charged to the data set's budget as the records are handed out, in stream order
+/// ([`Cursor::next`]): the reading threads' readers have budgets of their own
+/// ([`BadRecords::detached`]), so that how far they read ahead decides nothing.
 pub(crate) struct Block<O> {
     pub(crate) contents: Contents<O>,
     pub(crate) last: bool,
+    /// For [`Contents::Items`]: each report and the index of the item it comes before (the
+    /// number of items for what comes after the last).
+    pub(crate) skipped: Vec<(usize, Skipped)>,
 }
 
 /// What a block holds.
@@ -54,14 +64,20 @@ impl<O> Block<O> {
                 end: at.offset,
             }]),
             last: true,
+            skipped: Vec::new(),
         }
     }
 
     /// The records, one at a time.
     pub(crate) fn into_cursor(self) -> Cursor<O> {
         match self.contents {
-            Contents::Items(items) => Cursor::Items(items.into_iter()),
-            Contents::Raw(raw) => Cursor::Raw(RawCursor {
+            Contents::Items(items) => Cursor::Items(ItemCursor {
+                items: items.into_iter(),
+                skipped: self.skipped.into(),
+                given: 0,
+            }),
+            Contents::Raw(mut raw) => Cursor::Raw(RawCursor {
+                skipped: std::mem::take(&mut raw.skipped).into(),
                 block: raw,
                 next: 0,
                 from: 0,
@@ -73,53 +89,94 @@ impl<O> Block<O> {
 /// The records of a block not handed out yet.
 pub(crate) enum Cursor<O> {
     /// Decoded records.
-    Items(std::vec::IntoIter<Item<O>>),
+    Items(ItemCursor<O>),
     /// Raw records, decoded by [`next`](Cursor::next).
     Raw(RawCursor),
+}
+
+/// The position in a block of decoded records.
+pub(crate) struct ItemCursor<O> {
+    items: std::vec::IntoIter<Item<O>>,
+    /// The reports not handed out, with the index of the item each comes before.
+    skipped: VecDeque<(usize, Skipped)>,
+    /// Items handed out.
+    given: usize,
 }
 
 /// The position in a raw block.
 pub(crate) struct RawCursor {
     block: RawBlock,
+    /// The reports not handed out, with the index of the raw record each comes before.
+    skipped: VecDeque<(usize, Skipped)>,
     next: usize,
     from: usize,
+}
+
+/// Moves the reports placed before index `upto` (and at it) to `out`.
+fn due(skipped: &mut VecDeque<(usize, Skipped)>, upto: usize, out: &mut Vec<Skipped>) {
+    while let Some((_, s)) = skipped.pop_front_if(|(at, _)| *at <= upto) {
+        out.push(s);
+    }
 }
 
 impl<O> Cursor<O> {
     /// Nothing at all.
     pub(crate) fn empty() -> Self {
-        Cursor::Items(Vec::new().into_iter())
+        Cursor::Items(ItemCursor {
+            items: Vec::new().into_iter(),
+            skipped: VecDeque::new(),
+            given: 0,
+        })
     }
 
-    /// True when every record has been handed out.
+    /// True when every record and report has been handed out.
     pub(crate) fn is_empty(&self) -> bool {
         match self {
-            Cursor::Items(items) => items.len() == 0,
-            Cursor::Raw(c) => c.next >= c.block.records.len() && c.block.failure.is_none(),
+            Cursor::Items(c) => c.items.len() == 0 && c.skipped.is_empty(),
+            Cursor::Raw(c) => {
+                c.next >= c.block.records.len() && c.block.failure.is_none() && c.skipped.is_empty()
+            }
         }
     }
 
-    /// The next record, decoding it if it is raw; a decode error ends the block.
+    /// The next record, decoding it if it is raw; a decode error ends the block. What the
+    /// bad-record policy skipped before it (or, when there is no record left, after the last)
+    /// is moved to `skipped`, in order, for the caller to charge before the record is used.
     pub(crate) fn next<D: Decoder<Out = O>>(
         &mut self,
         decoder: &D,
         path: &Path,
+        skipped: &mut Vec<Skipped>,
     ) -> Option<Item<O>> {
         let c = match self {
-            Cursor::Items(items) => return items.next(),
+            Cursor::Items(c) => {
+                let item = c.items.next();
+                due(
+                    &mut c.skipped,
+                    if item.is_some() { c.given } else { usize::MAX },
+                    skipped,
+                );
+                c.given += usize::from(item.is_some());
+                return item;
+            }
             Cursor::Raw(c) => c,
         };
         while let Some(&(to, record, offset, end)) = c.block.records.get(c.next) {
+            due(&mut c.skipped, c.next, skipped);
             let bytes = &c.block.data[c.from..to];
             let value = decode_or_skip(decoder, bytes, path, record, offset, end - offset);
             c.next += 1;
             c.from = to;
             let value = match value {
-                Ok(Some(v)) => Ok(v),
-                Ok(None) => continue, // skipped under the bad-record policy, and reported
+                Ok(Decoded::Value(v)) => Ok(v),
+                Ok(Decoded::Skipped(s)) => {
+                    skipped.push(s);
+                    continue;
+                }
                 Err(e) => {
                     c.next = c.block.records.len();
                     c.block.failure = None;
+                    c.skipped.clear();
                     Err(e)
                 }
             };
@@ -130,6 +187,7 @@ impl<O> Cursor<O> {
                 end,
             });
         }
+        due(&mut c.skipped, usize::MAX, skipped);
         let (err, at) = c.block.failure.take()?;
         Some(Item {
             value: Err(err),
@@ -140,8 +198,16 @@ impl<O> Cursor<O> {
     }
 }
 
-/// Decodes one record (its frame `frame_len` bytes long); `None` when it does not decode and
-/// the decoder's bad-record policy skips it ([`Decoder::undecodable`]).
+/// A record decoded, or skipped because it does not decode.
+pub(crate) enum Decoded<O> {
+    /// Its value.
+    Value(O),
+    /// The report of its skip, for the caller to charge ([`BadRecords::charge_skipped`]).
+    Skipped(Skipped),
+}
+
+/// Decodes one record (its frame `frame_len` bytes long); its report when it does not decode
+/// and the decoder's bad-record policy skips it ([`Decoder::undecodable`]).
 pub(crate) fn decode_or_skip<D: Decoder>(
     decoder: &D,
     bytes: &[u8],
@@ -149,13 +215,12 @@ pub(crate) fn decode_or_skip<D: Decoder>(
     record: u64,
     offset: u64,
     frame_len: u64,
-) -> Result<Option<D::Out>> {
+) -> Result<Decoded<D::Out>> {
     match decoder.decode(bytes) {
-        Ok(v) => Ok(Some(v)),
-        Err(e) => match decoder.undecodable(e, path, record, offset, frame_len) {
-            None => Ok(None),
-            Some(err) => Err(err),
-        },
+        Ok(v) => Ok(Decoded::Value(v)),
+        Err(e) => decoder
+            .undecodable(e, path, record, offset, frame_len)
+            .map(Decoded::Skipped),
     }
 }
 
@@ -201,9 +266,12 @@ pub(crate) trait Decoder: Send + Sync + 'static {
     }
 
     /// A record that did not decode (`err`), whose frame starts at `offset` and is `frame_len`
-    /// bytes long: `None` when the bad-record policy skips it (reported and counted against
-    /// the budget, as the typed reader skips it), else the error that ends its split. The
-    /// default fails, locating `err` at the record.
+    /// bytes long: the report of its skip when the bad-record policy skips it (to be charged
+    /// to the budget where the record would have been handed out), else the error that ends
+    /// its split. The default fails, locating `err` at the record.
+    ///
+    /// # Errors
+    /// The error that ends the split.
     fn undecodable(
         &self,
         err: tfrecord_core::Error,
@@ -211,9 +279,9 @@ pub(crate) trait Decoder: Send + Sync + 'static {
         record: u64,
         offset: u64,
         frame_len: u64,
-    ) -> Option<Error> {
+    ) -> Result<Skipped> {
         let _ = frame_len;
-        Some(Error::at_record(err, path, record, offset))
+        Err(Error::at_record(err, path, record, offset))
     }
 
     /// Moves up to `n` values of records already handed out into `into`, for the next records
@@ -289,7 +357,9 @@ pub(crate) fn recycle(mut buf: Vec<u8>) {
 
 /// Records as values of a derived type `T` of container `C`, decoded into the values of
 /// earlier records when they come back ([`Spares`]).
-/// A record that does not decode is skipped when `bad` skips damage.
+/// A record that does not decode is skipped when `bad` skips damage, and its report charged
+/// where it would have been handed out: `bad` here only makes the reports (a budget of its
+/// own, without limit).
 pub(crate) struct Typed<T, C> {
     spares: Option<Arc<Spares<T>>>,
     bad: BadRecords,
@@ -298,21 +368,31 @@ pub(crate) struct Typed<T, C> {
 
 impl<T, C> Typed<T, C> {
     /// Each record into a new value.
-    pub(crate) fn new(bad: BadRecords) -> Self {
+    pub(crate) fn new(bad: &BadRecords) -> Self {
         Typed {
             spares: None,
-            bad,
+            bad: reporting(bad),
             container: PhantomData,
         }
     }
 
     /// Into the values `spares` keeps, when it has some.
-    pub(crate) fn reusing(spares: Arc<Spares<T>>, bad: BadRecords) -> Self {
+    pub(crate) fn reusing(spares: Arc<Spares<T>>, bad: &BadRecords) -> Self {
         Typed {
             spares: Some(spares),
-            bad,
+            bad: reporting(bad),
             container: PhantomData,
         }
+    }
+}
+
+/// A policy that skips records that do not decode when `bad` does, without limit: it only
+/// makes the reports, which are charged to `bad` in stream order.
+fn reporting(bad: &BadRecords) -> BadRecords {
+    if bad.skips() {
+        BadRecords::skip(u64::MAX)
+    } else {
+        BadRecords::fail()
     }
 }
 
@@ -336,11 +416,10 @@ impl<T: DecodeOwned<C> + Send + 'static, C: Container> Decoder for Typed<T, C> {
         record: u64,
         offset: u64,
         frame_len: u64,
-    ) -> Option<Error> {
+    ) -> Result<Skipped> {
         self.bad
             .skip_undecodable(Some(path), offset, frame_len, record, err)
-            .err()
-            .map(Error::Record)
+            .map_err(Error::Record)
     }
 
     fn spares(&self, n: usize, into: &mut Vec<T>) {
@@ -411,6 +490,8 @@ pub(crate) struct RawBlock {
     /// The error that ended the split after these records, with where it happened.
     failure: Option<(Error, Start)>,
     last: bool,
+    /// What the bad-record policy skipped, each with the index of the record it comes before.
+    pub(crate) skipped: Vec<(usize, Skipped)>,
 }
 
 impl RawBlock {
@@ -431,6 +512,7 @@ impl RawBlock {
             records,
             failure: None,
             last: false,
+            skipped: Vec::new(),
         }
     }
 
@@ -474,6 +556,7 @@ impl RawBlock {
         Block {
             contents: Contents::Raw(self),
             last,
+            skipped: Vec::new(),
         }
     }
 
@@ -494,7 +577,13 @@ impl RawBlock {
         // The place the next record decodes into: records skipped under the bad-record policy
         // leave theirs to the next one.
         let mut k = 0;
-        for &(to, record, offset, end) in &self.records {
+        // The reports, placed before the items of the records they came before.
+        let mut raw_skipped = std::mem::take(&mut self.skipped).into_iter().peekable();
+        let mut skipped = Vec::new();
+        for (r, &(to, record, offset, end)) in self.records.iter().enumerate() {
+            while let Some((_, s)) = raw_skipped.next_if(|(at, _)| *at <= r) {
+                skipped.push((k, s));
+            }
             let bytes = &self.data[from..to];
             from = to;
             let res = match items.get_mut(k) {
@@ -509,20 +598,26 @@ impl RawBlock {
                 }),
             };
             if let Err(e) = res {
-                let Some(err) = decoder.undecodable(e, path, record, offset, end - offset) else {
-                    continue;
-                };
-                items.truncate(k);
-                items.push(Item {
-                    value: Err(err),
-                    record,
-                    offset,
-                    end,
-                });
-                return Block {
-                    contents: Contents::Items(items),
-                    last: true,
-                };
+                match decoder.undecodable(e, path, record, offset, end - offset) {
+                    Ok(report) => {
+                        skipped.push((k, report));
+                        continue;
+                    }
+                    Err(err) => {
+                        items.truncate(k);
+                        items.push(Item {
+                            value: Err(err),
+                            record,
+                            offset,
+                            end,
+                        });
+                        return Block {
+                            contents: Contents::Items(items),
+                            last: true,
+                            skipped,
+                        };
+                    }
+                }
             }
             let item = &mut items[k];
             (item.record, item.offset, item.end) = (record, offset, end);
@@ -530,6 +625,7 @@ impl RawBlock {
         }
         // Values given back that no record took.
         items.truncate(k);
+        skipped.extend(raw_skipped.map(|(_, s)| (k, s)));
         if let Some((err, at)) = self.failure.take() {
             items.push(Item {
                 value: Err(err),
@@ -541,6 +637,7 @@ impl RawBlock {
         Block {
             contents: Contents::Items(items),
             last: self.last,
+            skipped,
         }
     }
 }

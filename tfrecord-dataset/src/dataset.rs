@@ -173,7 +173,7 @@ impl Dataset {
             inner: Pipeline::new(
                 Arc::clone(&self.files),
                 self.options.clone(),
-                Typed::new(self.options.reader.get_bad_records().clone()),
+                Typed::new(self.options.reader.get_bad_records()),
                 self.resume.as_ref(),
             )?,
         })
@@ -227,10 +227,7 @@ impl Dataset {
             inner: Pipeline::new(
                 Arc::clone(&self.files),
                 self.options.clone(),
-                Typed::reusing(
-                    Arc::clone(&spares),
-                    self.options.reader.get_bad_records().clone(),
-                ),
+                Typed::reusing(Arc::clone(&spares), self.options.reader.get_bad_records()),
                 self.resume.as_ref(),
             )?,
             spares,

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use tfrecord_core::ReaderOptions;
+use tfrecord_core::{BadRecords, ReaderOptions};
 
 use crate::block::{Block, Decoder, Start};
 use crate::pool::Pool;
@@ -72,6 +72,15 @@ impl<D: Decoder> Fetcher<D> {
     pub(crate) fn window(&mut self, window: &Window<'_>) {
         if let Fetcher::Pool(p) = self {
             p.window(window);
+        }
+    }
+
+    /// The data set's bad-record policy, which what the readers skipped is charged to as the
+    /// records are handed out.
+    pub(crate) fn policy(&self) -> &BadRecords {
+        match self {
+            Fetcher::Inline(f) => f.opts.get_bad_records(),
+            Fetcher::Pool(p) => p.opts().get_bad_records(),
         }
     }
 

@@ -14,6 +14,7 @@
 //! split), as tf.data's `deterministic=False` lets it.
 
 use serde::{Deserialize, Serialize};
+use tfrecord_core::Skipped;
 
 use crate::block::{Cursor, Decoder, Item, Start};
 use crate::error::{Error, Result};
@@ -61,6 +62,31 @@ pub(crate) struct Interleave<O> {
     cycle_index: usize,
     block_index: usize,
     started: bool,
+    /// What the bad-record policy skipped before the record being handed out, to charge.
+    skipped: Vec<Skipped>,
+}
+
+/// Charges what the readers skipped to the data set's bad-record policy, in the order the
+/// records around it are handed out: the error that ends the stream once the budget is spent.
+fn charge<D: Decoder>(fetcher: &Fetcher<D>, skipped: &mut Vec<Skipped>) -> Option<Error> {
+    let policy = fetcher.policy();
+    // The rest are dropped with the drain once the budget is spent: the stream ends there.
+    for report in skipped.drain(..) {
+        if let Err(e) = policy.charge_skipped(&report) {
+            return Some(Error::Record(e));
+        }
+    }
+    None
+}
+
+/// The error that ends a split where its next record would have been.
+fn failed_at<O>(e: Error, at: Start) -> Item<O> {
+    Item {
+        value: Err(e),
+        record: at.record,
+        offset: at.offset,
+        end: at.offset,
+    }
 }
 
 impl<O> Interleave<O> {
@@ -78,6 +104,7 @@ impl<O> Interleave<O> {
             cycle_index: 0,
             block_index: 0,
             started: false,
+            skipped: Vec::new(),
         }
     }
 
@@ -200,10 +227,16 @@ impl<O> Interleave<O> {
                     let Some(slot) = self.slots[ci].as_mut() else {
                         continue;
                     };
-                    if let Some(item) = slot
-                        .pending
-                        .next(fetcher.decoder(), fetcher.path(slot.split))
-                    {
+                    let item = slot.pending.next(
+                        fetcher.decoder(),
+                        fetcher.path(slot.split),
+                        &mut self.skipped,
+                    );
+                    if let Some(e) = charge(fetcher, &mut self.skipped) {
+                        // The budget ran out before this record: the stream ends there.
+                        return Some((slot.split, failed_at(e, slot.next)));
+                    }
+                    if let Some(item) = item {
                         if item.value.is_err() {
                             // The split ends here; the position stays before the failed record,
                             // so that a checkpoint taken now resumes at it.
@@ -274,7 +307,13 @@ impl<O> Interleave<O> {
             let Some(slot) = self.slots[ci].as_mut().filter(|s| s.split == split) else {
                 break;
             };
-            let Some(item) = slot.pending.next(fetcher.decoder(), fetcher.path(split)) else {
+            let item = slot
+                .pending
+                .next(fetcher.decoder(), fetcher.path(split), &mut self.skipped);
+            if let Some(e) = charge(fetcher, &mut self.skipped) {
+                return Some(Err((split, e)));
+            }
+            let Some(item) = item else {
                 break;
             };
             match item.value {

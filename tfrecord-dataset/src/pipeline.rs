@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tfrecord_core::ReaderOptions;
 
-use crate::block::{Decoder, Raw, Start, decode_or_skip, recycle};
+use crate::block::{Decoded, Decoder, Raw, Start, decode_or_skip, recycle};
 use crate::checkpoint::{BufferState, Checkpoint};
 use crate::error::{Error, Result};
 use crate::fetch::Fetcher;
@@ -208,14 +208,22 @@ impl<D: Decoder> Run<D> {
                         .map_err(|e| label(&stage.splits, held.split, e, &stage.reader));
                 recycle(held.value);
                 match decoded {
-                    Ok(Some(value)) => {
+                    Ok(Decoded::Value(value)) => {
                         break Some(Ok(Held {
                             value,
                             split: held.split,
                             at: held.at,
                         }));
                     }
-                    Ok(None) => {} // skipped under the bad-record policy, and reported
+                    // Skipped as it leaves, and charged there.
+                    Ok(Decoded::Skipped(report)) => {
+                        let policy = stage.reader.get_bad_records();
+                        if let Err(e) = policy.charge_skipped(&report) {
+                            let e =
+                                label(&stage.splits, held.split, Error::Record(e), &stage.reader);
+                            break Some(Err(e));
+                        }
+                    }
                     Err(e) => break Some(Err(e)),
                 }
             },

@@ -252,6 +252,11 @@ impl<D: Decoder> Pool<D> {
         block.map(|b| self.shared.hand_out(b, split))
     }
 
+    /// The reader options the splits are read with.
+    pub(crate) fn opts(&self) -> &ReaderOptions {
+        &self.shared.opts
+    }
+
     /// What turns records into values.
     pub(crate) fn decoder(&self) -> &D {
         &self.shared.decoder
@@ -300,6 +305,7 @@ fn take_front<O>(state: &mut State<O>, split: usize, raw: bool) -> Option<Block<
             Some(Block {
                 contents: Contents::Raw(raw),
                 last,
+                skipped: Vec::new(),
             })
         }
         _ => None,

@@ -11,23 +11,23 @@
 //! Record indices inside a range count from the range's first record; positions in checkpoints
 //! are byte offsets, which stay exact either way.
 //!
-//! # The bad-record seam
+//! # Bad records
 //!
-//! The reader's settings, a bad-record policy included, travel in the data set's
-//! [`ReaderOptions`] to every split unchanged. A reader that skips damaged records moves on by
-//! itself; its reports of what it skipped would be taken here, after each block
-//! ([`SplitReader::read_block`], [`SplitReader::read_raw`]), carried with the block to the
-//! interleave, and handed out in stream order. A `max_bad_records` budget is one for the whole
-//! data set, so it would be counted there rather than per file. A checkpoint position is the
-//! frame after the last record given, which lies before a damaged range that follows it: a
-//! resumed read meets that range again.
+//! Each split's reader skips damage on a budget of its own (the data set's policy
+//! [`detached`](tfrecord_core::BadRecords::detached)); what it skipped is taken after each
+//! record ([`SplitReader::read_block`], [`SplitReader::read_raw`]), carried with the block,
+//! each report placed before the record it came before, and charged to the data set's policy
+//! as the records are handed out, in stream order (the interleave). So one budget covers the
+//! whole data set, and it runs out at the same record whatever the threads and however far
+//! they read ahead. A checkpoint position is the frame after the last record given, which lies
+//! before a damaged range that follows it: a resumed read meets that range again.
 
 use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tfrecord_core::{Compression, Format, ReaderOptions, RecordReader};
+use tfrecord_core::{Compression, Format, ReaderOptions, RecordReader, Skipped};
 
 use crate::block::{
     BLOCK_BYTES, BLOCK_RECORDS, Block, Contents, Decoder, Item, RawBlock, Start, decode,
@@ -107,10 +107,13 @@ impl SplitReader {
     /// `start` past the end of the file (the file changed since the position was saved).
     pub(crate) fn open(split: &Split, opts: &ReaderOptions, start: Start) -> Result<Self> {
         let path: Arc<Path> = Arc::from(split.path.as_path());
+        // The reader skips on a budget of its own; what it skipped travels with the blocks and
+        // is charged to the data set's policy as the records are handed out.
         let opts = opts
             .clone()
             .format(split.format)
-            .compression(split.compression);
+            .compression(split.compression)
+            .bad_records(opts.get_bad_records().detached());
         let resume = start != Start::default();
         let reader = match (&split.range, resume) {
             // tfrecord-core's range reader: from the first record boundary at or after the
@@ -153,16 +156,23 @@ impl SplitReader {
     /// Reads the next block: up to [`BLOCK_RECORDS`] records or [`BLOCK_BYTES`] of payload.
     pub(crate) fn read_block<D: Decoder>(&mut self, decoder: &D) -> Block<D::Out> {
         let mut items = Vec::with_capacity(BLOCK_RECORDS);
+        let mut skipped = Vec::new();
         let mut bytes = 0usize;
         loop {
             let before = self.position();
             let read = match self.reader.read_lent(&mut self.scratch) {
                 Ok(Some(payload)) => {
                     bytes += payload.len();
-                    Ok(decoder.decode(payload))
+                    Some(Ok(decoder.decode(payload)))
                 }
-                Ok(None) => return block(items, true),
-                Err(e) => Err(e),
+                Ok(None) => None,
+                Err(e) => Some(Err(e)),
+            };
+            // What the reader skipped on the way comes before this record (or the end).
+            let here = items.len();
+            skipped.extend(self.reader.drain_skipped().map(|s| (here, s)));
+            let Some(read) = read else {
+                return block(items, true, skipped);
             };
             // The record read, past any the bad-record policy skipped on the way; an error is
             // where reading stopped.
@@ -175,8 +185,12 @@ impl SplitReader {
                 Ok(Ok(value)) => (Ok(value), false),
                 Ok(Err(e)) => {
                     match decoder.undecodable(e, &self.path, record, offset, end - offset) {
-                        None => continue, // skipped under the bad-record policy, and reported
-                        Some(err) => (Err(err), true),
+                        // Charged where the record would have been handed out.
+                        Ok(report) => {
+                            skipped.push((items.len(), report));
+                            continue;
+                        }
+                        Err(err) => (Err(err), true),
                     }
                 }
                 Err(e) => (Err(Error::Record(e)), true),
@@ -188,10 +202,10 @@ impl SplitReader {
                 end,
             });
             if failed {
-                return block(items, true);
+                return block(items, true, skipped);
             }
             if items.len() >= BLOCK_RECORDS || bytes >= BLOCK_BYTES {
-                return block(items, false);
+                return block(items, false, skipped);
             }
         }
     }
@@ -203,22 +217,27 @@ impl SplitReader {
         let mut block = RawBlock::new();
         loop {
             let (record, offset) = (self.reader.records_read(), self.reader.offset());
-            match self.reader.read_lent(&mut self.scratch) {
+            let read = self.reader.read_lent(&mut self.scratch);
+            // What the reader skipped on the way comes before this record (or the end).
+            let here = block.size().0;
+            let ended = match read {
                 Ok(Some(payload)) => {
                     block.push(payload);
                     // Where the record read is, past any the bad-record policy skipped on the
                     // way, and where it ends.
                     let at = returned_at(&self.reader);
                     block.place_last(at.record, at.offset, self.reader.offset());
+                    None
                 }
-                Ok(None) => {
-                    block.end(None);
-                    return block;
-                }
-                Err(e) => {
-                    block.end(Some((Error::Record(e), Start { record, offset })));
-                    return block;
-                }
+                Ok(None) => Some(None),
+                Err(e) => Some(Some((Error::Record(e), Start { record, offset }))),
+            };
+            block
+                .skipped
+                .extend(self.reader.drain_skipped().map(|s| (here, s)));
+            if let Some(failure) = ended {
+                block.end(failure);
+                return block;
             }
             let (records, bytes) = block.size();
             if records >= BLOCK_RECORDS || bytes >= BLOCK_BYTES {
@@ -281,10 +300,11 @@ fn returned_at(reader: &RecordReader<File>) -> Start {
     }
 }
 
-fn block<O>(items: Vec<Item<O>>, last: bool) -> Block<O> {
+fn block<O>(items: Vec<Item<O>>, last: bool, skipped: Vec<(usize, Skipped)>) -> Block<O> {
     Block {
         contents: Contents::Items(items),
         last,
+        skipped,
     }
 }
 

@@ -123,6 +123,42 @@ impl BadRecords {
         self.log.is_some()
     }
 
+    /// The same mode and budget, with a count of its own and no log: for a reader whose skips
+    /// are charged to this policy later, in an order of the caller's choosing, with
+    /// [`charge_skipped`](Self::charge_skipped). A data set's reading threads run ahead of the
+    /// records handed out; their readers have detached policies, and what they skipped is
+    /// charged as the records around it are handed out, so that the budget runs out at the
+    /// same record whatever the threads and the reading ahead.
+    #[must_use]
+    pub fn detached(&self) -> Self {
+        match self.mode {
+            Mode::Fail => Self::fail(),
+            mode => Self::budget(mode, self.max),
+        }
+    }
+
+    /// Counts a skip that a reader with a [`detached`](Self::detached) policy reported against
+    /// this policy's budget, and adds it to the shared log, if there is one.
+    ///
+    /// # Errors
+    /// A [`TooManyBadRecords`](crate::ErrorKind::TooManyBadRecords) error naming the skip (its
+    /// file and byte offset) once the budget is spent.
+    pub fn charge_skipped(&self, skipped: &Skipped) -> Result<(), Error> {
+        if !self.charge() {
+            let err = Error::new(ErrorKind::TooManyBadRecords {
+                max: self.max,
+                last: skipped.what(),
+            })
+            .with_offset(skipped.offset());
+            return Err(match skipped.path() {
+                Some(p) => err.with_path(p),
+                None => err,
+            });
+        }
+        self.log(skipped);
+        Ok(())
+    }
+
     /// Takes what the readers sharing this policy skipped since the last call (in the order
     /// they reported it), when the policy has a [`shared_log`](Self::shared_log).
     pub fn take_logged(&self) -> Vec<Skipped> {

@@ -583,3 +583,70 @@ fn skips_are_drained_from_the_iterators_whatever_the_policy_was_given() {
         assert_eq!(policy.spent(), 4, "the budget of the policy passed in");
     }
 }
+
+/// What a read over damage gives: the labels handed out, the error that ended it, the reports
+/// taken, and the budget spent.
+type Run = (Vec<String>, Option<String>, usize, u64);
+
+fn read_on_budget(dir: &std::path::Path, order: &DatasetOptions, threads: usize, max: u64) -> Run {
+    use tfrecord_core::{BadRecords, ReaderOptions};
+    let policy = BadRecords::resync(max);
+    let opts = order
+        .clone()
+        .threads(threads)
+        .reader(ReaderOptions::new().bad_records(policy.clone()));
+    let mut records = open(dir, opts).records().expect("starts");
+    let mut got = Vec::new();
+    let mut err = None;
+    for r in records.by_ref() {
+        match r {
+            Ok(r) => got.push(text(&r)),
+            Err(e) => {
+                err = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    (got, err, records.drain_skipped().len(), policy.spent())
+}
+
+/// The budget is charged in the order the records are handed out, not the order the reading
+/// threads meet the damage: a read that runs out of it stops at the same record, with the same
+/// error, whatever the threads and however far the blocks read ahead. In file order the
+/// error names the damage one past the budget, after every record before it.
+#[test]
+fn the_budget_runs_out_at_the_same_record_whatever_the_threads() {
+    let dir = damaged();
+    // Per file, in order: its records before its damage, and after it.
+    let files = [
+        ("d0-garbage.tfrecord", 9, 11),
+        ("d1-payload.tfrecord", 4, 15),
+        ("d2-length.tfrecord", 12, 7),
+        ("d3-payload.tfrecord.gz", 6, 13),
+    ];
+    for max in 0..4u64 {
+        let (got, err, reports, spent) = read_on_budget(dir.path(), &DatasetOptions::new(), 1, max);
+        let k = usize::try_from(max).expect("small");
+        let before: usize = files[..k].iter().map(|(_, a, b)| a + b).sum::<usize>() + files[k].1;
+        assert_eq!(got.len(), before, "budget {max}");
+        let err = err.expect("over the budget");
+        assert!(
+            err.contains(files[k].0) && err.contains("budget"),
+            "budget {max}: {err}"
+        );
+        assert_eq!((reports, spent), (k, max), "budget {max}");
+        for order in [
+            DatasetOptions::new(),
+            DatasetOptions::new().interleave(2, 1),
+            DatasetOptions::new().interleave(3, 2),
+        ] {
+            let one = read_on_budget(dir.path(), &order, 1, max);
+            for threads in [2, 3] {
+                for _ in 0..3 {
+                    let run = read_on_budget(dir.path(), &order, threads, max);
+                    assert_eq!(run, one, "budget {max}, {threads} threads, {order:?}");
+                }
+            }
+        }
+    }
+}
