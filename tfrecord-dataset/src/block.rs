@@ -113,7 +113,11 @@ pub(crate) struct RawCursor {
 }
 
 /// Moves the reports placed before index `upto` (and at it) to `out`.
+#[inline]
 fn due(skipped: &mut VecDeque<(usize, Skipped)>, upto: usize, out: &mut Vec<Skipped>) {
+    if skipped.is_empty() {
+        return;
+    }
     while let Some((_, s)) = skipped.pop_front_if(|(at, _)| *at <= upto) {
         out.push(s);
     }
@@ -142,25 +146,41 @@ impl<O> Cursor<O> {
     /// The next record, decoding it if it is raw; a decode error ends the block. What the
     /// bad-record policy skipped before it (or, when there is no record left, after the last)
     /// is moved to `skipped`, in order, for the caller to charge before the record is used.
+    #[inline(always)] // the decoded records' path: each value moved once, in its caller
     pub(crate) fn next<D: Decoder<Out = O>>(
         &mut self,
         decoder: &D,
         path: &Path,
         skipped: &mut Vec<Skipped>,
     ) -> Option<Item<O>> {
-        let c = match self {
+        match self {
             Cursor::Items(c) => {
-                let item = c.items.next();
-                due(
-                    &mut c.skipped,
-                    if item.is_some() { c.given } else { usize::MAX },
-                    skipped,
-                );
-                c.given += usize::from(item.is_some());
-                return item;
+                // The item is the call's last act, so that it moves once (into the caller).
+                let more = c.items.len() > 0;
+                if !c.skipped.is_empty() {
+                    due(
+                        &mut c.skipped,
+                        if more { c.given } else { usize::MAX },
+                        skipped,
+                    );
+                }
+                c.given += usize::from(more);
+                c.items.next()
             }
-            Cursor::Raw(c) => c,
-        };
+            Cursor::Raw(c) => c.next(decoder, path, skipped),
+        }
+    }
+}
+
+impl RawCursor {
+    /// As [`Cursor::next`], decoding each record as it is handed out.
+    fn next<D: Decoder>(
+        &mut self,
+        decoder: &D,
+        path: &Path,
+        skipped: &mut Vec<Skipped>,
+    ) -> Option<Item<D::Out>> {
+        let c = self;
         while let Some(&(to, record, offset, end)) = c.block.records.get(c.next) {
             due(&mut c.skipped, c.next, skipped);
             let bytes = &c.block.data[c.from..to];

@@ -68,6 +68,9 @@ pub(crate) struct Interleave<O> {
 
 /// Charges what the readers skipped to the data set's bad-record policy, in the order the
 /// records around it are handed out: the error that ends the stream once the budget is spent.
+/// Callers look at `skipped` first: it is empty for nearly every record.
+#[cold]
+#[inline(never)]
 fn charge<D: Decoder>(fetcher: &Fetcher<D>, skipped: &mut Vec<Skipped>) -> Option<Error> {
     let policy = fetcher.policy();
     // The rest are dropped with the drain once the budget is spent: the stream ends there.
@@ -232,7 +235,9 @@ impl<O> Interleave<O> {
                         fetcher.path(slot.split),
                         &mut self.skipped,
                     );
-                    if let Some(e) = charge(fetcher, &mut self.skipped) {
+                    if !self.skipped.is_empty()
+                        && let Some(e) = charge(fetcher, &mut self.skipped)
+                    {
                         // The budget ran out before this record: the stream ends there.
                         return Some((slot.split, failed_at(e, slot.next)));
                     }
@@ -310,7 +315,9 @@ impl<O> Interleave<O> {
             let item = slot
                 .pending
                 .next(fetcher.decoder(), fetcher.path(split), &mut self.skipped);
-            if let Some(e) = charge(fetcher, &mut self.skipped) {
+            if !self.skipped.is_empty()
+                && let Some(e) = charge(fetcher, &mut self.skipped)
+            {
                 return Some(Err((split, e)));
             }
             let Some(item) = item else {

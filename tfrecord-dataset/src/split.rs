@@ -93,6 +93,8 @@ pub(crate) struct SplitReader {
     reader: RecordReader<File>,
     path: Arc<Path>,
     scratch: Vec<u8>,
+    /// The policy skips damage: there may be reports to take after each record.
+    skips: bool,
 }
 
 impl SplitReader {
@@ -107,6 +109,7 @@ impl SplitReader {
     /// `start` past the end of the file (the file changed since the position was saved).
     pub(crate) fn open(split: &Split, opts: &ReaderOptions, start: Start) -> Result<Self> {
         let path: Arc<Path> = Arc::from(split.path.as_path());
+        let skips = opts.get_bad_records().skips();
         // The reader skips on a budget of its own; what it skipped travels with the blocks and
         // is charged to the data set's policy as the records are handed out.
         let opts = opts
@@ -131,6 +134,7 @@ impl SplitReader {
             (None, false) => RecordReader::open(&*path, opts)?,
         };
         Ok(SplitReader {
+            skips,
             reader,
             path,
             scratch: Vec::new(),
@@ -169,8 +173,10 @@ impl SplitReader {
                 Err(e) => Some(Err(e)),
             };
             // What the reader skipped on the way comes before this record (or the end).
-            let here = items.len();
-            skipped.extend(self.reader.drain_skipped().map(|s| (here, s)));
+            if self.skips {
+                let here = items.len();
+                skipped.extend(self.reader.drain_skipped().map(|s| (here, s)));
+            }
             let Some(read) = read else {
                 return block(items, true, skipped);
             };
@@ -232,9 +238,11 @@ impl SplitReader {
                 Ok(None) => Some(None),
                 Err(e) => Some(Some((Error::Record(e), Start { record, offset }))),
             };
-            block
-                .skipped
-                .extend(self.reader.drain_skipped().map(|s| (here, s)));
+            if self.skips {
+                block
+                    .skipped
+                    .extend(self.reader.drain_skipped().map(|s| (here, s)));
+            }
             if let Some(failure) = ended {
                 block.end(failure);
                 return block;
