@@ -20,6 +20,10 @@
 //!   tf.data's `shard().skip().take()`.
 //! - **Checkpoints** ([`Checkpoint`]): a small serde / JSON position from which reading
 //!   resumes exactly, shuffle buffer included.
+//! - **Bad records** (the reader options' [`BadRecords`](tfrecord_core::BadRecords)): damaged
+//!   or undecodable records skipped within one budget for the whole data set, counted in the
+//!   order the records are handed out (so a read over budget stops at the same record on any
+//!   number of threads), each skip reported once (`drain_skipped` on the iterators).
 //! - **Sharded writers** ([`ShardedWriter`]): output split by count, records or bytes, named
 //!   `train-00000-of-00004.tfrecord` or `part-00000`, each shard written under a temporary
 //!   name and renamed only when the set is complete.
