@@ -45,9 +45,10 @@ impl ArrowDecoder {
     /// `tfrecord_core::columns::columnar_record`), by the same mapping as for a spec file.
     ///
     /// # Errors
-    /// As [`new`](Self::new).
+    /// As [`new`](Self::new); a field with no column (a flattened struct, a user enum), named,
+    /// rather than a schema without it.
     pub fn for_type<T: RecordSchema>(format: Format, options: ArrowOptions) -> Result<Self> {
-        Self::with_options(&columnar_record::<T>(), format, options)
+        Self::with_options(&columnar_record::<T>()?, format, options)
     }
 
     /// As [`new`](Self::new), with options.

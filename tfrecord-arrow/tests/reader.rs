@@ -224,3 +224,63 @@ fn records_that_do_not_decode_are_skipped_under_a_skipping_policy() {
         .expect("the budget is spent");
     assert!(err.to_string().contains("record 24"), "{err}");
 }
+
+/// A derived field with no column (a user enum, a flattened struct) is an error naming it, not
+/// a schema without it: its values would be missing from every batch.
+#[test]
+fn a_derived_field_with_no_column_is_an_error_naming_it() {
+    use tfrecord_core::{Example, Reader};
+
+    #[derive(Example, Debug, PartialEq, Clone, Copy)]
+    enum Color {
+        Red,
+    }
+    #[derive(Example, Debug, PartialEq)]
+    struct Colored {
+        id: i64,
+        color: Color,
+    }
+    #[derive(Example, Debug, PartialEq)]
+    struct Inner {
+        a: i64,
+    }
+    #[derive(Example, Debug, PartialEq)]
+    struct Outer {
+        id: i64,
+        #[example(flatten)]
+        inner: Inner,
+        #[example(skip)]
+        cache: i64,
+    }
+    let err = ArrowDecoder::for_type::<Colored>(Format::TfRecord, Default::default())
+        .expect_err("no column for an enum");
+    assert_eq!(err.key(), Some("color"), "{err}");
+    assert!(err.to_string().contains("Colored::color"), "{err}");
+    let err = ArrowDecoder::for_type::<Outer>(Format::TfRecord, Default::default())
+        .expect_err("no column for a flattened struct");
+    assert!(err.to_string().contains("Outer::inner") && err.to_string().contains("flattened"));
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("colored.tfrecord");
+    let mut w = tfrecord_core::Writer::<Colored>::create(&path).expect("creates");
+    w.write(&Colored {
+        id: 1,
+        color: Color::Red,
+    })
+    .expect("writes");
+    w.finish().expect("finishes");
+    let reader = Reader::<Colored>::open(&path).expect("opens");
+    assert!(reader.batches(8).is_err());
+    // As values, every field is read.
+    let values: Vec<Colored> = Reader::<Colored>::open(&path)
+        .expect("opens")
+        .collect::<Result<_, _>>()
+        .expect("reads");
+    assert_eq!(
+        values,
+        [Colored {
+            id: 1,
+            color: Color::Red
+        }]
+    );
+}

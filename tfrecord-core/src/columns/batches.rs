@@ -7,18 +7,38 @@ use super::{ColumnBatch, ColumnDecoder};
 use crate::codec::Container;
 use crate::compression::Format;
 use crate::described::RecordSchema;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::parse::RecordSpec;
 use crate::typed::Reader;
 
-/// The spec of a derived record type's columns: its [`RecordSchema`] without the fields that
-/// have no spec type (`skip` and `flatten` fields, fields of user enums), which have no column.
-pub fn columnar_record<T: RecordSchema>() -> tfrecord_schema::ir::Record {
+/// The spec of a derived record type's columns: its [`RecordSchema`] without its `skip` fields
+/// (which records do not hold).
+///
+/// # Errors
+/// A field that has no column, named: a flattened struct, or a field whose type has no spec
+/// type (a user enum): its values would be missing from every batch.
+pub fn columnar_record<T: RecordSchema>() -> Result<tfrecord_schema::ir::Record> {
     let mut record = T::record_schema();
-    record
+    record.fields.retain(|f| !f.skip);
+    if let Some(f) = record
         .fields
-        .retain(|f| !f.skip && !f.flatten && f.dtype.is_some());
-    record
+        .iter()
+        .find(|f| f.flatten || f.dtype.is_none())
+    {
+        let what = if f.flatten {
+            "a flattened struct"
+        } else {
+            "its type (a user enum, or another type only the compiler knows) has no spec type"
+        };
+        return Err(Error::feature(format!(
+            "field `{}::{}` has no column ({what}), and its values would be missing from every \
+             batch: read `{}` as values (`Reader::<{}>`), or describe the records with a spec \
+             file",
+            record.name, f.member, record.name, record.name
+        ))
+        .with_key(f.key.clone()));
+    }
+    Ok(record)
 }
 
 impl ColumnDecoder {
@@ -26,9 +46,9 @@ impl ColumnDecoder {
     /// column per field of [`columnar_record`], in field order.
     ///
     /// # Errors
-    /// A field the columnar layout cannot hold; the error names it.
+    /// A field the columnar layout cannot hold (see [`columnar_record`]); the error names it.
     pub fn for_type<T: RecordSchema>(format: Format) -> Result<Self> {
-        ColumnDecoder::new(&RecordSpec::from_record(&columnar_record::<T>())?, format)
+        ColumnDecoder::new(&RecordSpec::from_record(&columnar_record::<T>()?)?, format)
     }
 }
 
