@@ -370,11 +370,13 @@ impl<T, C: Container, W: Write> Writer<T, C, W> {
     /// Encodes and writes one value.
     ///
     /// # Errors
-    /// I/O errors.
+    /// A value that does not fit the layout its type declares ([`Encode::check`]: nothing is
+    /// written); I/O errors.
     pub fn write(&mut self, value: &T) -> Result<()>
     where
         T: Encode<C>,
     {
+        value.check()?;
         // The buffer is reused, so after the first records it needs no reserve; computing
         // `encoded_len` here would be one more pass over every value.
         self.buf.clear();

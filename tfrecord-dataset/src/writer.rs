@@ -389,6 +389,7 @@ impl ShardedWriter {
                 self.opts.format.name()
             )));
         }
+        value.check()?;
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
         value.encode_raw(&mut buf);

@@ -243,3 +243,116 @@ fn creating_in_a_missing_directory_names_the_file() {
     assert_eq!(err.path(), Some(path.as_path()));
     assert!(err.to_string().contains("out.tfrecord"), "{err}");
 }
+
+/// A value that does not fit the `shape` its type declares is refused by the writers, naming
+/// the field, and nothing is written: TensorFlow's `parse_example` refuses such a record
+/// ("Values size: 3 but output shape: [2]"; "not a multiple of stride length" for
+/// `[-1, 2]`), as this crate's readers do.
+#[test]
+fn the_writers_refuse_a_value_that_does_not_fit_its_declared_shape() {
+    use tfrecord_core::{Example, SequenceExample, Writer};
+
+    #[derive(Example, Debug, PartialEq, Default)]
+    struct Shaped {
+        #[example(shape = [2])]
+        v: Vec<f32>,
+        #[example(shape = [-1, 2])]
+        rows: Vec<i64>,
+        #[example(shape = [2])]
+        maybe: Option<Vec<i64>>,
+    }
+    #[derive(Example, Debug, PartialEq, Default)]
+    struct Outer {
+        id: i64,
+        #[example(flatten)]
+        inner: Shaped,
+    }
+    #[derive(SequenceExample, Debug, PartialEq, Default)]
+    struct Clip {
+        #[example(shape = [2])]
+        ctx: Vec<f32>,
+        #[example(sequence, shape = [2])]
+        pairs: Vec<Vec<i64>>,
+    }
+    let fits = Shaped {
+        v: vec![1.0, 2.0],
+        rows: vec![1, 2, 3, 4],
+        maybe: None,
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("shaped.tfrecord");
+    let mut w = Writer::<Shaped>::create(&path).expect("creates");
+    w.write(&fits).expect("fits");
+    let bad = [
+        (
+            "v",
+            Shaped {
+                v: vec![1.0, 2.0, 3.0],
+                ..Shaped::default()
+            },
+        ),
+        (
+            "rows",
+            Shaped {
+                v: vec![1.0, 2.0],
+                rows: vec![1, 2, 3],
+                maybe: None,
+            },
+        ),
+        (
+            "maybe",
+            Shaped {
+                v: vec![1.0, 2.0],
+                rows: vec![],
+                maybe: Some(vec![1]),
+            },
+        ),
+    ];
+    for (key, value) in &bad {
+        let err = w.write(value).expect_err("does not fit");
+        assert_eq!(err.key(), Some(*key), "{err}");
+        assert!(err.to_string().contains(&format!("Shaped::{key}")), "{err}");
+    }
+    w.finish().expect("finishes");
+    let read: Vec<Shaped> = tfrecord_core::Reader::<Shaped>::open(&path)
+        .expect("opens")
+        .collect::<Result<_, _>>()
+        .expect("reads");
+    assert_eq!(read, [fits]);
+
+    let path = dir.path().join("outer.tfrecord");
+    let mut w = Writer::<Outer>::create(&path).expect("creates");
+    let outer = Outer {
+        id: 1,
+        inner: Shaped {
+            v: vec![1.0],
+            ..Shaped::default()
+        },
+    };
+    let err = w
+        .write(&outer)
+        .expect_err("the flattened member does not fit");
+    assert_eq!(err.key(), Some("inner/v"), "{err}");
+
+    let path = dir.path().join("clip.tfrecord");
+    let mut w = Writer::<Clip, tfrecord_core::TfSequenceExample>::create(&path).expect("creates");
+    w.write(&Clip {
+        ctx: vec![1.0, 2.0],
+        pairs: vec![vec![1, 2], vec![3, 4]],
+    })
+    .expect("fits");
+    let err = w
+        .write(&Clip {
+            ctx: vec![1.0, 2.0],
+            pairs: vec![vec![1, 2], vec![3]],
+        })
+        .expect_err("a step does not fit");
+    assert_eq!(err.key(), Some("pairs"), "{err}");
+    let err = w
+        .write(&Clip {
+            ctx: vec![1.0],
+            pairs: vec![],
+        })
+        .expect_err("the context does not fit");
+    assert_eq!(err.key(), Some("ctx"), "{err}");
+}

@@ -59,6 +59,17 @@ pub trait Encode<C: Container = TfExample> {
     /// Appends the encoded message to `buf`.
     fn encode_raw(&self, buf: &mut Vec<u8>);
 
+    /// Checks that the value fits the layout its type declares (a fixed `shape`'s count of
+    /// values, whole rows of a `[-1, ..]` shape), as decoding checks it: the writers call it
+    /// before encoding, so that a record that TensorFlow's parser and this crate's readers
+    /// would refuse is not written. The default accepts every value.
+    ///
+    /// # Errors
+    /// A field whose values do not fit, naming it.
+    fn check(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// The encoded message in a new buffer of exactly the right size.
     fn encode_to_vec(&self) -> Vec<u8> {
         let mut buf = Vec::with_capacity(self.encoded_len());

@@ -252,6 +252,16 @@ pub trait EncodeFields<D: Dialect> {
     fn entries_len(&self, prefix: &[u8]) -> usize;
     /// Appends all the type's map entries.
     fn put_entries(&self, prefix: &[u8], buf: &mut Vec<u8>);
+
+    /// Checks that the values fit the layout the type declares (the count of a fixed
+    /// `shape`, whole rows of a `[-1, ..]` one), as decoding checks them; the default accepts
+    /// every value.
+    ///
+    /// # Errors
+    /// A field whose values do not fit, naming it.
+    fn check_fields(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Decoding a derived type from the feature values found for its slots.

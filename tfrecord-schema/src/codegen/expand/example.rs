@@ -136,6 +136,38 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
                 quote_spanned!(span=> #p::put_entry::<#d, #ty>(__buf, __prefix, #k, &self.#m);)
             }
         });
+        // The shape checks the writers make before encoding (`Encode::check`).
+        let checks: Vec<TokenStream> = fields
+            .iter()
+            .filter(|(f, _)| !f.skip)
+            .filter_map(|(f, b)| {
+                let m = &b.member;
+                if f.flatten {
+                    let prefix = format!("{}/", f.key);
+                    return Some(quote_spanned! {cx.spans(f).ty=>
+                        #p::EncodeFields::<#dial>::check_fields(&self.#m)
+                            .map_err(|__e| __e.prefix_key(#prefix))?;
+                    });
+                }
+                let check = cx.check(f, b, &quote!(&self.#m));
+                if check.is_empty() {
+                    return None;
+                }
+                let info = cx.info(f);
+                Some(quote!({ #info #check }))
+            })
+            .collect();
+        let check_fields = if checks.is_empty() {
+            quote!()
+        } else {
+            quote! {
+                #[inline]
+                fn check_fields(&self) -> #p::Result<()> {
+                    #(#checks)*
+                    #p::Ok(())
+                }
+            }
+        };
         let mut own_index = 0usize;
         let mut flat_index = 0usize;
         let inits = fields.iter().map(|(f, b)| {
@@ -225,6 +257,7 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
                 fn put_entries(&self, __prefix: &[u8], __buf: &mut #p::Vec<u8>) {
                     #(#puts)*
                 }
+                #check_fields
             }
             #[automatically_derived]
             #decode_fields {
@@ -245,6 +278,10 @@ pub(crate) fn expand_example(input: &syn::DeriveInput, lowered: &Lowered) -> Tok
                     let __n = #p::EncodeFields::<#dial>::entries_len(self, b"");
                     #header
                     #p::EncodeFields::<#dial>::put_entries(self, b"", __buf);
+                }
+                #[inline]
+                fn check(&self) -> #p::Result<()> {
+                    #p::EncodeFields::<#dial>::check_fields(self)
                 }
             }
             #[automatically_derived]

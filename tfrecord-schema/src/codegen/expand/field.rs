@@ -70,9 +70,9 @@ impl Ctx<'_> {
         quote!({ #info let __v: #ty = #base; #check __v })
     }
 
-    /// The shape check of a decoded (non-sequence) field, on `v`, an expression of `&T`;
-    /// empty for fields without one. Uses `__INFO`.
-    fn check(&self, f: &Field, b: &Binding, v: &TokenStream) -> TokenStream {
+    /// The shape check of a (non-sequence) field, decoded or about to be encoded, on `v`, an
+    /// expression of `&T`; empty for fields without one. Uses `__INFO`.
+    pub(super) fn check(&self, f: &Field, b: &Binding, v: &TokenStream) -> TokenStream {
         let p = &self.p;
         match (&f.kind, b.info.container) {
             (FeatureKind::Fixed { shape }, Container::Vec) if !shape.is_empty() => {

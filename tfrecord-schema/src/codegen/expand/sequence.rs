@@ -205,6 +205,33 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
         let value = cx.decode_value(false, f, b, &slot);
         quote!(#m: #value,)
     });
+    // The shape checks the writers make before encoding (`Encode::check`).
+    let checks: Vec<TokenStream> = fields
+        .iter()
+        .filter(|(f, _)| !f.skip)
+        .filter_map(|(f, b)| {
+            let m = &b.member;
+            let check = if is_steps(f) {
+                let check = steps_check(&cx, f, b);
+                if check.is_empty() {
+                    return None;
+                }
+                if b.info.optional {
+                    quote!(if let #p::Some(__v) = &self.#m { #check })
+                } else {
+                    quote!(let __v = &self.#m; #check)
+                }
+            } else {
+                let check = cx.check(f, b, &quote!(&self.#m));
+                if check.is_empty() {
+                    return None;
+                }
+                check
+            };
+            let info = cx.info(f);
+            Some(quote!({ #info #check }))
+        })
+        .collect();
     let encode = heads.encode(&quote!(#p::Encode<#p::TfSequenceExample>));
     let decode = heads.decode(&quote!(#p::Decode<#de, #p::TfSequenceExample>));
     quote! {
@@ -226,6 +253,11 @@ pub(crate) fn expand_sequence(input: &syn::DeriveInput, lowered: &Lowered) -> To
                 #(#ctx_puts)*
                 #p::put_lists_header(__buf, __l);
                 #(#seq_puts)*
+            }
+            #[inline]
+            fn check(&self) -> #p::Result<()> {
+                #(#checks)*
+                #p::Ok(())
             }
         }
         #[automatically_derived]
