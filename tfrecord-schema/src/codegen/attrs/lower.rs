@@ -10,8 +10,8 @@ use super::container::container_attrs;
 use super::ctxt::Ctxt;
 use super::field::{FieldAttrs, field_attrs};
 use super::types::{
-    Container, TypeInfo, classify, first_type_arg, is_u8_array, last_ident, list_elem,
-    value_type_name,
+    Container, TypeInfo, classify, first_type_arg, is_option_of_option, is_u8_array, last_ident,
+    list_elem, value_type_name,
 };
 use crate::ir::{FeatureKind, Field, Literal, Origin, Presence, Record, RecordKind};
 use crate::symbol;
@@ -260,6 +260,14 @@ pub(crate) fn lower_struct(
                 "an array of `u8` is not a supported field type: `u8` is not a list element \
                  because `Vec<u8>` is bytes; use `Vec<u8>` (or `bytes::Bytes`, `&[u8]`) for one \
                  bytes value, or an array of a wider integer such as `[u16; N]` for int64 values",
+            );
+        }
+        if !fa.skip && !fa.flatten && is_option_of_option(step_ty.as_ref().unwrap_or(&f.ty)) {
+            cx.error(
+                f.ty.span(),
+                "`Option<Option<_>>` is not a supported field type: a feature is absent (`None`) \
+                 or holds its values, so `Some(None)` would be written as absent and read back \
+                 as `None`; use one `Option`",
             );
         }
         let shape_of_value = |cx: &mut Ctxt, info: &TypeInfo| -> FeatureKind {

@@ -176,6 +176,17 @@ pub(super) fn is_u8_array(ty: &Type) -> bool {
     }
 }
 
+/// Whether a field type is `Option<Option<_>>`.
+pub(super) fn is_option_of_option(ty: &Type) -> bool {
+    let option = |ty: &Type| -> Option<Type> {
+        match last_ident(ty) {
+            Some((i, args)) if i == "Option" => first_type_arg(args).cloned(),
+            _ => None,
+        }
+    };
+    option(ty).and_then(|inner| option(&inner)).is_some()
+}
+
 /// A feature list type, through an `Option`: `(optional, list type, step type)`, where the
 /// step of `Ragged<T>` is `Vec<T>`.
 pub(super) fn list_elem(ty: &Type) -> Option<(bool, Type, Type)> {
