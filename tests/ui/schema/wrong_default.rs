@@ -25,4 +25,16 @@ struct Other {
     r#box: [f32; 4],
 }
 
+// The field type's `Default` (`#[example(default)]`): zeros match, another value does not.
+#[derive(Example)]
+#[example(schema = "ui/schema/mnist.toml", record = "Scored")]
+struct TypeDefaults {
+    #[example(default)]
+    label: i64,
+    #[example(default)]
+    score: f32,
+    #[example(default)]
+    r#box: [f32; 4],
+}
+
 fn main() {}

@@ -344,6 +344,21 @@ fn default_values(f: &Field, lit: &Literal) -> Vec<Literal> {
     out
 }
 
+/// A spec's default as written (one value, or a list), for a hint.
+fn spec_default_text(lit: &Literal) -> String {
+    match lit {
+        Literal::List(_) => format!(
+            "[{}]",
+            lit.scalars()
+                .into_iter()
+                .map(|v| default_text(std::slice::from_ref(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        one => default_text(std::slice::from_ref(one)),
+    }
+}
+
 fn default_text(values: &[Literal]) -> String {
     let text = |v: &Literal| match v {
         Literal::Int(i) => i.to_string(),
@@ -630,6 +645,35 @@ impl Checker<'_> {
                 );
             }
         }
+        // `#[example(default)]`: the field type's `Default`, zeros and empty text for the value
+        // types (unknown for a type of the user's), against the spec's default.
+        // (A `[-1, ..]` feature's default pads rows in a batch: an absent one has no rows.)
+        if same_dtype
+            && matches!(s.kind, FeatureKind::Fixed { .. } | FeatureKind::Var { .. })
+            && let (Presence::Default(sd), Presence::TypeDefault) = (&s.presence, &f.presence)
+        {
+            let zero = |v: &Literal| match v {
+                Literal::Int(i) => *i == 0,
+                Literal::Float(x) => x.to_bits() == 0,
+                Literal::Bool(b) => !b,
+                Literal::Str(t) => t.is_empty(),
+                Literal::List(_) => false,
+            };
+            if f.dtype.is_none() || !default_values(s, sd).iter().all(zero) {
+                let span = self.at_field(f);
+                let spec_default = spec_default_text(sd);
+                self.cx.error(
+                    span,
+                    format!(
+                        "wrong default: an absent `{}` reads as the field type's `Default` here, \
+                         but as {spec_default} in {}\nhelp: `#[example(default = \
+                         {spec_default})]`",
+                        s.key,
+                        self.origin()
+                    ),
+                );
+            }
+        }
         if let Some(why) = spec_allows_absent(s)
             && field_requires(f)
         {
@@ -638,9 +682,14 @@ impl Checker<'_> {
                 Layout::of(&f.kind, self.spec.kind),
                 Layout::Var | Layout::SequenceVar
             ) {
-                "remove `#[example(required)]`: a `Vec` is empty when absent"
+                "remove `#[example(required)]`: a `Vec` is empty when absent".to_owned()
+            } else if let Presence::Default(sd) = &s.presence {
+                format!(
+                    "add `#[example(default = {})]`, or make the field an `Option<_>`",
+                    spec_default_text(sd)
+                )
             } else {
-                "make the field an `Option<_>`, or add `#[example(default)]`"
+                "make the field an `Option<_>`, or add `#[example(default)]`".to_owned()
             };
             self.cx.error(
                 span,
