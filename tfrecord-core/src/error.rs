@@ -107,8 +107,19 @@ pub enum ErrorKind {
 /// Byte offsets of compressed files count bytes of the decompressed stream.
 ///
 /// It is one pointer wide, so that `Result`s in hot decoding loops stay small.
-#[derive(Debug)]
 pub struct Error(Box<Inner>);
+
+/// The message, as `Display` words it (what `fn main() -> Result<(), Error>` prints on an
+/// error); `{:#?}` gives the fields.
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if f.alternate() {
+            f.debug_tuple("Error").field(&self.0).finish()
+        } else {
+            self.write(f, true)
+        }
+    }
+}
 
 #[derive(Debug)]
 struct Inner {
@@ -441,5 +452,27 @@ pub(crate) fn locate(err: Error, path: Option<&Path>, offset: u64, record: u64) 
     match path {
         Some(p) => err.with_path(p.to_path_buf()),
         None => err,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    /// `fn main() -> Result<(), Error>` prints the `Debug` form: the message, as `Display`
+    /// words it; `{:#?}` keeps the fields.
+    #[test]
+    fn debug_is_the_message_and_alternate_debug_the_fields() {
+        let e = Error::feature("expected float_list, found int64_list")
+            .with_key("id")
+            .with_record(3)
+            .with_path("data.tfrecord");
+        assert_eq!(format!("{e:?}"), e.to_string());
+        assert!(e.to_string().starts_with("data.tfrecord: "), "{e}");
+        let fields = format!("{e:#?}");
+        assert!(
+            fields.contains("record: Some(\n") && fields.contains("\"id\""),
+            "{fields}"
+        );
     }
 }
