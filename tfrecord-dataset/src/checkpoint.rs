@@ -10,7 +10,8 @@ const VERSION: u32 = 1;
 
 /// Where a data set's reading stands, taken by `checkpoint()` on its iterators
 /// ([`Records::checkpoint`](crate::Records::checkpoint),
-/// [`Values::checkpoint`](crate::Values::checkpoint)) and given back to
+/// [`Values::checkpoint`](crate::Values::checkpoint),
+/// [`ValueBatches::checkpoint`](crate::ValueBatches::checkpoint)) and given back to
 /// [`Dataset::resume`](crate::Dataset::resume): the records after it are exactly those an
 /// uninterrupted read would have given after the same point, in the same order (in
 /// deterministic mode), with any number of threads.

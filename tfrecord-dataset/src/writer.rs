@@ -375,11 +375,13 @@ impl ShardedWriter {
         }
     }
 
-    /// Encodes a value of a derived type as a record of container `C` and writes it.
+    /// Encodes a value of a derived type as a record of container `C` and writes it
+    /// (`writer.write_value::<TfExample, _>(&value)`: the container is named, as one type
+    /// may derive several).
     ///
     /// # Errors
-    /// A container whose format is not the writer's ([`Error::Options`]); as
-    /// [`write`](Self::write).
+    /// A container whose format is not the writer's ([`Error::Options`]); a value that does
+    /// not fit the layout its type declares ([`Encode::check`]); as [`write`](Self::write).
     pub fn write_value<C: Container, T: Encode<C>>(&mut self, value: &T) -> Result<()> {
         if C::FORMAT != self.opts.format {
             return Err(Error::Options(format!(
