@@ -357,14 +357,6 @@ impl RecordFeature {
 
 /// The values of a default literal, row-major, as values of `dtype`; the error says why not.
 fn values(dtype: DType, lit: &Literal) -> std::result::Result<Values, String> {
-    fn flatten<'a>(lit: &'a Literal, out: &mut Vec<&'a Literal>) {
-        match lit {
-            Literal::List(items) => items.iter().for_each(|i| flatten(i, out)),
-            other => out.push(other),
-        }
-    }
-    let mut flat = Vec::new();
-    flatten(lit, &mut flat);
     let bad = |l: &Literal| {
         format!(
             "holds {}, which is not a {} value",
@@ -374,7 +366,7 @@ fn values(dtype: DType, lit: &Literal) -> std::result::Result<Values, String> {
     };
     let range = |ty: &str| format!("does not fit in {ty}");
     let mut out = Values::empty(dtype);
-    for l in flat {
+    for l in lit.scalars() {
         match (&mut out, l) {
             (Values::Int64(v), Literal::Int(n)) => {
                 v.push(i64::try_from(*n).map_err(|_| range("int64"))?);
