@@ -455,6 +455,14 @@ fn encode_by(
     Ok(out)
 }
 
+/// The batch `records` decode to by the spec `toml`.
+fn decode_by(toml: &str, records: &[Vec<u8>]) -> RecordBatch {
+    ArrowDecoder::new(&record(toml), Format::TfRecord)
+        .expect("a decoder")
+        .decode(records, 0)
+        .expect("decodes")
+}
+
 /// The keys of a serialized `tf.train.Example`, sorted.
 fn keys(record: &[u8]) -> Vec<String> {
     use tfrecord_core::Message;
@@ -501,10 +509,7 @@ fn ragged_rows_that_value_rowids_cannot_count_are_refused() {
     // Leading empty rows have ids (the first id says how many come before it).
     let good = rows(&[&[], &[1]], &[&[], &[], &[2, 3]]);
     let records = encode_by(spec, &good, 0).expect("encodes");
-    let back = ArrowDecoder::new(&record(spec), Format::TfRecord)
-        .unwrap()
-        .decode(&records, 0)
-        .unwrap();
+    let back = decode_by(spec, &records);
     assert_eq!(nested(back.column(0)), nested(good.column(0)));
     assert_eq!(nested(back.column(0))[1], [vec![], vec![], vec![2, 3]]);
 }
@@ -546,10 +551,7 @@ fn a_null_row_is_an_absent_feature_unless_the_feature_is_required() {
     let records = encode_by(with_default, &b, 0).expect("a null row with a default");
     assert_eq!(keys(&records[1]), ["g"]);
     assert_eq!(keys(&records[0]), ["f", "g"]);
-    let back = ArrowDecoder::new(&record(with_default), Format::TfRecord)
-        .unwrap()
-        .decode(&records, 0)
-        .unwrap();
+    let back = decode_by(with_default, &records);
     assert_eq!(
         back.column(0).as_ref(),
         &Int64Array::from(vec![1, 7, 3]) as &dyn Array
@@ -582,10 +584,7 @@ fn a_list_of_k_items_per_row_reads_as_a_dimension_of_k() {
     ]);
     let records = encode_by(spec, &b, 0).expect("two items per row");
     assert_eq!(keys(&records[1]), Vec::<String>::new());
-    let back = ArrowDecoder::new(&record(spec), Format::TfRecord)
-        .unwrap()
-        .decode(&records, 0)
-        .unwrap();
+    let back = decode_by(spec, &records);
     let fixed = back
         .column(0)
         .as_any()
@@ -623,10 +622,7 @@ fn narrower_integers_read_as_int64_and_a_nameless_column_is_refused() {
         ],
     );
     let records = encode_by(spec, &b, 0).expect("narrower integers");
-    let back = ArrowDecoder::new(&record(spec), Format::TfRecord)
-        .unwrap()
-        .decode(&records, 0)
-        .unwrap();
+    let back = decode_by(spec, &records);
     assert_eq!(
         back.column(0).as_ref(),
         &Int64Array::from(vec![-128, 127]) as &dyn Array
