@@ -60,8 +60,11 @@ pub(crate) enum Command {
     /// failing one. Exits 0 only when every file is intact, or with --max-bad-records /
     /// --resync, when the damage is within the budget (one budget over all files): a file whose
     /// damage was skipped is `<file>\tDAMAGED\t<n> records, <k> damaged record(s) or byte
-    /// range(s) skipped`, each skip reported on standard error. OFRecord has no checksums: with
-    /// `--input-format ofrecord` only the framing is checked.
+    /// range(s) skipped`, each skip reported on standard error. With --limit, --skip, --shard
+    /// or --shuffle the records checked are chosen over all inputs together, as for `cat`; each
+    /// file's line counts the chosen records it holds, and an error ends the check (the line of
+    /// the file it is in says FAILED). OFRecord has no checksums: with `--input-format
+    /// ofrecord` only the framing is checked.
     Verify(VerifyArgs),
     /// Write JSON Lines to a record file.
     ///
@@ -350,7 +353,8 @@ pub(crate) struct VerifyArgs {
     /// Input format and compression.
     #[command(flatten)]
     pub(crate) read: ReadOpts,
-    /// Limit, skip, shard, shuffle, damaged records (then read in order on one thread).
+    /// Limit, skip, shard, shuffle (over all inputs), damaged records (then read on one
+    /// thread).
     #[command(flatten)]
     pub(crate) dataset: DatasetArgs,
 }

@@ -97,6 +97,12 @@ impl DatasetArgs {
         self.shard.is_some() || self.shuffle
     }
 
+    /// Whether the flags choose which records are read, over all inputs together (`--limit`,
+    /// `--skip`, `--shard`, `--shuffle`).
+    pub(crate) fn selects(&self) -> bool {
+        self.reorders() || self.limit.is_some() || self.skip.is_some()
+    }
+
     /// Whether any flag asks for more than reading every record in order.
     pub(crate) fn any(&self) -> bool {
         self.reorders()
@@ -123,44 +129,62 @@ fn report(skipped: Vec<Skipped>, totals: &mut Totals) {
 #[derive(Default)]
 pub(crate) struct Totals {
     records: u64,
+    /// Byte ranges of known length that are not one record.
     ranges: u64,
     bytes: u64,
     /// Skips of unknown length: the rest of a damaged compressed stream.
     to_end: u64,
+    /// How many skips each file had, by its name.
+    by_file: std::collections::HashMap<std::path::PathBuf, u64>,
 }
 
 impl Totals {
     fn add(&mut self, s: &Skipped) {
-        if s.is_record() {
-            self.records += 1;
-        } else {
-            self.ranges += 1;
+        match (s.is_record(), s.byte_len()) {
+            (true, _) => self.records += 1,
+            (false, Some(_)) => self.ranges += 1,
+            (false, None) => self.to_end += 1,
         }
-        match s.byte_len() {
-            Some(n) => self.bytes += n,
-            None => self.to_end += 1,
+        self.bytes += s.byte_len().unwrap_or(0);
+        if let Some(path) = s.path() {
+            *self.by_file.entry(path.to_path_buf()).or_default() += 1;
         }
     }
 
-    /// The closing line, when anything was skipped.
+    /// How many skips were reported in `path`.
+    pub(crate) fn in_file(&self, path: &std::path::Path) -> u64 {
+        self.by_file.get(path).copied().unwrap_or(0)
+    }
+
+    /// The closing line, when anything was skipped. It does not say `skipped`: each skip has
+    /// a line of its own with that word, the file and the offset, and this one names neither.
     pub(crate) fn finish(&self) {
-        if self.records + self.ranges > 0 {
-            let rest = if self.to_end > 0 {
-                format!(
-                    ", and the rest of {} damaged compressed stream(s)",
-                    self.to_end
-                )
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                io::stderr().lock(),
-                "tfrecord: skipped {} damaged record(s) and {} byte range(s), {} bytes in all{rest}",
-                self.records,
-                self.ranges,
-                self.bytes
-            );
+        let mut parts = Vec::new();
+        if self.records > 0 {
+            parts.push(format!("{} damaged record(s)", self.records));
         }
+        if self.ranges > 0 {
+            parts.push(format!("{} damaged byte range(s)", self.ranges));
+        }
+        if self.to_end > 0 {
+            parts.push(format!(
+                "the rest of {} damaged compressed stream(s)",
+                self.to_end
+            ));
+        }
+        if parts.is_empty() {
+            return;
+        }
+        let bytes = if self.bytes > 0 {
+            format!(" ({} bytes)", self.bytes)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            io::stderr().lock(),
+            "tfrecord: in all, passed over {}{bytes}",
+            parts.join(" and ")
+        );
     }
 }
 

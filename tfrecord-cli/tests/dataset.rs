@@ -148,6 +148,56 @@ fn shuffle_is_reproducible_and_skip_and_limit_come_after_it() {
     assert_eq!(head, (1003..1008).collect::<Vec<_>>());
 }
 
+/// The records per file of `verify`'s output lines (`<file>\tOK\t<n> records`), and its
+/// closing line.
+fn verified(out: &str) -> (BTreeMap<String, u64>, String) {
+    let mut lines: Vec<&str> = out.lines().collect();
+    let last = lines.pop().expect("a closing line").to_string();
+    let per_file = lines
+        .iter()
+        .map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            assert_eq!(cols[1], "OK", "{out}");
+            let n = cols[2].split(' ').next().expect("a count");
+            (cols[0].to_string(), n.parse().expect("a number"))
+        })
+        .collect();
+    (per_file, last)
+}
+
+#[test]
+fn verify_chooses_records_over_all_inputs_as_cat_does() {
+    let (dir, big) = data();
+    let set = dir.path().join("set");
+    let total = |m: &BTreeMap<String, u64>| m.values().sum::<u64>();
+    // --limit and --skip count over all inputs, not per file.
+    let (files, last) = verified(&ok(&run(&["verify", "--limit", "50", s(&set), s(&big)])));
+    assert_eq!(files.len(), 4);
+    assert_eq!(total(&files), 50);
+    assert_eq!(files[s(&big)], 0, "the first 50 records are all in the set");
+    assert_eq!(last, "all 4 files intact");
+    let (files, _) = verified(&ok(&run(&["verify", "--skip", "600", s(&set), s(&big)])));
+    assert_eq!(total(&files), 20);
+    assert_eq!(files[s(&big)], 20);
+    // Each shard checks the records `cat` gives it; together, every record once.
+    let mut sum = 0;
+    for i in 0..3 {
+        let shard = format!("{i}/3");
+        let (files, _) = verified(&ok(&run(&["verify", "--shard", &shard, s(&set), s(&big)])));
+        let cat = ids(&ok(&run(&[
+            "cat",
+            "--json",
+            "--shard",
+            &shard,
+            s(&set),
+            s(&big),
+        ])));
+        assert_eq!(total(&files), cat.len() as u64, "shard {shard}");
+        sum += total(&files);
+    }
+    assert_eq!(sum, 620);
+}
+
 /// The byte offset of each record of a plain TFRecord file.
 fn offsets(path: &Path) -> Vec<u64> {
     let mut r = RecordReader::open(path, ReaderOptions::new()).expect("open");
@@ -194,7 +244,14 @@ fn damaged_records_are_skipped_within_the_budget_and_each_reported() {
     assert_eq!(got, [0, 1, 2, 4, 5, 6, 7, 8, 9]);
     let err = String::from_utf8(o.stderr).expect("utf-8");
     let lines: Vec<&str> = err.lines().filter(|l| l.contains("skipped")).collect();
-    assert_eq!(lines.len(), 3, "two skip lines and a total: {err}");
+    assert_eq!(lines.len(), 2, "two skip lines: {err}");
+    assert_eq!(
+        err.lines().last(),
+        Some(
+            "tfrecord: in all, passed over 1 damaged record(s) and 1 damaged byte range(s) (38 bytes)"
+        ),
+        "a total that does not say skipped: {err}"
+    );
     assert!(
         lines[0].contains(s(&path)) && lines[0].contains(&format!("byte {}", at[3])),
         "{err}"
