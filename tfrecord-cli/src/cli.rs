@@ -10,8 +10,9 @@ use crate::dataset::DatasetArgs;
 /// Read, check and write TensorFlow TFRecord and OneFlow OFRecord files.
 ///
 /// File arguments are paths; `-` means standard input (or standard output for `-o`). A
-/// directory given as an input stands for its OneFlow / Spark `part-*` files in name order, or
-/// else its TensorFlow shards (`train-00000-of-00004.tfrecord`) and record files; a quoted glob
+/// directory given as an input stands for its OneFlow / Spark `part-*` files in name order (other
+/// record files beside them are an error), or else its TensorFlow shards
+/// (`train-00000-of-00004.tfrecord`) and record files; a quoted glob
 /// pattern for its matches. Reading commands take `--limit`, `--skip`, `--shard I/N`,
 /// `--shuffle --seed S`, `--max-bad-records N` and `--resync`. Compression is chosen by `--compression`, else from the file name
 /// (`.gz` gzip, `.zlib` / `.zz` zlib), else none; standard input and output are uncompressed

@@ -42,14 +42,26 @@ pub enum Error {
         /// The file with that number and another suffix.
         other: PathBuf,
     },
-    /// A directory holds two numbered shard sets of one name with different shard counts
-    /// (`train-*-of-00002.tfrecord` and `train-*-of-00003.tfrecord`): read together they would
-    /// mix two versions of the data, and which one is current cannot be told from the names.
+    /// A directory holds two numbered shard sets of one name with different shard counts or
+    /// suffixes (`train-*-of-00002.tfrecord` beside `train-*-of-00003.tfrecord`, or beside
+    /// `train-*-of-00002.tfrecord.gz`): read together they would hold the same data twice, or
+    /// mix two versions of it, and which one is current cannot be told from the names.
     ShardSets {
         /// One set, as a pattern: `dir/train-*-of-00002.tfrecord`.
         first: PathBuf,
         /// The other set, as a pattern.
         second: PathBuf,
+    },
+    /// A directory holds OneFlow / Spark `part-*` files and other record files beside them
+    /// (numbered shards, `*.tfrecord`): which of them the directory stands for cannot be told,
+    /// and reading either kind alone would leave the other out.
+    MixedKinds {
+        /// The directory.
+        dir: PathBuf,
+        /// One `part-*` file.
+        part: PathBuf,
+        /// One of the other record files.
+        record: PathBuf,
     },
     /// A glob pattern that does not parse.
     Pattern {
@@ -141,6 +153,16 @@ impl fmt::Display for Error {
                 first.display(),
                 second.display()
             ),
+            Error::MixedKinds { dir, part, record } => write!(
+                f,
+                "{}: the directory holds part-* files (`{}`) and other record files (`{}`): \
+                 name the ones to read with a pattern (`{}` or `{}`)",
+                dir.display(),
+                file_name(part),
+                file_name(record),
+                dir.join("part-*").display(),
+                dir.join("*.tfrecord").display()
+            ),
             Error::Pattern { pattern, detail } => {
                 write!(f, "{pattern}: invalid glob pattern: {detail}")
             }
@@ -164,4 +186,10 @@ impl std::error::Error for Error {
             _ => None,
         }
     }
+}
+
+/// A path's last component, for messages.
+fn file_name(path: &Path) -> std::borrow::Cow<'_, str> {
+    path.file_name()
+        .map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy())
 }

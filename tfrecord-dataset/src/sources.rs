@@ -47,16 +47,18 @@ struct Input {
 ///
 /// - A **file** is itself, whatever its name.
 /// - A **directory** stands for its OneFlow / Spark `part-*` files when it has any (as OneFlow
-///   reads an OFRecord directory); otherwise for its record files: numbered shards
+///   reads an OFRecord directory), and then must hold no other record files
+///   ([`Error::MixedKinds`]); otherwise for its record files: numbered shards
 ///   (`train-00042-of-01024.tfrecord`, `mnist-train.tfrecord-00000-of-00001`) and files named
 ///   `*.tfrecord`, `*.tfrecords`, `*.tfrec` or `*.ofrecord` (each possibly `.gz`, `.zlib`,
 ///   `.zz`). Hidden files (`.name`, which includes writers' temporary files), `_SUCCESS` and
 ///   other `_name` files, `*.crc` and `*.idx` are never data. Subdirectories are not entered.
 ///   A directory whose numbered shards do not form complete sets (`0..N` of `-of-N`) is an
 ///   error naming the first missing shard (or the file that holds it under another suffix),
-///   and so is a directory holding two sets of one name with different shard counts
-///   (`train-*-of-00002.tfrecord` beside `train-*-of-00003.tfrecord`: two versions of the data,
-///   which a reader cannot tell apart), unless
+///   and so is a directory holding two sets of one name with different shard counts or
+///   suffixes (`train-*-of-00002.tfrecord` beside `train-*-of-00003.tfrecord`, or beside
+///   `train-*-of-00002.tfrecord.gz`: the same data twice, or two versions of it, which a reader
+///   cannot tell apart), unless
 ///   [`allow_missing_shards`](Self::allow_missing_shards).
 /// - A path that does not exist and holds `*`, `?` or `[` is a **glob pattern** (the `glob`
 ///   crate's syntax; `*` does not cross `/`, and does not match a leading `.`): the files it
@@ -147,8 +149,9 @@ impl Sources {
     /// # Errors
     /// An input that does not exist (and is no pattern), a directory or pattern that stands for
     /// no record file, an invalid pattern, an incomplete shard set ([`Error::MissingShards`],
-    /// [`Error::MixedSuffixes`]), two shard sets of one name ([`Error::ShardSets`]), or a
-    /// directory that cannot be listed; each names the input.
+    /// [`Error::MixedSuffixes`]), two shard sets of one name ([`Error::ShardSets`]), `part-*`
+    /// files beside other record files ([`Error::MixedKinds`]), or a directory that cannot be
+    /// listed; each names the input.
     pub fn resolve(&self) -> Result<Vec<SourceFile>> {
         let mut out = Vec::new();
         for input in &self.inputs {
@@ -226,6 +229,13 @@ fn list_dir(dir: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf>> {
         } else {
             others += 1;
         }
+    }
+    if let (Some(part), Some(record)) = (parts.first(), records.first()) {
+        return Err(Error::MixedKinds {
+            dir: dir.to_path_buf(),
+            part: part.clone(),
+            record: record.clone(),
+        });
     }
     let mut files = if parts.is_empty() { records } else { parts };
     if files.is_empty() {
@@ -366,6 +376,17 @@ fn check_shard_sets(files: &[PathBuf]) -> Result<()> {
             expected: *count,
             found,
         });
+    }
+    // Complete sets of one name under two suffixes (`.tfrecord` and `.tfrecord.gz`): the
+    // same data twice, or two versions of it.
+    let mut by_stem: BTreeMap<&str, &(String, String, String)> = BTreeMap::new();
+    for key in sets.keys() {
+        if let Some(first) = by_stem.insert(&key.0, key) {
+            return Err(Error::ShardSets {
+                first: pattern(first),
+                second: pattern(key),
+            });
+        }
     }
     Ok(())
 }

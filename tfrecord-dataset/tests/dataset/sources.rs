@@ -71,7 +71,7 @@ fn a_directory_with_part_files_stands_for_them_only() {
             "part-00000",
             "_SUCCESS",
             "part-00000.crc",
-            "x.tfrecord",
+            "notes.txt",
         ],
     );
     let files = expand_path(dir.path()).expect("lists");
@@ -159,6 +159,77 @@ fn a_shard_under_another_suffix_is_named_as_the_file_that_is_there() {
 /// Two complete sets of one name with different shard counts are two versions of the data:
 /// read as one directory they would be mixed, so the listing names both instead. Sets of other
 /// names beside them are fine, and a pattern reads one set.
+/// One set written twice, plain and compressed, would be read twice: an error naming both,
+/// as for two shard counts.
+#[test]
+fn one_set_under_two_suffixes_is_an_error_naming_both() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    touch(
+        dir.path(),
+        &[
+            "train-00000-of-00002.tfrecord",
+            "train-00001-of-00002.tfrecord",
+            "train-00000-of-00002.tfrecord.gz",
+            "train-00001-of-00002.tfrecord.gz",
+        ],
+    );
+    match expand_path(dir.path()).expect_err("one set twice") {
+        Error::ShardSets { first, second } => {
+            assert_eq!(first, dir.path().join("train-*-of-00002.tfrecord"));
+            assert_eq!(second, dir.path().join("train-*-of-00002.tfrecord.gz"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let gz = expand_path(dir.path().join("*.gz")).expect("a pattern reads one");
+    assert_eq!(gz.len(), 2);
+}
+
+/// `part-*` files beside other record files: neither kind is left out silently.
+#[test]
+fn part_files_beside_other_record_files_are_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    touch(
+        dir.path(),
+        &[
+            "part-00000",
+            "train-00000-of-00001.tfrecord",
+            "big.tfrecord",
+            "_SUCCESS",
+        ],
+    );
+    let err = expand_path(dir.path()).expect_err("two kinds");
+    match &err {
+        Error::MixedKinds {
+            dir: d,
+            part,
+            record,
+        } => {
+            assert_eq!(d, dir.path());
+            assert_eq!(*part, dir.path().join("part-00000"));
+            assert_eq!(*record, dir.path().join("big.tfrecord"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains("part-*"), "{err}");
+    assert_eq!(
+        expand_path(dir.path().join("part-*")).expect("parts").len(),
+        1
+    );
+    assert_eq!(
+        expand_path(dir.path().join("*.tfrecord"))
+            .expect("records")
+            .len(),
+        2
+    );
+    // Spark's and OneFlow's own files beside the parts are not record files.
+    let spark = tempfile::tempdir().expect("tempdir");
+    touch(
+        spark.path(),
+        &["part-00000", "part-00001", "_SUCCESS", ".part-00000.crc"],
+    );
+    assert_eq!(expand_path(spark.path()).expect("parts").len(), 2);
+}
+
 #[test]
 fn two_shard_sets_of_one_name_are_an_error_naming_both() {
     let dir = tempfile::tempdir().expect("tempdir");
