@@ -354,6 +354,32 @@ mod tests {
         assert!(r.unwrap_err().to_string().contains("must be a JSON object"));
         let (r, _) = run("{\"a\": 18446744073709551615}\n", &RecordOptions::default());
         assert!(r.unwrap_err().to_string().contains("does not fit in int64"));
+        // Past u64 and below i64, JSON parsers give floats: still an integer that does not
+        // fit, not a float field. A float literal of that size, or digits in a string, are
+        // what they say.
+        for (text, big) in [
+            (
+                "{\"a\": 1}\n{\"a\": 18446744073709551616}\n",
+                "18446744073709551616",
+            ),
+            (
+                "{\"a\": [1, -9223372036854775809]}\n",
+                "-9223372036854775809",
+            ),
+        ] {
+            let (r, _) = run(text, &RecordOptions::default());
+            let e = r.unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("the integer {big} does not fit in int64")),
+                "{e}"
+            );
+        }
+        let (r, _) = run(
+            "{\"a\": 1e19, \"s\": \"184467440737095516160\"}\n",
+            &RecordOptions::default(),
+        );
+        let rows = r.unwrap();
+        assert_eq!(rows[0].features.len(), 2);
     }
 
     /// A field that is only ever an empty list has no kind: left out with a warning; one that
@@ -488,6 +514,13 @@ mod tests {
         assert_eq!(big, &Values::from(&b"99999999999999999999"[..]));
         assert_eq!(rows[1].features["big"], Values::from(&b"1"[..]));
         assert_eq!(rows[0].features["f"], Values::Float32(vec![1e20]));
+        // Zero-padded codes keep their zeros: the column stays text. A lone 0 is a number.
+        let (rows, _) = run("zip,n,x\n007,0,-01\n10,-0,0.5\n", &opts);
+        let rows = rows.unwrap();
+        assert_eq!(rows[0].features["zip"], Values::from(&b"007"[..]));
+        assert_eq!(rows[1].features["zip"], Values::from(&b"10"[..]));
+        assert_eq!(rows[1].features["n"], Values::Int64(vec![0]));
+        assert_eq!(rows[0].features["x"], Values::from(&b"-01"[..]));
         let (r, _) = run("a,a\n1,2\n", &opts);
         assert!(r.unwrap_err().to_string().contains("both named"));
         let (r, _) = run("a,b\n1,2\n3\n", &opts);

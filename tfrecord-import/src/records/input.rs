@@ -142,6 +142,62 @@ fn shape(v: &Json) -> Option<Vec<usize>> {
     Some(dims)
 }
 
+/// The first integer literal of a JSON line (outside strings) that int64 cannot hold, when
+/// its fields hold a float that could be one: JSON parsers read an integer past the range of
+/// u64 (or below that of i64) as a float, which would make its field a float list where a
+/// smaller one is an error.
+fn out_of_range_integer(fields: &[(String, Field)], line: &[u8]) -> Option<String> {
+    #[allow(clippy::cast_precision_loss)]
+    let limit = i64::MAX as f64;
+    let suspect = fields.iter().any(|(_, f)| {
+        f.as_ref().is_ok_and(|scalars| {
+            scalars
+                .iter()
+                .any(|s| matches!(s, Scalar::Float(x) if x.fract() == 0.0 && x.abs() >= limit))
+        })
+    });
+    if !suspect {
+        return None;
+    }
+    let mut i = 0;
+    while i < line.len() {
+        match line[i] {
+            b'"' => {
+                i += 1;
+                while i < line.len() {
+                    match line[i] {
+                        b'\\' => i += 2,
+                        b'"' => {
+                            i += 1;
+                            break;
+                        }
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                i += 1;
+                while i < line.len()
+                    && matches!(line[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
+                {
+                    i += 1;
+                }
+                let token = std::str::from_utf8(&line[start..i]).unwrap_or_default();
+                let digits = token.strip_prefix('-').unwrap_or(token);
+                if !digits.is_empty()
+                    && digits.bytes().all(|b| b.is_ascii_digit())
+                    && token.parse::<i64>().is_err()
+                {
+                    return Some(token.to_owned());
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 /// The input, readable twice.
 pub(super) enum Input {
     File(PathBuf),
@@ -283,7 +339,10 @@ pub(super) fn for_each_record(
                                 }
                             }
                         }
-                        Ok(out)
+                        match out_of_range_integer(&out, line) {
+                            Some(big) => Err(format!("the integer {big} does not fit in int64")),
+                            None => Ok(out),
+                        }
                     }
                     Ok(other) => Err(format!(
                         "a record must be a JSON object, found {}",

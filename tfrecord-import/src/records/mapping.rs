@@ -56,12 +56,14 @@ pub(super) fn unify(a: &ListKind, b: &ListKind) -> Option<ListKind> {
 
 /// Which kinds a CSV cell's text parses as: (an integer, a number, a boolean). Digits beyond
 /// int64 are neither: a float would round them (`99999999999999999999` to `1e20`), so their
-/// column stays text, which keeps them.
+/// column stays text, which keeps them. Nor are zero-padded digits (`007`, `-01`: a postal
+/// code, an id), which a number would keep without their zeros.
 pub(super) fn cell_kinds(text: &str) -> (bool, bool, bool) {
     let t = text.trim();
-    let int = t.parse::<i64>().is_ok();
     let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
     let integral = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    let padded = integral && digits.len() > 1 && digits.starts_with('0');
+    let int = !padded && t.parse::<i64>().is_ok();
     let float = int || (!integral && t.parse::<f64>().is_ok());
     let boolean = t.eq_ignore_ascii_case("true") || t.eq_ignore_ascii_case("false");
     (int, float, boolean)

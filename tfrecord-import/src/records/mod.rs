@@ -18,11 +18,13 @@
 //! feature everywhere, so that one `tf.io.parse_example` spec reads every record. In CSV every
 //! cell is text, so a column is `int64` when every non-empty cell is an integer, `float` when
 //! every one is a number (`nan` and `inf` included; digits beyond int64 are not, as a float
-//! would round them), `int64` 0/1 when every one is `true` or `false`, and bytes otherwise.
+//! would round them, nor zero-padded digits such as `007`, whose zeros a number would drop),
+//! `int64` 0/1 when every one is `true` or `false`, and bytes otherwise.
 //!
 //! What cannot be mapped is an error naming the input, the record and the field: a list of
 //! objects, a list mixing strings with numbers, nested lists whose rows differ in length or
-//! depth (their row boundaries would be lost), an integer beyond int64, a number beyond the
+//! depth (their row boundaries would be lost), an integer beyond int64 (past u64 too, which
+//! JSON parsers read as a float), a number beyond the
 //! float's range (only `inf` and `nan` spelled out are those values), a JSON field holding
 //! strings in one record and numbers in another, a value a spec's dtype or shape does not
 //! take. A JSON object with a key given twice, and a CSV quote never closed, are invalid
