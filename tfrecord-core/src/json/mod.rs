@@ -258,7 +258,7 @@ fn parse_float(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<f32> {
     // +-FLT_MAX, such as the 3.4028235e+38 json_format prints for it, are accepted, as
     // protobuf's C++ parser does.)
     crate::feature::narrow_f64(d)
-        .ok_or_else(|| Error::json(format!("{what}: {d} is too large for a float")))
+        .ok_or_else(|| Error::json(format!("{what}: {d:e} is too large for a float")))
 }
 
 /// `base.name` or `base[key]`, for errors: written only when one is raised.

@@ -270,7 +270,16 @@ pub(super) fn for_each_record(
                     // which then reads as a record of the wrong length: say why.
                     let why = csv_unclosed(csv.get_ref()).unwrap_or_else(|| {
                         let line = e.position().map_or(0, csv::Position::line);
-                        format!("invalid CSV (line {line}): {e}")
+                        match e.kind() {
+                            // The csv crate's own message counts records from the header.
+                            csv::ErrorKind::UnequalLengths {
+                                expected_len, len, ..
+                            } => format!(
+                                "invalid CSV (line {line}): {len} field(s) where the header has \
+                                 {expected_len}"
+                            ),
+                            _ => format!("invalid CSV (line {line}): {e}"),
+                        }
                     });
                     Error::new(why).with_record(index)
                 })?;
