@@ -299,7 +299,19 @@ fn row_ids(rt: Rag, pt: &PartT, dt: SplitsDType, row_budget: usize) -> Result<Ra
     let n = adjusted
         .last()
         .map_or(0, |&last| dt.fit(last.wrapping_add(1)));
-    let n32 = n as i32;
+    // TensorFlow's bincount counts rows in 32 bits: more rows than that cannot be counted
+    // (it fails on the shapes), and wrapping them would describe rows the counts do not hold.
+    let Ok(n32) = i32::try_from(n) else {
+        return Err(if n < 0 {
+            format!("value row ids imply a negative number of rows ({n})")
+        } else {
+            format!(
+                "value row ids imply {n} rows, more than the 32-bit row count TensorFlow \
+                 counts them with holds"
+            )
+        }
+        .into());
+    };
     if n32 < 0 {
         return Err(format!("value row ids imply a negative number of rows ({n32})").into());
     }

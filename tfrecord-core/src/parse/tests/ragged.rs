@@ -193,6 +193,24 @@ fn value_row_ids_with_empty_rows_and_bad_ids() {
     let huge = [ex(&[("v", i(&[1])), ("ids", i(&[1 << 30]))])];
     let err = parse_example(&s, &huge).expect_err("too many rows");
     assert_eq!(err.key(), Some("r"));
+    // Past 32 bits the row count TensorFlow counts ids with cannot hold the rows (TensorFlow:
+    // "Tensor's shape (4,) is not compatible with supplied shape (4294967300,)"); wrapped, the
+    // count would describe 4 rows under splits that claim 4294967300.
+    let ids64 = spec(&[(
+        "r",
+        FeatureSpec::Ragged {
+            dtype: DType::Int64,
+            value_key: Some("v".into()),
+            partitions: vec![Partition::ValueRowIds("ids".into())],
+            row_splits_dtype: SplitsDType::Int64,
+        },
+    )]);
+    for id in [(1 << 32) + 3, 1 << 40] {
+        let past = [ex(&[("v", i(&[1])), ("ids", i(&[id]))])];
+        let err = parse_example(&ids64, &past).expect_err("more rows than 32 bits count");
+        assert!(err.to_string().contains("32-bit row count"), "{err}");
+        assert_eq!(err.key(), Some("r"));
+    }
 }
 
 #[test]
