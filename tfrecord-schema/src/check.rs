@@ -308,6 +308,15 @@ fn check_default(f: &Field, out: &mut Vec<Diagnostic>) {
                 "a scalar feature takes a scalar default, not a list",
             ));
         }
+        FeatureKind::Fixed { .. } if is_list && literal_shape(lit).is_none() => {
+            // TensorFlow: "Can't convert non-rectangular Python sequence to Tensor".
+            out.push(Diagnostic::new(
+                f.origin,
+                Part::Default,
+                "the default's nested lists are not rectangular (rows of different lengths or \
+                 depths): write it flat, row-major, or as nested lists of one shape",
+            ));
+        }
         FeatureKind::Fixed { .. } => {
             if let Some(n) = f.kind.fixed_count() {
                 // One value fills the whole shape (`default = 0` with `shape = [3]` is
@@ -324,6 +333,26 @@ fn check_default(f: &Field, out: &mut Vec<Diagnostic>) {
         }
         _ => {}
     }
+}
+
+/// The dimensions of a literal whose nested lists are rectangular (every row of a level as
+/// long and as deep as the others), `[]` for a scalar; `None` for a ragged one.
+fn literal_shape(lit: &Literal) -> Option<Vec<usize>> {
+    let Literal::List(items) = lit else {
+        return Some(Vec::new());
+    };
+    let mut inner: Option<Vec<usize>> = None;
+    for item in items {
+        let s = literal_shape(item)?;
+        match &inner {
+            Some(first) if *first != s => return None,
+            Some(_) => {}
+            None => inner = Some(s),
+        }
+    }
+    let mut dims = vec![items.len()];
+    dims.extend(inner.unwrap_or_default());
+    Some(dims)
 }
 
 /// A sparse field has one index feature per dimension of its size.
