@@ -114,6 +114,16 @@ pub(crate) enum Command {
     /// `tf.io.parse_sequence_example`, `lengths` holding a `[batch]` int64 tensor per
     /// `sequence` (FixedLenSequenceFeature) feature list. No records, no output. Errors name the
     /// file, the record index within it and the feature key.
+    ///
+    /// Where it differs from TensorFlow: a record with `deny_unknown_keys` refuses a feature
+    /// the spec does not read (TensorFlow passes over it); a `uniform_row_length` partition
+    /// is one more level of `nested_row_splits` (TensorFlow folds the innermost one into the
+    /// shape of `flat_values`; the values, read as nested lists, are the same); value row ids
+    /// may describe at most 8 rows per input byte plus 65,536 per batch (an error beyond, where
+    /// TensorFlow would allocate them); records in a protobuf encoding other than the
+    /// canonical one TensorFlow's writers use (a packed list split into several runs, a list
+    /// message given twice) are read as protobuf merges them, where TensorFlow's fast parser
+    /// may keep only a part or fail (`tfrecord_core::parse` says which).
     Parse(ParseArgs),
     /// Write records to a Parquet file, one row per record and one column per feature.
     ///

@@ -1310,6 +1310,44 @@ fn parse_prints_tensors_as_parse_example_returns_them() {
     assert_eq!(out, "");
 }
 
+/// A spec with `deny_unknown_keys` refuses a record holding a feature it does not read, as
+/// the typed readers do; without it, the feature is passed over, as `tf.io.parse_example`
+/// passes over it.
+#[test]
+fn parse_honours_deny_unknown_keys() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data.tfrecord");
+    write_examples(
+        &data,
+        &[
+            example(vec![("b", int64s(&[1]))]),
+            example(vec![("b", int64s(&[2])), ("extra", floats(&[0.5]))]),
+        ],
+    );
+    let spec = |deny: bool| {
+        format!(
+            "[records.R]\ndeny_unknown_keys = {deny}\n[records.R.features.b]\ndtype = \"int64\"\n"
+        )
+    };
+    let lenient = write_spec(dir.path(), &spec(false));
+    let out = ok(&run(&["parse", "--spec", s(&lenient), s(&data)]));
+    assert_eq!(
+        json_lines(&out)[0]["b"]["dense"]["values"],
+        serde_json::json!([1, 2])
+    );
+    let strict = write_spec(dir.path(), &spec(true));
+    let o = run(&["parse", "--spec", s(&strict), s(&data)]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains(s(&data))
+            && err.contains("\"extra\"")
+            && err.contains("record 1")
+            && err.contains("`R` denies unknown keys"),
+        "{err}"
+    );
+}
+
 #[test]
 fn parse_errors_name_file_record_and_key() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -131,6 +131,9 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
             if let Some(ty) = &check {
                 ty.check(bytes, loc)?;
             }
+            if spec.deny_unknown_keys {
+                deny_unknown(bytes, &spec, from_of, &doubles, loc)?;
+            }
             let full = if from_of {
                 batch.push(ofrecord_as_example(bytes, &doubles, loc)?, loc)
             } else {
@@ -144,6 +147,43 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
         flush(&mut batch, &parser, out)?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// A record's first feature the spec does not read, as the error the typed readers give for
+/// it under `deny_unknown_keys` (`tf.io.parse_example` itself passes over such features).
+fn deny_unknown(
+    bytes: &[u8],
+    spec: &RecordSpec,
+    from_of: bool,
+    known: &HashMap<&[u8], bool>,
+    loc: &Location<'_>,
+) -> CliResult<()> {
+    let located = |e: Error| -> CliError { loc.apply(e).into() };
+    fn first_unknown<'k>(
+        mut keys: impl Iterator<Item = &'k [u8]>,
+        known: &HashMap<&[u8], bool>,
+    ) -> Option<String> {
+        keys.find(|k| !known.contains_key(k))
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+    }
+    let found = if from_of {
+        let r = bytes_keys::OfRecord::decode(bytes).map_err(located)?;
+        first_unknown(r.feature.keys().map(Vec::as_slice), known)
+    } else if spec.kind == RecordKind::SequenceExample {
+        let r = bytes_keys::SequenceExample::decode(bytes).map_err(located)?;
+        first_unknown(r.keys(), known)
+    } else {
+        let r = bytes_keys::Example::decode(bytes).map_err(located)?;
+        first_unknown(r.keys(), known)
+    };
+    let found = found.map(|key| {
+        Error::feature(format!(
+            "unknown feature (`{}` denies unknown keys)",
+            spec.name
+        ))
+        .with_key(key)
+    });
+    found.map_or(Ok(()), |e| Err(located(e)))
 }
 
 /// An OFRecord payload as a serialized `tf.train.Example` (int32 lists widened to int64; keys
