@@ -147,9 +147,9 @@ impl fmt::Display for Error {
             ),
             Error::ShardSets { first, second } => write!(
                 f,
-                "two shard sets of one name, `{}` and `{}`: read together they would mix two \
-                 versions of the data, and the names do not tell which is current (remove the \
-                 stale set, or read one set by its pattern)",
+                "two shard sets of one name, `{}` and `{}`: read together they would hold the \
+                 same data twice, or mix two versions of it, and the names do not tell which is \
+                 current (remove the stale set, or read one set by its pattern)",
                 first.display(),
                 second.display()
             ),

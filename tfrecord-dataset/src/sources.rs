@@ -230,7 +230,7 @@ fn list_dir(dir: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf>> {
             others += 1;
         }
     }
-    if let (Some(part), Some(record)) = (parts.first(), records.first()) {
+    if let (Some(part), Some(record)) = (parts.iter().min(), records.iter().min()) {
         return Err(Error::MixedKinds {
             dir: dir.to_path_buf(),
             part: part.clone(),
