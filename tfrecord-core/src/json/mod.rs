@@ -26,6 +26,7 @@ mod python;
 mod scan;
 mod to_wire;
 mod tree;
+mod wire;
 pub(crate) mod write;
 
 use tree::Tree;
@@ -69,6 +70,29 @@ pub fn ofrecord_to_json(r: &oneflow::OfRecord) -> Value {
 /// pass without building a value (for output streams of many records).
 pub fn write_example(e: &tensorflow::Example, out: &mut Vec<u8>) {
     write::example(out, e.features.as_ref().map(|f| &f.feature));
+}
+
+/// Appends the JSON text of a serialized `tensorflow.Example` to `out`, as [`write_example`]
+/// writes the decoded record, straight from its wire bytes: for records in the layout
+/// TensorFlow's writers give them (one packed run per numeric list, UTF-8 keys, no key twice),
+/// without decoding them. Returns `false`, with `out` as it was, for any other record:
+/// decode it and use [`write_example`] (or
+/// [`bytes_keys::Example::write_json`](crate::proto::bytes_keys::Example::write_json)).
+///
+/// ```
+/// use tfrecord_core::proto::tensorflow::{Example, Feature, Features, Int64List, feature};
+/// use tfrecord_core::{Message, json};
+///
+/// let mut features = Features::default();
+/// let ids = feature::Kind::Int64List(Int64List { value: vec![7, -1] });
+/// features.feature.insert("ids".into(), Feature { kind: Some(ids) });
+/// let example = Example { features: Some(features) };
+/// let mut line = Vec::new();
+/// assert!(json::write_example_bytes(&example.encode_to_vec(), &mut line));
+/// assert_eq!(line, br#"{"features":{"feature":{"ids":{"int64List":{"value":["7","-1"]}}}}}"#);
+/// ```
+pub fn write_example_bytes(bytes: &[u8], out: &mut Vec<u8>) -> bool {
+    wire::example(bytes, out)
 }
 
 /// Appends the JSON text of a `tensorflow.SequenceExample` to `out`, as [`write_example`].

@@ -12,7 +12,7 @@ use base64::engine::general_purpose::STANDARD;
 use crate::proto::{oneflow, tensorflow};
 
 /// Appends `s` as a JSON string, escaped as `serde_json` escapes it.
-fn string(out: &mut Vec<u8>, s: &str) {
+pub(super) fn string(out: &mut Vec<u8>, s: &str) {
     // Writing into a Vec cannot fail.
     let _ = serde_json::to_writer(&mut *out, s);
 }
@@ -38,7 +38,7 @@ fn special(v: f64) -> Option<&'static [u8]> {
     }
 }
 
-fn float(out: &mut Vec<u8>, v: f32) {
+pub(super) fn float(out: &mut Vec<u8>, v: f32) {
     match special(f64::from(v)) {
         Some(s) => out.extend_from_slice(s),
         None => crate::text::python_repr_f32(out, v),
@@ -52,7 +52,7 @@ fn double(out: &mut Vec<u8>, v: f64) {
     }
 }
 
-fn base64(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(super) fn base64(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'"');
     let start = out.len();
     out.resize(start + bytes.len().div_ceil(3) * 4, 0);
@@ -81,7 +81,7 @@ fn list<T>(out: &mut Vec<u8>, name: &str, values: &[T], mut each: impl FnMut(&mu
     out.extend_from_slice(b"}}");
 }
 
-fn int64(out: &mut Vec<u8>, v: i64) {
+pub(super) fn int64(out: &mut Vec<u8>, v: i64) {
     out.push(b'"');
     let _ = serde_json::to_writer(&mut *out, &v);
     out.push(b'"');
