@@ -44,15 +44,21 @@ pub(crate) fn run(args: &CatArgs) -> CliResult<ExitCode> {
             !args.no_verify_data_crc,
             &args.dataset,
             |bytes, loc| {
-                let record = ty.decode(bytes, loc)?;
                 if args.json {
                     line.clear();
-                    record.write_json(&mut line).map_err(|e| loc.apply(e))?;
-                    warn_key_once(&mut warned, &record, loc);
+                    // An Example in the layout TensorFlow writes, straight from its bytes;
+                    // any other record decoded (the same text).
+                    let direct = matches!(ty, RecordType::Example)
+                        && tfrecord_core::json::write_example_bytes(bytes, &mut line);
+                    if !direct {
+                        let record = ty.decode(bytes, loc)?;
+                        record.write_json(&mut line).map_err(|e| loc.apply(e))?;
+                        warn_key_once(&mut warned, &record, loc);
+                    }
                     line.push(b'\n');
                     out.write_all(&line)?;
                 } else {
-                    writeln!(out, "{}", record.to_text())?;
+                    writeln!(out, "{}", ty.decode(bytes, loc)?.to_text())?;
                 }
                 Ok(Flow::Continue)
             },
