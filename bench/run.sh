@@ -133,6 +133,10 @@ log "cli: tfrecord-bench --ops read_raw,read_parse,cli (mnist, ctr)"
   > "$LOG_DIR/cli.results" || rc=$?
 # The data set rows: tfrecord-dataset's criterion bench (8 shards on 1 and 2 threads; a shuffle
 # buffer of 10,000 against none), each benchmark's median kept as one JSON line.
+# The steps before wrote gigabytes (convert, from-json, Parquet): the kernel writes them back
+# on a core of its own for tens of seconds, which the 2-thread rows would measure. Wait for it.
+log "sync: writing back what the steps before wrote"
+sync
 log "dataset: cargo bench -p tfrecord-dataset --bench dataset"
 (cd "$REPO" && cargo bench --locked --quiet -p tfrecord-dataset --bench dataset -- --noplot) || rc=$?
 python3 - "${CARGO_TARGET_DIR:-$REPO/target}/criterion" > "$LOG_DIR/dataset.results" <<'PYEOF' || rc=$?
