@@ -212,33 +212,7 @@ mod tests {
     }
 
     fn examples() -> impl Strategy<Value = tensorflow::Example> {
-        use tensorflow::feature::Kind as K;
-        let float = prop_oneof![
-            any::<f32>(),
-            Just(f32::NAN),
-            Just(f32::INFINITY),
-            Just(-0.0f32),
-            Just(f32::MAX),
-            Just(1e-45f32),
-        ];
-        let kind = prop_oneof![
-            Just(None),
-            proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..6), 0..4)
-                .prop_map(|value| Some(K::BytesList(tensorflow::BytesList { value }))),
-            proptest::collection::vec(float, 0..5)
-                .prop_map(|value| Some(K::FloatList(tensorflow::FloatList { value }))),
-            proptest::collection::vec(any::<i64>(), 0..5)
-                .prop_map(|value| Some(K::Int64List(tensorflow::Int64List { value }))),
-        ];
-        proptest::collection::btree_map("[a-z/\"\\\\é\u{1F600} ]{0,4}", kind, 1..6).prop_map(|m| {
-            let feature = m
-                .into_iter()
-                .map(|(k, kind)| (k, tensorflow::Feature { kind }))
-                .collect();
-            tensorflow::Example {
-                features: Some(tensorflow::Features { feature }),
-            }
-        })
+        crate::proto::strategies::examples("[a-z/\"\\\\é\u{1F600} ]{0,4}", 1..6)
     }
 
     proptest! {

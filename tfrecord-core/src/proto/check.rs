@@ -454,30 +454,11 @@ pub fn check_ofrecord(bytes: &[u8]) -> Result<()> {
 mod tests {
     use super::*;
     use crate::Message;
-    use crate::proto::{bytes_keys, tensorflow};
+    use crate::proto::bytes_keys;
     use proptest::prelude::*;
 
     fn example() -> impl Strategy<Value = Vec<u8>> {
-        use tensorflow::feature::Kind as K;
-        let kind = prop_oneof![
-            Just(None),
-            proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..4), 0..3)
-                .prop_map(|value| Some(K::BytesList(tensorflow::BytesList { value }))),
-            proptest::collection::vec(any::<f32>(), 0..4)
-                .prop_map(|value| Some(K::FloatList(tensorflow::FloatList { value }))),
-            proptest::collection::vec(any::<i64>(), 0..4)
-                .prop_map(|value| Some(K::Int64List(tensorflow::Int64List { value }))),
-        ];
-        proptest::collection::btree_map("[a-z]{0,3}", kind, 0..4).prop_map(|m| {
-            let feature = m
-                .into_iter()
-                .map(|(k, kind)| (k, tensorflow::Feature { kind }))
-                .collect();
-            tensorflow::Example {
-                features: Some(tensorflow::Features { feature }),
-            }
-            .encode_to_vec()
-        })
+        crate::proto::strategies::examples("[a-z]{0,3}", 0..4).prop_map(|e| e.encode_to_vec())
     }
 
     fn damage(mut bytes: Vec<u8>, flips: &[(usize, u8)], cut: usize) -> Vec<u8> {

@@ -23,6 +23,8 @@ pub mod oneflow {
 
 pub mod bytes_keys;
 pub(crate) mod check;
+#[cfg(test)]
+pub(crate) mod strategies;
 
 pub use check::{check_example, check_ofrecord, check_sequence_example};
 
