@@ -308,7 +308,7 @@ fn check_default(f: &Field, out: &mut Vec<Diagnostic>) {
                 "a scalar feature takes a scalar default, not a list",
             ));
         }
-        FeatureKind::Fixed { .. } if is_list && literal_shape(lit).is_none() => {
+        FeatureKind::Fixed { .. } if is_list && lit.shape().is_none() => {
             // TensorFlow: "Can't convert non-rectangular Python sequence to Tensor".
             out.push(Diagnostic::new(
                 f.origin,
@@ -333,26 +333,6 @@ fn check_default(f: &Field, out: &mut Vec<Diagnostic>) {
         }
         _ => {}
     }
-}
-
-/// The dimensions of a literal whose nested lists are rectangular (every row of a level as
-/// long and as deep as the others), `[]` for a scalar; `None` for a ragged one.
-fn literal_shape(lit: &Literal) -> Option<Vec<usize>> {
-    let Literal::List(items) = lit else {
-        return Some(Vec::new());
-    };
-    let mut inner: Option<Vec<usize>> = None;
-    for item in items {
-        let s = literal_shape(item)?;
-        match &inner {
-            Some(first) if *first != s => return None,
-            Some(_) => {}
-            None => inner = Some(s),
-        }
-    }
-    let mut dims = vec![items.len()];
-    dims.extend(inner.unwrap_or_default());
-    Some(dims)
 }
 
 /// A sparse field has one index feature per dimension of its size.

@@ -153,6 +153,27 @@ impl Literal {
         out
     }
 
+    /// The dimensions of nested lists whose rows are rectangular (every row of a level as long
+    /// and as deep as the others), `[]` for a scalar; `None` for ragged ones, which TensorFlow
+    /// cannot convert to a tensor.
+    pub fn shape(&self) -> Option<Vec<usize>> {
+        let Literal::List(items) = self else {
+            return Some(Vec::new());
+        };
+        let mut inner: Option<Vec<usize>> = None;
+        for item in items {
+            let s = item.shape()?;
+            match &inner {
+                Some(first) if *first != s => return None,
+                Some(_) => {}
+                None => inner = Some(s),
+            }
+        }
+        let mut dims = vec![items.len()];
+        dims.extend(inner.unwrap_or_default());
+        Some(dims)
+    }
+
     /// A word for the literal's kind, for messages.
     pub fn kind_name(&self) -> &'static str {
         match self {
