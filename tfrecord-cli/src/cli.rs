@@ -549,7 +549,9 @@ pub(crate) struct ToParquetArgs {
     /// name of the inferred record.
     #[arg(long, value_name = "NAME")]
     pub(crate) record: Option<String>,
-    /// Without `--spec`: the records are `tensorflow.SequenceExample`s.
+    /// The records are `tensorflow.SequenceExample`s (without `--spec`; with it, the spec's
+    /// record says, and this flag beside an Example record is an error). A record holding
+    /// feature lists read as an Example is an error, not a record whose lists are dropped.
     #[arg(long)]
     pub(crate) sequence: bool,
     /// The Parquet file to write.

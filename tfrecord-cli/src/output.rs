@@ -234,23 +234,56 @@ pub(crate) fn create_dir(dir: &Path) -> io::Result<()> {
     })
 }
 
-/// Refuses to write over an existing regular file without `--force`, and to write a file
-/// where a directory is.
+/// Refuses to write over an existing regular file without `--force`, to write a file where a
+/// directory is, and to write over one of the `inputs` ([`check_not_input`]).
 ///
 /// # Errors
-/// The file exists and `force` is false; `dest` is a directory (a usage error).
-pub(crate) fn check_overwrite(dest: &Path, force: bool) -> CliResult<()> {
+/// The file exists and `force` is false; `dest` is a directory or an input (usage errors).
+pub(crate) fn check_overwrite<P: AsRef<Path>>(
+    dest: &Path,
+    force: bool,
+    inputs: impl IntoIterator<Item = P>,
+) -> CliResult<()> {
     if !is_dash(dest) && fs::metadata(dest).is_ok_and(|m| m.is_dir()) {
         return Err(crate::error::CliError::Usage(format!(
             "{}: a directory: the output is one file, so give a file name",
             dest.display()
         )));
     }
+    check_not_input(dest, inputs)?;
     if !is_dash(dest) && !force && fs::metadata(dest).is_ok_and(|m| m.is_file()) {
         return Err(crate::error::CliError::Failed(format!(
             "{}: the output exists; pass --force to write over it",
             dest.display()
         )));
+    }
+    Ok(())
+}
+
+/// Refuses an output that is one of the inputs (the same file, by its canonical path): it
+/// would be replaced by what was made of it, even with `--force`, which is never meant.
+///
+/// # Errors
+/// `dest` is an input (a usage error).
+pub(crate) fn check_not_input<P: AsRef<Path>>(
+    dest: &Path,
+    inputs: impl IntoIterator<Item = P>,
+) -> CliResult<()> {
+    if is_dash(dest) {
+        return Ok(());
+    }
+    let Ok(out) = fs::canonicalize(dest) else {
+        return Ok(()); // not there yet: no input can be it
+    };
+    for input in inputs {
+        let input = input.as_ref();
+        if !is_dash(input) && fs::canonicalize(input).is_ok_and(|i| i == out) {
+            return Err(crate::error::CliError::Usage(format!(
+                "{}: the output is also an input ({}): write to another file",
+                dest.display(),
+                input.display()
+            )));
+        }
     }
     Ok(())
 }

@@ -705,3 +705,90 @@ fn outputs_in_missing_directories_are_written() {
     let m = ok(&run(&["count", &input]));
     assert_eq!(n, m.replace(&input, s(&back)));
 }
+
+#[test]
+fn an_example_spec_does_not_drop_feature_lists() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = fixture("sequence.tfrecord");
+    // The context's features as an Example's: TensorFlow's parse_example would read them and
+    // pass over the feature lists; a conversion refuses, naming the record and the fix.
+    let spec = dir.path().join("ctx.toml");
+    std::fs::write(
+        &spec,
+        "[records.Ctx.features.id]\ndtype = \"int64\"\n[records.Ctx.features.lang]\ndtype = \"string\"\n",
+    )
+    .expect("spec");
+    let pq = dir.path().join("o.parquet");
+    let err = fails(&run(&[
+        "to-parquet",
+        "--spec",
+        s(&spec),
+        &input,
+        "-o",
+        s(&pq),
+    ]));
+    assert!(err.contains("sequence.tfrecord"), "{err}");
+    assert!(err.contains("record 0"), "{err}");
+    assert!(err.contains("feature_lists"), "{err}");
+    assert!(err.contains("sequence_example"), "{err}");
+    assert!(!pq.exists(), "a failed run leaves no output");
+    // `--sequence` with that spec is a contradiction, not a flag to ignore.
+    let o = run(&[
+        "to-parquet",
+        "--spec",
+        s(&spec),
+        "--sequence",
+        &input,
+        "-o",
+        s(&pq),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", support::stderr(&o));
+    assert!(support::stderr(&o).contains("`Ctx`"));
+    // Under a policy that skips, each such record is reported, never dropped silently.
+    let o = run(&[
+        "to-parquet",
+        "--spec",
+        s(&spec),
+        "--max-bad-records",
+        "100",
+        &input,
+        "-o",
+        s(&pq),
+    ]);
+    let err = support::stderr(&o);
+    assert_eq!(err.matches("skipped").count(), 12, "{err}");
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = dir.path().join("in.tfrecord");
+    std::fs::copy(fixture("examples.tfrecord"), &input).expect("copy");
+    let before = std::fs::read(&input).expect("read");
+    // Even with --force, and by another spelling of the same path.
+    let same = dir.path().join(".").join("in.tfrecord");
+    for args in [
+        vec!["to-parquet", s(&input), "-o", s(&same), "--force"],
+        vec!["convert", s(&input), "-o", s(&same), "--force"],
+        vec!["from-json", s(&input), "-o", s(&same)],
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", support::stderr(&o));
+        assert!(
+            support::stderr(&o).contains("the output is also an input"),
+            "{args:?}: {}",
+            support::stderr(&o)
+        );
+        assert_eq!(std::fs::read(&input).expect("read"), before, "{args:?}");
+    }
+    let pq = dir.path().join("x.parquet");
+    ok(&run(&["to-parquet", s(&input), "-o", s(&pq)]));
+    let o = run(&["from-parquet", s(&pq), "-o", s(&pq), "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", support::stderr(&o));
+    assert!(pq.exists());
+
+    // Parquet is read from its footer: standard input is refused by name.
+    let o = run(&["from-parquet", "-", "-o", s(&dir.path().join("y.tfrecord"))]);
+    assert_eq!(o.status.code(), Some(2), "{}", support::stderr(&o));
+    assert!(support::stderr(&o).contains("standard input"));
+}

@@ -8,7 +8,7 @@ use tfrecord_dataset::{ShardNaming, ShardSplit, ShardedWriter, ShardedWriterOpti
 use crate::cli::{ConvertArgs, ReadOpts};
 use crate::dataset;
 use crate::error::{CliError, CliResult};
-use crate::input::{Flow, RecordType, is_dash, resolve_all};
+use crate::input::{Flow, RecordType, Source, is_dash, resolve_all};
 use crate::output::{RecordSink, check_overwrite, note_removed};
 
 /// Where converted records go: one file (or standard output), or a set of shards.
@@ -20,7 +20,7 @@ enum Output {
 impl Output {
     /// Opens the output the flags describe, refusing to write over an existing one without
     /// `--force`.
-    fn create(args: &ConvertArgs) -> CliResult<Self> {
+    fn create(args: &ConvertArgs, sources: &[Source]) -> CliResult<Self> {
         let dest = &args.write.output;
         let enc = &args.write.encoding;
         let format: Format = enc.output_format.into();
@@ -33,7 +33,7 @@ impl Output {
             (None, None) => None,
         };
         let Some(split) = split else {
-            check_overwrite(dest, args.force)?;
+            check_overwrite(dest, args.force, sources.iter().map(Source::name))?;
             return Ok(Output::One(RecordSink::create(&args.write)?));
         };
         if is_dash(dest) {
@@ -106,7 +106,7 @@ pub(crate) fn run(args: &ConvertArgs) -> CliResult<ExitCode> {
         compression: args.input_compression,
         max_record_len: args.max_record_len,
     };
-    let mut sink = Output::create(args)?;
+    let mut sink = Output::create(args, &sources)?;
     let mut out = Vec::new();
     let verify = !args.no_verify_data_crc;
     dataset::for_each(&sources, &read, verify, &args.dataset, |bytes, loc| {

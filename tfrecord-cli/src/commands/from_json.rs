@@ -11,7 +11,7 @@ use tfrecord_core::{Error, ErrorKind};
 use crate::cli::FromJsonArgs;
 use crate::error::{CliError, CliResult};
 use crate::input::{RecordType, Source, is_dash};
-use crate::output::RecordSink;
+use crate::output::{RecordSink, check_not_input};
 
 /// The message of a JSON error, without the "invalid JSON record" prefix the library adds.
 fn json_detail(e: &Error) -> String {
@@ -40,6 +40,7 @@ fn encode_json_line(
 /// `tfrecord from-json`.
 pub(crate) fn run(args: &FromJsonArgs) -> CliResult<ExitCode> {
     let ty = RecordType::for_format(args.write.encoding.output_format.into(), args.sequence)?;
+    check_not_input(&args.write.output, &args.inputs)?;
     let mut sink = RecordSink::create(&args.write)?;
     for arg in &args.inputs {
         let source = if is_dash(arg) {

@@ -25,7 +25,7 @@ use crate::cli::{CodecArg, FromParquetArgs, ToParquetArgs};
 use crate::commands::infer;
 use crate::dataset::{self, Report};
 use crate::error::{CliError, CliResult};
-use crate::input::{Flow, Location, RecordType, Source, resolve_all};
+use crate::input::{Flow, Location, RecordType, Source, is_dash, resolve_all};
 use crate::output::{RecordSink, check_overwrite, write_file};
 use crate::spec::{pick_record, read_spec};
 
@@ -48,8 +48,19 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
     let format = Format::from(args.read.input_format);
     let sources = resolve_all(&args.inputs)?;
     let verify = !args.no_verify_data_crc;
-    check_overwrite(&args.output, args.force)?;
+    check_overwrite(&args.output, args.force, sources.iter().map(Source::name))?;
     let given = spec_record(args.spec.as_ref(), args.record.as_deref())?;
+    if args.sequence
+        && let Some(r) = &given
+        && r.kind != RecordKind::SequenceExample
+    {
+        return Err(CliError::Usage(format!(
+            "--sequence reads tensorflow.SequenceExample, but the spec's record `{}` is a \
+             tf.train.Example: give a record with `kind = \"sequence_example\"` (its context \
+             features in `context`, its feature lists in `sequence`)",
+            r.name
+        )));
+    }
     // Without a spec, a first pass infers one (and reports the damage it skips).
     let inferred = given.is_none();
     let record = match given {
@@ -135,6 +146,11 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
         .skips()
         .then(|| RecordType::for_format(format, record.kind == RecordKind::SequenceExample))
         .transpose()?;
+    // A SequenceExample read with an Example record (which reads its context as the features)
+    // would lose its feature lists without a word: such a record is refused, as the commands
+    // that decode records as Examples refuse it.
+    let examples = (format == Format::TfRecord && record.kind == RecordKind::Example)
+        .then_some(record.name.as_str());
     let out = &args.output;
     write_file(out, |file| {
         let mut writer = ArrowWriter::try_new(file, decoder.schema(), Some(props))
@@ -155,7 +171,7 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
                 &sources,
                 &decoder,
                 &files,
-                check.as_ref(),
+                (check.as_ref(), examples),
                 inferred,
                 &tx,
             );
@@ -173,13 +189,15 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
 }
 
 /// Reads the inputs of `to-parquet` in batches, decodes each into a RecordBatch and sends it
-/// to the writer; an error when the writer has stopped (it tells its own error).
+/// to the writer; an error when the writer has stopped (it tells its own error). Each record
+/// is checked to be a message of its type when `check` says (under a policy that skips), and
+/// to hold no feature lists when read as the Example record named `examples`.
 fn read_batches(
     args: &ToParquetArgs,
     sources: &[Source],
     decoder: &ArrowDecoder,
     files: &[PathBuf],
-    check: Option<&RecordType>,
+    (check, examples): (Option<&RecordType>, Option<&str>),
     inferred: bool,
     tx: &SyncSender<RecordBatch>,
 ) -> CliResult<()> {
@@ -209,6 +227,21 @@ fn read_batches(
         // is skipped as it is read (as inference skipped it), not left to end a batch.
         if let Some(ty) = check {
             ty.check(bytes, loc)?;
+        }
+        if let Some(name) = examples
+            && tfrecord_core::proto::has_feature_lists(bytes)
+        {
+            return Err(loc
+                .apply(Error::decode(
+                    RecordType::Example.message_name(),
+                    format!(
+                        "the record holds feature_lists: it is a tensorflow.SequenceExample, \
+                         and the spec's record `{name}` is a tf.train.Example, which reads only \
+                         its context: give a record with `kind = \"sequence_example\"` to keep \
+                         the feature lists"
+                    ),
+                ))
+                .into());
         }
         if batch.push_copy(bytes, loc) {
             flush(&mut batch)?;
@@ -250,6 +283,13 @@ fn parquet_inputs(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
     let data = |p: &Path| visible(p) && p.is_file();
     let mut out = Vec::new();
     for input in inputs {
+        if is_dash(input) {
+            return Err(CliError::Usage(
+                "from-parquet reads Parquet files, whose footer is at their end: standard \
+                 input (`-`) is not supported; give a file"
+                    .into(),
+            ));
+        }
         let text = input.to_string_lossy();
         let (found, what) = if input.is_dir() {
             let mut found = Vec::new();
@@ -428,13 +468,14 @@ fn file_record(path: &Path, given: Option<&Record>) -> CliResult<Record> {
 
 /// `tfrecord from-parquet`.
 pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
-    check_overwrite(&args.write.output, args.force)?;
+    let inputs = parquet_inputs(&args.inputs)?;
+    check_overwrite(&args.write.output, args.force, &inputs)?;
     let format = Format::from(args.write.encoding.output_format);
     let given = spec_record(args.spec.as_ref(), args.record.as_deref())?;
     // Every file's spec first, checked against the others', before any row is written.
     let mut keys = Keys::default();
     let mut plan = Vec::new();
-    for path in parquet_inputs(&args.inputs)? {
+    for path in inputs {
         let mut record = file_record(&path, given.as_ref())?;
         keys.add(&record, &path, format)?;
         if args.allow_lossy_double {
