@@ -104,7 +104,18 @@
 //! scalars as values, fixed shapes as fixed-size lists, defaults filled in. tfx_bsl's
 //! `SequenceExamplesToRecordBatchDecoder` gives a step of a feature list that is a `Feature`
 //! with no list set as a null step; here it is an empty step (`[]`), as
-//! `tf.io.parse_sequence_example` reads it for a `var` feature list.
+//! `tf.io.parse_sequence_example` reads it for a `var` feature list. tfx_bsl 1.21's
+//! sequence decoder also keeps only the low 32 bits of an `int64` feature list's values
+//! (2^40 + 5 reads as 5); here, as in `tf.io.parse_sequence_example`, they are whole.
+//!
+//! # Parquet readers
+//!
+//! A `fixed` feature of shape `[k]` (or more dimensions) that is `optional` is a nullable
+//! `FixedSizeList` column. pyarrow before 26 cannot read a Parquet `FixedSizeList` column
+//! holding a null, even one pyarrow wrote ("Expected all lists to be of size=k but index i had
+//! size=0", apache/arrow#35692, fixed in Arrow 26); arrow-rs and pyarrow 26 read it. For
+//! older readers, give the feature a `default` instead of `optional`: the column is then
+//! non-null.
 //!
 //! # Arrow data from elsewhere
 //!

@@ -542,7 +542,10 @@ pub(crate) struct ToParquetArgs {
     /// (not without `--spec`: inferring needs a first pass).
     #[arg(value_name = "IN", default_value = "-")]
     pub(crate) inputs: Vec<PathBuf>,
-    /// The TOML spec of the records [default: inferred from the inputs].
+    /// The TOML spec of the records [default: inferred from the inputs]. Features it does not
+    /// name are left out of the file, as `tf.io.parse_example` leaves them out (a record with
+    /// `deny_unknown_keys = true` makes them an error instead); an inferred spec names every
+    /// feature that holds values.
     #[arg(long, value_name = "SPEC.toml")]
     pub(crate) spec: Option<PathBuf>,
     /// The record of the spec to use [default: the spec's only record]; without `--spec`, the
