@@ -15,6 +15,9 @@ use crate::ArrowOptions;
 /// The schema metadata key holding the spec (TOML text, one record) a file was written from.
 pub const SPEC_METADATA_KEY: &str = "tfrecord.spec";
 
+/// What an invalid spec in the metadata is called in its error (`invalid <this>: ...`).
+const METADATA_MESSAGE: &str = "`tfrecord.spec` metadata (the spec the data was written with)";
+
 /// The name of a list's item field, as arrow-rs and pyarrow name it.
 pub(crate) const ITEM: &str = "item";
 
@@ -123,16 +126,15 @@ fn spec_record(record: &Record) -> Record {
 pub fn record_from_schema(schema: &Schema, name: &str) -> Result<Record> {
     let mut record = match schema.metadata().get(SPEC_METADATA_KEY) {
         Some(text) => {
-            let parsed = ir::Schema::from_toml_str(text, SPEC_METADATA_KEY).map_err(|d| {
-                Error::feature(format!(
-                    "the Arrow schema's `{SPEC_METADATA_KEY}` metadata: {d}"
-                ))
-            })?;
-            parsed.records.into_iter().next().ok_or_else(|| {
-                Error::feature(format!(
-                    "the Arrow schema's `{SPEC_METADATA_KEY}` metadata holds no record"
-                ))
-            })?
+            // Not a feature's error: the spec the data says it was written with.
+            let invalid = |detail: String| Error::decode(METADATA_MESSAGE, detail);
+            let parsed = ir::Schema::from_toml_str(text, SPEC_METADATA_KEY)
+                .map_err(|d| invalid(d.to_string()))?;
+            parsed
+                .records
+                .into_iter()
+                .next()
+                .ok_or_else(|| invalid("it holds no record".into()))?
         }
         None => Record {
             name: name.to_string(),

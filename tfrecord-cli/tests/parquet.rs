@@ -773,7 +773,12 @@ fn an_output_that_is_an_input_is_refused() {
         vec!["from-json", s(&input), "-o", s(&same)],
     ] {
         let o = run(&args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", support::stderr(&o));
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            support::stderr(&o)
+        );
         assert!(
             support::stderr(&o).contains("the output is also an input"),
             "{args:?}: {}",
@@ -791,4 +796,62 @@ fn an_output_that_is_an_input_is_refused() {
     let o = run(&["from-parquet", "-", "-o", s(&dir.path().join("y.tfrecord"))]);
     assert_eq!(o.status.code(), Some(2), "{}", support::stderr(&o));
     assert!(support::stderr(&o).contains("standard input"));
+}
+
+#[test]
+fn damaged_parquet_and_bad_metadata_are_named_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pq = dir.path().join("x.parquet");
+    ok(&run(&[
+        "to-parquet",
+        &fixture("examples.tfrecord"),
+        "-o",
+        s(&pq),
+        "--codec",
+        "snappy",
+    ]));
+    // Every byte of the first data pages flipped: the codec or the page reader fails.
+    let mut bytes = std::fs::read(&pq).expect("read");
+    let half = bytes.len() / 2;
+    for b in &mut bytes[4..half] {
+        *b = !*b;
+    }
+    let bad = dir.path().join("bad.parquet");
+    std::fs::write(&bad, &bytes).expect("write");
+    let err = fails(&run(&[
+        "from-parquet",
+        s(&bad),
+        "-o",
+        s(&dir.path().join("b.tfrecord")),
+    ]));
+    assert!(err.contains("bad.parquet"), "{err}");
+    assert!(err.contains("row 0"), "{err}");
+    assert!(!err.contains("Parquet: Parquet"), "{err}");
+
+    // A spec in the metadata that is not a spec is the file's error, not a feature's.
+    let schema =
+        tfrecord_arrow::arrow_schema::Schema::new(vec![tfrecord_arrow::arrow_schema::Field::new(
+            "id",
+            tfrecord_arrow::arrow_schema::DataType::Int64,
+            false,
+        )])
+        .with_metadata([(SPEC_METADATA_KEY.to_string(), "[records.R.x".to_string())].into());
+    let batch = tfrecord_arrow::arrow_array::RecordBatch::try_new(
+        std::sync::Arc::new(schema),
+        vec![std::sync::Arc::new(
+            tfrecord_arrow::arrow_array::Int64Array::from(vec![1]),
+        )],
+    )
+    .expect("batch");
+    let meta = dir.path().join("meta.parquet");
+    write_parquet(&meta, &batch);
+    let err = fails(&run(&[
+        "from-parquet",
+        s(&meta),
+        "-o",
+        s(&dir.path().join("m.tfrecord")),
+    ]));
+    assert!(err.contains("meta.parquet"), "{err}");
+    assert!(err.contains("invalid `tfrecord.spec` metadata"), "{err}");
+    assert!(!err.contains("bad feature"), "{err}");
 }

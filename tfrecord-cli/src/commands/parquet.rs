@@ -31,7 +31,22 @@ use crate::spec::{pick_record, read_spec};
 
 fn parquet_error(path: &std::path::Path, e: impl std::fmt::Display) -> CliError {
     // The file as a whole (its footer, its codec, a directory named as a file): no feature.
-    CliError::Failed(format!("{}: Parquet: {e}", path.display()))
+    // The Parquet reader's own messages mostly start "Parquet error: " already.
+    let text = e.to_string();
+    if text.starts_with("Parquet") {
+        CliError::Failed(format!("{}: {text}", path.display()))
+    } else {
+        CliError::Failed(format!("{}: Parquet: {text}", path.display()))
+    }
+}
+
+/// [`parquet_error`] for a failure reading the rows from `row` on (a damaged page, a codec's
+/// error): where in the file it is.
+fn rows_error(path: &std::path::Path, row: u64, e: impl std::fmt::Display) -> CliError {
+    parquet_error(
+        path,
+        format!("{e} (reading the rows from row {row} of the file)"),
+    )
 }
 
 /// The record of `--spec` (and `--record`), if given.
@@ -513,7 +528,7 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
             .map_err(|e| parquet_error(path, e))?;
         let mut row = 0u64;
         for batch in reader {
-            let batch = batch.map_err(|e| parquet_error(path, e))?;
+            let batch = batch.map_err(|e| rows_error(path, row, e))?;
             records.clear();
             encoder
                 .encode(&batch, row, |bytes| {
