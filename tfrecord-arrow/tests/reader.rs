@@ -284,3 +284,57 @@ fn a_derived_field_with_no_column_is_an_error_naming_it() {
         }]
     );
 }
+
+/// Records skipped whole by the policy (a damaged frame) do not shift the record index an
+/// error names, nor move a record into another's row.
+#[test]
+fn errors_after_a_skipped_frame_name_the_right_record() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("d.tfrecord");
+    let records: Vec<Vec<u8>> = (0..6)
+        .map(|i| {
+            if i == 3 {
+                example(i, b"\xff")
+            } else {
+                example(i, b"n")
+            }
+        })
+        .collect();
+    let mut w = RecordWriter::create(&path, WriterOptions::new()).expect("create");
+    let mut offsets = Vec::new();
+    let mut at = 0u64;
+    for r in &records {
+        offsets.push(at);
+        at += r.len() as u64 + 16;
+        w.write(r).expect("write");
+    }
+    w.finish().expect("finish");
+    // Record 1's data checksum fails: skipped whole, under a budget of one.
+    let mut bytes = std::fs::read(&path).expect("read");
+    bytes[usize::try_from(offsets[1]).expect("small") + 12] ^= 0x40;
+    std::fs::write(&path, &bytes).expect("write");
+    let opts = || ReaderOptions::new().bad_records(tfrecord_core::BadRecords::skip(1));
+    let mut reader = ArrowReader::open(&path, &record(), opts()).expect("open");
+    let mut ids: Vec<i64> = Vec::new();
+    let err = loop {
+        match reader.next_batch() {
+            Ok(Some(b)) => ids.extend(b.column(0).as_primitive::<Int64Type>().values().iter()),
+            Ok(None) => panic!("the budget is spent at record 3"),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(ids, [0, 2]);
+    assert_eq!(
+        (err.offset(), err.record()),
+        (Some(offsets[3]), Some(3)),
+        "{err}"
+    );
+    // With room in the budget, every other record, each in its own row.
+    let opts = ReaderOptions::new().bad_records(tfrecord_core::BadRecords::skip(2));
+    let reader = ArrowReader::open(&path, &record(), opts).expect("open");
+    let ids: Vec<i64> = reader
+        .map(|b| b.expect("batch"))
+        .flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec())
+        .collect();
+    assert_eq!(ids, [0, 2, 4, 5]);
+}

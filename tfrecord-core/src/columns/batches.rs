@@ -86,6 +86,11 @@ impl<T: RecordSchema, C: Container, R: Read> Reader<T, C, R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
+    /// Records that do not decode are skipped as by the iterator under a
+    /// [`BadRecords`](crate::BadRecords) policy that skips damage (each reported, a batch
+    /// filled on past them); else the first ends the batches with its error, which names its
+    /// file, offset, record and key.
+    ///
     /// # Errors
     /// A field the columnar layout cannot hold.
     pub fn batches(self, n: usize) -> Result<Batches<T, C, R>> {
@@ -117,26 +122,37 @@ impl<T, C: Container, R: Read> Batches<T, C, R> {
         self.decoder.layouts()
     }
 
+    /// The underlying record reader: what the [`BadRecords`](crate::BadRecords) policy skipped
+    /// ([`drain_skipped`](crate::RecordReader::drain_skipped),
+    /// [`skip_summary`](crate::RecordReader::skip_summary)), as for [`Reader::records`].
+    pub fn records(&mut self) -> &mut crate::RecordReader<R> {
+        self.reader.records()
+    }
+
     fn next_batch(&mut self) -> Result<Option<ColumnBatch>> {
         let records = self.reader.records();
-        let first = records.records_read();
         let mut batch = self.decoder.start(self.size);
         let mut n = 0;
         while n < self.size {
             // Each record decoded where the reader holds it: no copy of its own.
-            let Some(record) = records.read_lent(&mut self.scratch)? else {
+            let Some(how) = records.advance_lent(&mut self.scratch)? else {
                 self.done = true;
                 break;
             };
-            let index = first.saturating_add(u64::try_from(n).unwrap_or(u64::MAX));
-            if let Err(mut e) = batch.push(record, index) {
-                if let Some(offset) = records.last_offset() {
-                    e = e.with_offset(offset);
-                }
-                return Err(match records.path() {
-                    Some(p) => e.with_path(p.to_path_buf()),
+            // Where it is: its index among the records read (those skipped under the policy
+            // included) and its offset, known before it is lent.
+            let index = records.records_read().saturating_sub(1);
+            let offset = records.last_offset();
+            let record = records.lent_record(how, &self.scratch)?;
+            if let Err(e) = batch.push(record, index) {
+                // Skipped (and reported) under a policy that skips damage, as the typed
+                // iterator skips it, the batch holding the records before it; else the error,
+                // located.
+                records.skip_last(e).map_err(|e| match offset {
+                    Some(offset) => records.locate(e, offset, index),
                     None => e,
-                });
+                })?;
+                continue;
             }
             n += 1;
         }

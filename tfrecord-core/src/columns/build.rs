@@ -75,6 +75,8 @@ pub(crate) struct BatchBuilder<'p> {
     scratch: Scratch,
     rows: usize,
     declined: usize,
+    /// The columns' lengths before the record the general path reads ([`Builder::mark`]).
+    marks: Vec<usize>,
 }
 
 impl<'p> BatchBuilder<'p> {
@@ -101,13 +103,15 @@ impl<'p> BatchBuilder<'p> {
             scratch: Scratch::new(),
             rows: 0,
             declined: 0,
+            marks: Vec::new(),
         }
     }
 
     /// Decodes one record, whose index in its file or data set is `index` (for errors).
     ///
     /// # Errors
-    /// As [`ColumnDecoder::decode`](super::ColumnDecoder::decode); the batch is then unusable.
+    /// As [`ColumnDecoder::decode`](super::ColumnDecoder::decode); the batch then holds the
+    /// records before this one, so that a caller may skip it and go on.
     pub(crate) fn push(&mut self, record: &[u8], index: u64) -> Result<()> {
         let row = self.rows;
         if let Some(run) = self.fast.as_mut()
@@ -121,6 +125,10 @@ impl<'p> BatchBuilder<'p> {
             rollback(self.plan, &mut self.cols, row);
         }
         self.declined += 1;
+        self.marks.clear();
+        for b in &self.cols {
+            b.mark(&mut self.marks);
+        }
         let mut features: Slots<'_> = std::mem::take(&mut self.spare.0);
         let mut lists: Slots<'_> = std::mem::take(&mut self.spare.1);
         let res = general_record(
@@ -131,8 +139,20 @@ impl<'p> BatchBuilder<'p> {
             &mut self.scratch,
         );
         self.spare = (recycle(features), recycle(lists));
-        self.rows += 1;
-        res.map_err(|e| e.with_record(index))
+        match res {
+            Ok(()) => {
+                self.rows += 1;
+                Ok(())
+            }
+            Err(e) => {
+                // The batch as it was before the record, for a caller that skips it.
+                let mut marks = &self.marks[..];
+                for b in &mut self.cols {
+                    marks = b.cut(marks);
+                }
+                Err(e.with_record(index))
+            }
+        }
     }
 
     /// The batch of the records pushed.

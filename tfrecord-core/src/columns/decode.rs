@@ -160,6 +160,39 @@ impl Builder {
             leaf: self.leaf,
         }
     }
+    /// Appends the lengths of the column's parts to `marks`, for [`cut`](Self::cut) to cut
+    /// it back to.
+    pub(super) fn mark(&self, marks: &mut Vec<usize>) {
+        marks.extend([
+            self.rows,
+            self.valid.len(),
+            usize::from(self.nulls),
+            self.leaf.len(),
+        ]);
+        marks.extend(self.levels.iter().map(|l| match l {
+            Level::List(offsets) => offsets.len(),
+            Level::Fixed(_) => 0,
+        }));
+    }
+
+    /// Cuts the column back to the lengths [`mark`](Self::mark) appended at the start of
+    /// `marks`; the marks after its own.
+    pub(super) fn cut<'m>(&mut self, marks: &'m [usize]) -> &'m [usize] {
+        let [rows, valid, nulls, leaf, rest @ ..] = marks else {
+            return &[];
+        };
+        self.rows = *rows;
+        self.valid.truncate(*valid);
+        self.nulls = *nulls != 0;
+        self.leaf.truncate(*leaf);
+        let (levels, rest) = rest.split_at(self.levels.len().min(rest.len()));
+        for (level, &n) in self.levels.iter_mut().zip(levels) {
+            if let Level::List(offsets) = level {
+                offsets.truncate(n);
+            }
+        }
+        rest
+    }
 
     /// What the column holds: the room the next batch's column is given.
     pub(super) fn held(&self) -> Room {

@@ -252,7 +252,12 @@ impl Leaf {
             Leaf::Float(v) => v.truncate(n),
             Leaf::Double(v) => v.truncate(n),
             Leaf::Bytes(c) | Leaf::String(c) => c.truncate(n),
-            Leaf::Sparse { .. } => {}
+            Leaf::Sparse { indices, values } => {
+                for dim in indices {
+                    dim.truncate(n);
+                }
+                values.truncate(n);
+            }
         }
     }
 

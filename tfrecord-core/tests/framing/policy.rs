@@ -554,3 +554,80 @@ fn the_typed_reader_skips_records_that_do_not_decode() {
     assert_eq!(labels, [0, 1, 4]);
     assert_eq!(reader.records().skip_summary().records, 2);
 }
+
+#[test]
+fn columnar_batches_skip_records_that_do_not_decode_as_the_iterator_does() {
+    let good = |label: i64| {
+        let mut features = tensorflow::Features::default();
+        features.feature.insert(
+            "label".into(),
+            tensorflow::Feature {
+                kind: Some(tensorflow::feature::Kind::Int64List(
+                    tensorflow::Int64List { value: vec![label] },
+                )),
+            },
+        );
+        tensorflow::Example {
+            features: Some(features),
+        }
+        .encode_to_vec()
+    };
+    // Record 1's data checksum fails; record 2 is not an Example; record 3 lacks the label.
+    let recs = vec![
+        good(0),
+        good(1),
+        vec![0xff, 0xff, 0xff],
+        tensorflow::Example::default().encode_to_vec(),
+        good(4),
+        good(5),
+    ];
+    let mut built = build(&recs);
+    built.bytes[usize::try_from(built.offsets[1]).unwrap() + 12] ^= 0x40;
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "batches.tfrecord", &built.bytes);
+    // Every record that decodes, in batches filled past the ones skipped, each skip reported.
+    let opts = ReaderOptions::new().bad_records(BadRecords::skip(5));
+    let reader = tfrecord_core::Reader::<Labelled>::open_with(&path, opts).unwrap();
+    let mut batches = reader.batches(2).unwrap();
+    let labels: Vec<Vec<i64>> = batches
+        .by_ref()
+        .map(|b| match &b.unwrap().columns[0].leaf {
+            tfrecord_core::columns::Leaf::Int64(v) => v.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(labels, [vec![0, 4], vec![5]]);
+    let skipped: Vec<_> = batches.records().drain_skipped().collect();
+    let at: Vec<u64> = skipped.iter().map(|s| s.offset()).collect();
+    assert_eq!(at, built.offsets[1..4]);
+
+    // The budget spent at record 3: the error names it, counting the records skipped before.
+    let opts = ReaderOptions::new().bad_records(BadRecords::skip(2));
+    let reader = tfrecord_core::Reader::<Labelled>::open_with(&path, opts).unwrap();
+    let err = reader.batches(4).unwrap().find_map(Result::err).unwrap();
+    assert!(
+        matches!(err.kind(), ErrorKind::TooManyBadRecords { .. }),
+        "{err}"
+    );
+    assert_eq!(
+        (err.offset(), err.record()),
+        (Some(built.offsets[3]), Some(3)),
+        "{err}"
+    );
+
+    // Without a policy that skips, the first record that does not decode ends the read, named.
+    let mut built = build(&recs);
+    built
+        .bytes
+        .truncate(usize::try_from(built.offsets[4]).unwrap());
+    let path = write(dir.path(), "plain.tfrecord", &built.bytes);
+    let reader = tfrecord_core::Reader::<Labelled>::open(&path).unwrap();
+    let got: Vec<_> = reader.batches(4).unwrap().collect();
+    assert_eq!(got.len(), 1);
+    let err = got[0].as_ref().unwrap_err();
+    assert_eq!(
+        (err.offset(), err.record()),
+        (Some(built.offsets[2]), Some(2)),
+        "{err}"
+    );
+}
