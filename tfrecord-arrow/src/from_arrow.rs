@@ -33,6 +33,17 @@ pub struct ArrowEncoder {
 }
 
 impl ArrowEncoder {
+    /// An encoder for a derived record type's columns (see
+    /// `tfrecord_core::columns::columnar_record`): the inverse of
+    /// [`ArrowDecoder::for_type`](crate::ArrowDecoder::for_type), writing the batches it
+    /// decodes back as the same records.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new); a field with no column (a flattened struct, a user enum), named.
+    pub fn for_type<T: tfrecord_core::RecordSchema>(format: Format) -> Result<Self> {
+        Self::new(&tfrecord_core::columns::columnar_record::<T>()?, format)
+    }
+
     /// An encoder for records of `record` in `format`'s message.
     ///
     /// # Errors

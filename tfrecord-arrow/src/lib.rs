@@ -14,8 +14,8 @@
 //! ```
 //! use tfrecord_arrow::{ArrowDecoder, ArrowEncoder};
 //! use tfrecord_core::proto::tensorflow::{feature, Example, Feature, Features, Int64List};
+//! use tfrecord_arrow::tfrecord_schema::ir::Schema;
 //! use tfrecord_core::{Format, Message};
-//! use tfrecord_schema::ir::Schema;
 //!
 //! let spec = Schema::from_toml_str(
 //!     "[records.R.features.label]\ndtype = \"int64\"\ndefault = 0\n\
@@ -77,7 +77,8 @@
 //! schema carries the spec as TOML in its metadata ([`SPEC_METADATA_KEY`]), so that Parquet
 //! files written from it come back as exactly the same records: `Arrow -> records -> Arrow` is
 //! the identity for every mapped type, and `records -> Arrow -> records` gives the same
-//! messages except that an absent `fixed` or `var` feature with a default comes back holding it.
+//! messages except that an absent `fixed` or `var` feature with a default comes back holding it,
+//! and that a feature the spec does not name has no column, so does not come back at all.
 //!
 //! Values are checked as the generated types check them; where the runtime parser follows
 //! TensorFlow's looser rules, the columns are stricter, because an Arrow row must hold exactly
@@ -153,6 +154,11 @@ pub use to_arrow::ArrowDecoder;
 
 /// Re-exported: the Arrow and Parquet crates this one is built on, at their versions.
 pub use {arrow_array, arrow_schema, parquet};
+
+/// Re-exported: the spec crate, whose [`ir::Record`](tfrecord_schema::ir::Record) the decoder
+/// and encoder are made from (`tfrecord_schema::ir::Schema::from_toml_str` reads a spec file),
+/// with only its TOML front end (no code generator): no dependency of its own is needed.
+pub use tfrecord_schema;
 
 /// How records map to Arrow types where there is a choice.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
