@@ -46,6 +46,15 @@ pub struct Reader<T, C: Container = TfExample, R: Read = File> {
     _marker: PhantomData<fn() -> (T, C)>,
 }
 
+/// The record reader under it (the file, the position, the records read).
+impl<T, C: Container, R: Read> std::fmt::Debug for Reader<T, C, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reader")
+            .field("records", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<T, C: Container> Reader<T, C, File> {
     /// Opens a file, with the compression guessed from its name and the framing of `C`.
     ///

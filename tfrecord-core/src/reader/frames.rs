@@ -178,6 +178,19 @@ impl RecordReader<File> {
     }
 }
 
+/// The file, the position and the count of records read (not the buffered bytes).
+impl<R: Read> std::fmt::Debug for RecordReader<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordReader")
+            .field("path", &self.path)
+            .field("offset", &self.offset)
+            .field("records_read", &self.records)
+            .field("format", &self.opts.format)
+            .field("compression", &self.opts.compression)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<R: Read> RecordReader<R> {
     /// Reads records from any byte source.
     pub fn new(inner: R, opts: ReaderOptions) -> Self {

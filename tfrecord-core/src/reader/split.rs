@@ -127,15 +127,25 @@ impl RecordReader<File> {
     /// ```
     ///
     /// # Errors
-    /// OFRecord and compressed files (split those by file), what is not a regular file, a file
-    /// that cannot be opened, and I/O errors while looking for the first record; each names
-    /// the file.
+    /// A range that ends before it starts (an empty one, `n..n`, reads nothing); OFRecord and
+    /// compressed files (split those by file), what is not a regular file, a file that cannot
+    /// be opened, and I/O errors while looking for the first record; each names the file.
     pub fn open_range(
         path: impl AsRef<Path>,
         range: Range<u64>,
         opts: ReaderOptions,
     ) -> Result<Self> {
         let path = path.as_ref();
+        if range.start > range.end {
+            // Empty ranges (`n..n`) are fine; one that ends before it starts is a mistake.
+            return Err(unsupported(
+                path,
+                format!(
+                    "the byte range {}..{} ends before it starts",
+                    range.start, range.end
+                ),
+            ));
+        }
         if opts.format == Format::OfRecord {
             return Err(unsupported(
                 path,

@@ -533,6 +533,21 @@ fn an_empty_range_at_damage_reports_nothing() {
     }
 }
 
+/// A range that ends before it starts is an error naming the file; an empty one reads nothing.
+#[test]
+fn a_reversed_range_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "r.tfrecord", &build(&records(6)).bytes);
+    #[allow(clippy::reversed_empty_ranges)] // the mistake under test
+    let reversed = 10..5;
+    let err = RecordReader::open_range(&path, reversed, ReaderOptions::new()).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Unsupported { .. }), "{err}");
+    assert!(err.to_string().contains("10..5"), "{err}");
+    assert_eq!(err.path(), Some(path.as_path()));
+    let mut empty = RecordReader::open_range(&path, 7..7, ReaderOptions::new()).unwrap();
+    assert!(empty.next().is_none());
+}
+
 /// A reader returns to a saved position without reading what lies before it: by seeking in an
 /// uncompressed file (inside a byte range, keeping its end), by decompressing up to it in a
 /// gzip one; damage before the position is not met. It moves only forward, and a position past
