@@ -145,11 +145,17 @@ impl BadRecords {
     /// file and byte offset) once the budget is spent.
     pub fn charge_skipped(&self, skipped: &Skipped) -> Result<(), Error> {
         if !self.charge() {
-            let err = Error::new(ErrorKind::TooManyBadRecords {
+            let mut err = Error::new(ErrorKind::TooManyBadRecords {
                 max: self.max,
                 last: skipped.what(),
             })
             .with_offset(skipped.offset());
+            if let Some((record, base)) = skipped.record {
+                err = err.with_record(record);
+                if let Some(base) = base {
+                    err = err.with_record_base(base);
+                }
+            }
             return Err(match skipped.path() {
                 Some(p) => err.with_path(p),
                 None => err,
@@ -223,7 +229,8 @@ impl BadRecords {
             return Err(located(err));
         }
         let reason = SkipReason::Undecodable(err.describe());
-        let skipped = Skipped::new(path.map(Arc::from), offset, Some(frame_len), reason);
+        let skipped = Skipped::new(path.map(Arc::from), offset, Some(frame_len), reason)
+            .at_record(record, None);
         if !self.charge() {
             return Err(located(Error::new(ErrorKind::TooManyBadRecords {
                 max: self.max,
@@ -314,13 +321,29 @@ impl fmt::Display for SkipReason {
 ///
 /// Its `Display` form is one line, as the `tfrecord` command prints it:
 /// `data.tfrecord: skipped the record at byte 1024 (80 bytes): data checksum mismatch (...)`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Two reports are equal when they name the same bytes for the same reason: the record index
+/// a reader counted ([`record`](Self::record)) is not compared, as readers of one file count
+/// from different places (a byte-range split from its first record).
+#[derive(Clone, Debug)]
 pub struct Skipped {
     path: Option<Arc<Path>>,
     offset: u64,
     len: Option<u64>,
     reason: SkipReason,
+    /// The index of the record skipped (for a byte range, of the record after it), and where
+    /// the reader counts from when not from the file's start.
+    record: Option<(u64, Option<u64>)>,
 }
+
+impl PartialEq for Skipped {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.path, self.offset, self.len, &self.reason)
+            == (&other.path, other.offset, other.len, &other.reason)
+    }
+}
+
+impl Eq for Skipped {}
 
 impl Skipped {
     pub(super) fn new(
@@ -334,7 +357,22 @@ impl Skipped {
             offset,
             len,
             reason,
+            record: None,
         }
+    }
+
+    /// The report with the index its reader counted for the record (`base`: the byte offset
+    /// of the record it numbers 0, when not the file's start).
+    pub(super) fn at_record(mut self, record: u64, base: Option<u64>) -> Self {
+        self.record = Some((record, base));
+        self
+    }
+
+    /// The index of the skipped record in its file, as its reader counted it (for a byte
+    /// range, of the record after it); in a byte-range split, from the split's first record,
+    /// as [`Error::record`] counts. `None` when not known.
+    pub fn record(&self) -> Option<u64> {
+        self.record.map(|(r, _)| r)
     }
 
     /// The file, when the reader was given its name.

@@ -214,6 +214,7 @@ impl<R: Read> RecordReader<R> {
     /// Charges a skip to the budget and reports it; past the budget, the error that ends the
     /// reader, naming the skip (`record` is the index to locate it with).
     fn report(&mut self, skipped: Skipped, record: u64) -> Result<()> {
+        let skipped = skipped.at_record(record, self.record_base);
         if self.opts.bad_records.charge() {
             self.damage.summary.add(&skipped);
             self.opts.bad_records.log(&skipped);

@@ -634,6 +634,11 @@ fn the_budget_runs_out_at_the_same_record_whatever_the_threads() {
             err.contains(files[k].0) && err.contains("budget"),
             "budget {max}: {err}"
         );
+        // The damage's record index, as its file's reader counted it.
+        assert!(
+            err.contains(&format!("(record {})", files[k].1)),
+            "budget {max}: {err}"
+        );
         assert_eq!((reports, spent), (k, max), "budget {max}");
         for order in [
             DatasetOptions::new(),
