@@ -17,12 +17,21 @@ pub(crate) fn skip_value(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<(
     Ok(())
 }
 
+/// Attributes other derives (serde's, prost's) spell differently, and the one meant here.
+const SYNONYMS: &[(&str, &str)] = &[("rename", "key"), ("name", "key"), ("tag", "key")];
+
+/// Reports an attribute not in `known` at its span, suggesting the known one it is another
+/// spelling of, or the closest one.
 pub(crate) fn unknown_attr(cx: &mut Ctxt, path: &syn::Path, known: &[&str], what: &str) {
     let name = path
         .get_ident()
         .map(ToString::to_string)
         .unwrap_or_else(|| quote::quote!(#path).to_string());
-    let msg = match symbol::did_you_mean(&name, known) {
+    let synonym = SYNONYMS
+        .iter()
+        .find(|(other, meant)| *other == name && known.contains(meant))
+        .map(|(_, meant)| *meant);
+    let msg = match synonym.or_else(|| symbol::did_you_mean(&name, known)) {
         Some(s) => format!("unknown {what} attribute `{name}`; did you mean `{s}`?"),
         None => format!(
             "unknown {what} attribute `{name}`; expected one of: {}",
