@@ -4,9 +4,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::interleave::InterleaveState;
+use crate::plan::Fnv;
 
-/// The checkpoint format this crate writes and reads.
-const VERSION: u32 = 1;
+/// The checkpoint format this crate writes and reads (2: sealed).
+const VERSION: u32 = 2;
 
 /// Where a data set's reading stands, taken by `checkpoint()` on its iterators
 /// ([`Records::checkpoint`](crate::Records::checkpoint),
@@ -23,7 +24,8 @@ const VERSION: u32 = 1;
 /// (by seeking in uncompressed files, by reading forward in compressed ones). A fingerprint of
 /// the files (their paths and sizes) and the options that decide the order makes resuming with
 /// other inputs or options, or after a file changed size, an error rather than a silently
-/// different stream.
+/// different stream; and a seal, a hash of the rest, makes resuming from a checkpoint that was
+/// changed or damaged after it was taken an error too.
 ///
 /// Serialized with serde; [`to_json`](Self::to_json) and [`from_json`](Self::from_json) give
 /// its JSON form. Its size is a few hundred bytes plus about 30 bytes per buffered record.
@@ -42,6 +44,8 @@ pub struct Checkpoint {
     pub(crate) interleave: Option<InterleaveState>,
     /// The shuffle buffer; `None` without one, or at the start of an epoch.
     pub(crate) shuffle: Option<BufferState>,
+    /// FNV-1a of the JSON form with this field 0 ([`sealed`](Self::sealed)).
+    pub(crate) seal: u64,
 }
 
 /// The shuffle buffer of a checkpoint.
@@ -65,7 +69,25 @@ impl Checkpoint {
             finished: false,
             interleave: None,
             shuffle: None,
+            seal: 0,
         }
+    }
+
+    /// The checkpoint with its seal set, as it is handed out.
+    pub(crate) fn sealed(mut self) -> Self {
+        self.seal = self.hash();
+        self
+    }
+
+    /// The hash of the contents: of the JSON form with the seal 0.
+    fn hash(&self) -> u64 {
+        let unsealed = Checkpoint {
+            seal: 0,
+            ..self.clone()
+        };
+        let mut h = Fnv::new();
+        h.bytes(unsealed.to_json().as_bytes());
+        h.finish()
     }
 
     /// The epoch being read (0 for the first).
@@ -100,9 +122,17 @@ impl Checkpoint {
         Ok(ckpt)
     }
 
-    /// Checks the format version and the fingerprint against a data set's.
+    /// Checks the format version, the seal, and the fingerprint against a data set's.
     pub(crate) fn check(&self, fingerprint: &str) -> Result<()> {
         self.check_version()?;
+        if self.seal != self.hash() {
+            return Err(Error::Checkpoint(
+                "its contents do not match its seal: it was changed or damaged after it was \
+                 taken, and resuming from it would give another stream than the one it was \
+                 taken from"
+                    .into(),
+            ));
+        }
         if self.fingerprint != fingerprint {
             return Err(Error::Checkpoint(format!(
                 "it was taken with other files or options (fingerprint {}, this data set \

@@ -366,7 +366,7 @@ impl<D: Decoder> Pipeline<D> {
         if let Some(run) = self.run.as_ref().filter(|_| !self.finished) {
             run.save(&mut ckpt);
         }
-        ckpt
+        ckpt.sealed()
     }
 
     /// The file of split `split` of the epoch being read: where the record [`next`](Self::next)

@@ -127,14 +127,16 @@ pub(crate) fn fingerprint(files: &[SourceFile], opts: &DatasetOptions) -> String
 }
 
 /// FNV-1a, 64-bit.
-struct Fnv(u64);
+/// FNV-1a, 64 bits: a stable hash of what decides a data set's order, and of a checkpoint's
+/// contents.
+pub(crate) struct Fnv(u64);
 
 impl Fnv {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Fnv(0xcbf2_9ce4_8422_2325)
     }
 
-    fn bytes(&mut self, bytes: &[u8]) {
+    pub(crate) fn bytes(&mut self, bytes: &[u8]) {
         for &b in bytes {
             self.0 ^= u64::from(b);
             self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
@@ -159,6 +161,11 @@ impl Fnv {
     fn text(&mut self, s: &str) {
         self.u64(s.len() as u64);
         self.bytes(s.as_bytes());
+    }
+
+    /// The hash so far.
+    pub(crate) fn finish(&self) -> u64 {
+        self.0
     }
 }
 
