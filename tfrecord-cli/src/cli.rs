@@ -13,8 +13,10 @@ use crate::dataset::DatasetArgs;
 /// directory given as an input stands for its OneFlow / Spark `part-*` files in name order (other
 /// record files beside them are an error), or else its TensorFlow shards
 /// (`train-00000-of-00004.tfrecord`) and record files; a quoted glob
-/// pattern for its matches. Reading commands take `--limit`, `--skip`, `--shard I/N`,
-/// `--shuffle --seed S`, `--max-bad-records N` and `--resync`. Compression is chosen by `--compression`, else from the file name
+/// pattern for its matches. Commands that read record files take `--limit`, `--skip`,
+/// `--shard I/N`, `--shuffle --seed S`, `--max-bad-records N` and `--resync`; `from-parquet`
+/// takes `--limit`, `--skip` and `--shard I/N` over rows (a Parquet file has no damaged records
+/// to pass over, and its rows are written in order). Compression is chosen by `--compression`, else from the file name
 /// (`.gz` gzip, `.zlib` / `.zz` zlib), else none; standard input and output are uncompressed
 /// unless `--compression` says otherwise. Errors go to standard error as
 /// `tfrecord: error: <message>` and name the file, the byte offset (in the decompressed stream),
@@ -396,6 +398,23 @@ pub(crate) struct Encoding {
     pub(crate) level: u32,
 }
 
+/// The sharded output of `convert` and `from-parquet`.
+#[derive(Clone, Copy, Debug, Args)]
+pub(crate) struct ShardOpts {
+    /// Write N shards instead of one file, records dealt to them in turn, named as TensorFlow
+    /// names shards: `train.tfrecord` becomes `train-00000-of-00004.tfrecord` and so on (the
+    /// suffix of OUT kept after the shard number). With `--output-format ofrecord` and a
+    /// directory as OUT (an existing one, or a name ending with `/`), OneFlow's `part-00000`,
+    /// `part-00001`, ... in it (one part without --shards). Every shard is written under a
+    /// temporary name and renamed into place only when all are complete.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) shards: Option<u64>,
+    /// Write shards of at most N records each, named as with --shards once their number is
+    /// known.
+    #[arg(long, value_name = "N", conflicts_with = "shards", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_records_per_shard: Option<u64>,
+}
+
 /// Flags of `from-json`.
 #[derive(Debug, Args)]
 pub(crate) struct FromJsonArgs {
@@ -437,18 +456,9 @@ pub(crate) struct ConvertArgs {
     /// Skip checking each input record's data checksum (the length checksum is always checked).
     #[arg(long)]
     pub(crate) no_verify_data_crc: bool,
-    /// Write N shards instead of one file, records dealt to them in turn, named as TensorFlow
-    /// names shards: `train.tfrecord` becomes `train-00000-of-00004.tfrecord` and so on (the
-    /// suffix of OUT kept after the shard number). With `--output-format ofrecord` and a
-    /// directory as OUT (an existing one, or a name ending with `/`), OneFlow's `part-00000`,
-    /// `part-00001`, ... in it (one part without --shards). Every shard is written under a
-    /// temporary name and renamed into place only when all are complete.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) shards: Option<u64>,
-    /// Write shards of at most N records each, named as with --shards once their number is
-    /// known.
-    #[arg(long, value_name = "N", conflicts_with = "shards", value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) max_records_per_shard: Option<u64>,
+    /// Sharded output.
+    #[command(flatten)]
+    pub(crate) sharding: ShardOpts,
     /// Write over an existing output (without it, an existing output is an error). With
     /// --shards or --max-records-per-shard, an existing shard set of OUT's name (any shard
     /// count: `train-*-of-*.tfrecord` for `train.tfrecord`, or the `part-*` files of an OFRecord
@@ -606,12 +616,57 @@ pub(crate) struct FromParquetArgs {
     /// the column and row); without it such a column is an error naming it.
     #[arg(long)]
     pub(crate) allow_lossy_double: bool,
-    /// Write over an existing output (without it, an existing output is an error).
+    /// Write over an existing output (without it, an existing output is an error); with
+    /// --shards or --max-records-per-shard, an existing shard set of OUT's name is replaced,
+    /// as by `convert --force`.
     #[arg(long)]
     pub(crate) force: bool,
     /// Output file, format and compression.
     #[command(flatten)]
     pub(crate) write: WriteOpts,
+    /// Sharded output.
+    #[command(flatten)]
+    pub(crate) sharding: ShardOpts,
+    /// Which rows are written.
+    #[command(flatten)]
+    pub(crate) rows: RowArgs,
+}
+
+/// Which rows of `from-parquet`'s inputs are written.
+#[derive(Clone, Copy, Debug, Default, Args)]
+pub(crate) struct RowArgs {
+    /// Write at most N rows (over all inputs, after --shard and --skip).
+    #[arg(short = 'n', long, value_name = "N")]
+    pub(crate) limit: Option<u64>,
+    /// Leave out the first N rows (after --shard).
+    #[arg(long, value_name = "N")]
+    pub(crate) skip: Option<u64>,
+    /// Write shard I of N (0 <= I < N): the rows of all inputs, in order, cut into N runs of
+    /// nearly equal length (of T rows in all, shard I holds rows I*T/N up to (I+1)*T/N), so
+    /// that the N shards together hold every row exactly once. The row counts come from the
+    /// files' footers: no row is read twice.
+    #[arg(long, value_name = "I/N", value_parser = crate::dataset::parse_shard)]
+    pub(crate) shard: Option<(usize, usize)>,
+}
+
+impl RowArgs {
+    /// The rows `start..end` (numbered over all inputs, in order) of `total` the flags select.
+    pub(crate) fn range(&self, total: u64) -> (u64, u64) {
+        let (mut start, mut end) = (0, total);
+        if let Some((i, n)) = self.shard {
+            let at = |k: usize| {
+                let k = u128::try_from(k).unwrap_or(u128::MAX);
+                let n = u128::try_from(n).unwrap_or(1).max(1);
+                u64::try_from(u128::from(total) * k / n).unwrap_or(total)
+            };
+            (start, end) = (at(i), at(i + 1));
+        }
+        start = start.saturating_add(self.skip.unwrap_or(0)).min(end);
+        if let Some(limit) = self.limit {
+            end = end.min(start.saturating_add(limit));
+        }
+        (start, end)
+    }
 }
 
 /// Flags of `infer`.

@@ -62,7 +62,7 @@ pub(crate) struct DatasetArgs {
 }
 
 /// `I/N` with `I < N`.
-fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+pub(crate) fn parse_shard(s: &str) -> Result<(usize, usize), String> {
     let (i, n) = s
         .split_once('/')
         .ok_or_else(|| format!("expected I/N (such as 0/4), found {s:?}"))?;
@@ -189,14 +189,43 @@ impl Totals {
 }
 
 /// A progress bar over the inputs' bytes and a closing summary, on a terminal only.
-struct Progress {
+pub(crate) struct Progress {
     bar: Option<ProgressBar>,
     started: Instant,
     records: u64,
     bytes: u64,
+    /// Counting rows of a table (the bar's length is the rows) rather than records read.
+    rows: bool,
 }
 
 impl Progress {
+    /// A bar over `total` rows written as records (`from-parquet`).
+    pub(crate) fn rows(total: u64) -> Self {
+        let bar = io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+            let template = "{spinner} {wide_bar} {pos}/{len} rows {per_sec} ({eta})";
+            if let Ok(style) = ProgressStyle::with_template(template) {
+                bar.set_style(style);
+            }
+            bar
+        });
+        Progress {
+            bar,
+            started: Instant::now(),
+            records: 0,
+            bytes: 0,
+            rows: true,
+        }
+    }
+
+    /// `n` more rows.
+    pub(crate) fn add_rows(&mut self, n: u64) {
+        self.records += n;
+        if let Some(bar) = &self.bar {
+            bar.set_position(self.records);
+        }
+    }
+
     fn new(sources: &[Source]) -> Self {
         let bar = io::stderr().is_terminal().then(|| {
             let total: u64 = sources
@@ -219,6 +248,7 @@ impl Progress {
             started: Instant::now(),
             records: 0,
             bytes: 0,
+            rows: false,
         }
     }
 
@@ -234,20 +264,24 @@ impl Progress {
         }
     }
 
-    /// Clears the bar and prints the summary line.
-    fn finish(&self) {
+    /// Clears the bar and prints the summary line (on a terminal, as the bar).
+    pub(crate) fn finish(&self) {
         if let Some(bar) = &self.bar {
             let bytes = self.bytes;
             bar.finish_and_clear();
             let secs = self.started.elapsed().as_secs_f64();
             #[allow(clippy::cast_precision_loss)]
             let rate = self.records as f64 / secs.max(1e-9);
-            let _ = writeln!(
-                io::stderr().lock(),
-                "tfrecord: {} records, {bytes} bytes of input, in {secs:.2} s ({rate:.0} \
-                 records/s)",
-                self.records
-            );
+            let n = self.records;
+            let line = if self.rows {
+                format!("tfrecord: {n} rows written, in {secs:.2} s ({rate:.0} rows/s)")
+            } else {
+                format!(
+                    "tfrecord: {n} records, {bytes} bytes of input, in {secs:.2} s ({rate:.0} \
+                     records/s)"
+                )
+            };
+            let _ = writeln!(io::stderr().lock(), "{line}");
         }
     }
 }

@@ -34,6 +34,7 @@ mod error;
 mod input;
 mod interrupt;
 mod output;
+mod sharded;
 mod spec;
 mod stdout;
 

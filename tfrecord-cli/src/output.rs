@@ -234,23 +234,19 @@ pub(crate) fn create_dir(dir: &Path) -> io::Result<()> {
     })
 }
 
-/// Refuses to write over an existing regular file without `--force`, to write a file where a
-/// directory is, and to write over one of the `inputs` ([`check_not_input`]).
+/// Refuses to write over an existing regular file without `--force`, and to write a file
+/// where a directory is. With `--force` the output may be one of the inputs: every input is
+/// read before the output is renamed into place, so the command works in place.
 ///
 /// # Errors
-/// The file exists and `force` is false; `dest` is a directory or an input (usage errors).
-pub(crate) fn check_overwrite<P: AsRef<Path>>(
-    dest: &Path,
-    force: bool,
-    inputs: impl IntoIterator<Item = P>,
-) -> CliResult<()> {
+/// The file exists and `force` is false; `dest` is a directory (a usage error).
+pub(crate) fn check_overwrite(dest: &Path, force: bool) -> CliResult<()> {
     if !is_dash(dest) && fs::metadata(dest).is_ok_and(|m| m.is_dir()) {
         return Err(crate::error::CliError::Usage(format!(
             "{}: a directory: the output is one file, so give a file name",
             dest.display()
         )));
     }
-    check_not_input(dest, inputs)?;
     if !is_dash(dest) && !force && fs::metadata(dest).is_ok_and(|m| m.is_file()) {
         return Err(crate::error::CliError::Failed(format!(
             "{}: the output exists; pass --force to write over it",
@@ -260,8 +256,9 @@ pub(crate) fn check_overwrite<P: AsRef<Path>>(
     Ok(())
 }
 
-/// Refuses an output that is one of the inputs (the same file, by its canonical path): it
-/// would be replaced by what was made of it, even with `--force`, which is never meant.
+/// Refuses an output that is one of the inputs (the same file, by its canonical path), for a
+/// command that writes over its output without asking for `--force`: the input would be
+/// replaced by what was made of it without the user saying so.
 ///
 /// # Errors
 /// `dest` is an input (a usage error).

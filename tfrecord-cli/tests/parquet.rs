@@ -759,38 +759,39 @@ fn an_example_spec_does_not_drop_feature_lists() {
     assert_eq!(err.matches("skipped").count(), 12, "{err}");
 }
 
+/// With --force a command works in place (its input read whole before the output replaces
+/// it); from-json, which writes over its output unasked, refuses an output that is an input.
 #[test]
-fn an_output_that_is_an_input_is_refused() {
+fn an_output_that_is_an_input() {
     let dir = tempfile::tempdir().expect("temp dir");
     let input = dir.path().join("in.tfrecord");
     std::fs::copy(fixture("examples.tfrecord"), &input).expect("copy");
     let before = std::fs::read(&input).expect("read");
-    // Even with --force, and by another spelling of the same path.
+    // By another spelling of the same path.
     let same = dir.path().join(".").join("in.tfrecord");
-    for args in [
-        vec!["to-parquet", s(&input), "-o", s(&same), "--force"],
-        vec!["convert", s(&input), "-o", s(&same), "--force"],
-        vec!["from-json", s(&input), "-o", s(&same)],
-    ] {
-        let o = run(&args);
-        assert_eq!(
-            o.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            support::stderr(&o)
-        );
-        assert!(
-            support::stderr(&o).contains("the output is also an input"),
-            "{args:?}: {}",
-            support::stderr(&o)
-        );
-        assert_eq!(std::fs::read(&input).expect("read"), before, "{args:?}");
-    }
+    let o = run(&["from-json", s(&input), "-o", s(&same)]);
+    assert_eq!(o.status.code(), Some(2), "{}", support::stderr(&o));
+    assert!(
+        support::stderr(&o).contains("the output is also an input"),
+        "{}",
+        support::stderr(&o)
+    );
+    assert_eq!(std::fs::read(&input).expect("read"), before);
+    // In place, asked for: the records through Parquet and back into the same file.
     let pq = dir.path().join("x.parquet");
     ok(&run(&["to-parquet", s(&input), "-o", s(&pq)]));
-    let o = run(&["from-parquet", s(&pq), "-o", s(&pq), "--force"]);
-    assert_eq!(o.status.code(), Some(2), "{}", support::stderr(&o));
-    assert!(pq.exists());
+    ok(&run(&["to-parquet", s(&input), "-o", s(&same), "--force"]));
+    assert_eq!(&std::fs::read(&input).expect("read")[..4], b"PAR1");
+    ok(&run(&[
+        "from-parquet",
+        s(&input),
+        "-o",
+        s(&same),
+        "--force",
+    ]));
+    let back = ok(&run(&["cat", "--json", s(&input)]));
+    let want = ok(&run(&["cat", "--json", &fixture("examples.tfrecord")]));
+    assert_eq!(back.lines().count(), want.lines().count());
 
     // Parquet is read from its footer: standard input is refused by name.
     let o = run(&["from-parquet", "-", "-o", s(&dir.path().join("y.tfrecord"))]);
@@ -854,4 +855,107 @@ fn damaged_parquet_and_bad_metadata_are_named_once() {
     assert!(err.contains("meta.parquet"), "{err}");
     assert!(err.contains("invalid `tfrecord.spec` metadata"), "{err}");
     assert!(!err.contains("bad feature"), "{err}");
+}
+
+/// `from-parquet`'s row flags: `--shard I/N` cuts the rows of all inputs into N runs that
+/// together hold every row once, `--skip` and `--limit` apply after it, and `--shards` writes
+/// TensorFlow-named shards.
+#[test]
+fn from_parquet_shards_skips_and_limits_rows() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Two Parquet files of 37 and 26 rows, in row groups of 5: ids 0..63 in order.
+    let mut first = 0i64;
+    for (name, n) in [("a.parquet", 37i64), ("b.parquet", 26)] {
+        let ids =
+            tfrecord_arrow::arrow_array::Int64Array::from((first..first + n).collect::<Vec<_>>());
+        first += n;
+        let schema = tfrecord_arrow::arrow_schema::Schema::new(vec![
+            tfrecord_arrow::arrow_schema::Field::new(
+                "id",
+                tfrecord_arrow::arrow_schema::DataType::Int64,
+                false,
+            ),
+        ]);
+        let batch = tfrecord_arrow::arrow_array::RecordBatch::try_new(
+            std::sync::Arc::new(schema),
+            vec![std::sync::Arc::new(ids)],
+        )
+        .expect("batch");
+        let file = File::create(dir.path().join(name)).expect("create");
+        let props = tfrecord_arrow::parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(5))
+            .build();
+        let mut w =
+            tfrecord_arrow::parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props))
+                .expect("writer");
+        w.write(&batch).expect("write");
+        w.close().expect("close");
+    }
+    let ids = |path: &Path| -> Vec<i64> {
+        ok(&run(&["cat", "--json", s(path)]))
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).expect("json");
+                v.pointer("/features/feature/id/int64List/value/0")
+                    .and_then(|x| x.as_str().and_then(|t| t.parse().ok()).or(x.as_i64()))
+                    .expect("an id")
+            })
+            .collect()
+    };
+    let pattern = dir.path().join("*.parquet");
+    for n in [1, 2, 3, 7, 64, 100] {
+        let mut all = Vec::new();
+        for i in 0..n {
+            let out = dir.path().join(format!("s{i}of{n}.tfrecord"));
+            let shard = format!("{i}/{n}");
+            ok(&run(&[
+                "from-parquet",
+                s(&pattern),
+                "--shard",
+                &shard,
+                "-o",
+                s(&out),
+            ]));
+            let got = ids(&out);
+            // Each shard a run of rows, nearly as long as the others.
+            assert!(got.windows(2).all(|w| w[1] == w[0] + 1), "{shard}: {got:?}");
+            assert!(got.len().abs_diff(63 / n) <= 1, "{shard}: {}", got.len());
+            all.extend(got);
+        }
+        assert_eq!(all, (0..63).collect::<Vec<_>>(), "{n} shards");
+    }
+    // --skip and --limit after the shard: rows 21..42 of 63 are shard 1/3.
+    let out = dir.path().join("part.tfrecord");
+    ok(&run(&[
+        "from-parquet",
+        s(&pattern),
+        "--shard",
+        "1/3",
+        "--skip",
+        "15",
+        "--limit",
+        "4",
+        "-o",
+        s(&out),
+    ]));
+    assert_eq!(ids(&out), [36, 37, 38, 39]);
+    // Sharded output: three TensorFlow-named shards holding every row once.
+    let out = dir.path().join("all.tfrecord");
+    ok(&run(&[
+        "from-parquet",
+        s(&pattern),
+        "--shards",
+        "3",
+        "-o",
+        s(&out),
+    ]));
+    let mut all = Vec::new();
+    for i in 0..3 {
+        all.extend(ids(&dir
+            .path()
+            .join(format!("all-{i:05}-of-00003.tfrecord"))));
+    }
+    all.sort_unstable();
+    assert_eq!(all, (0..63).collect::<Vec<_>>());
+    assert!(!out.exists());
 }

@@ -130,7 +130,7 @@ pub(crate) fn from_avro(args: &FromAvroArgs) -> CliResult<ExitCode> {
             "from-avro needs -o OUT (or --tensors to print tensors)".into(),
         ));
     };
-    check_overwrite(output, args.force, &args.inputs)?;
+    check_overwrite(output, args.force)?;
     let opts = WriteOpts {
         output: output.clone(),
         encoding: args.encoding,
@@ -171,7 +171,7 @@ pub(crate) fn from_avro(args: &FromAvroArgs) -> CliResult<ExitCode> {
 
 /// `tfrecord from-records`.
 pub(crate) fn from_records(args: &FromRecordsArgs) -> CliResult<ExitCode> {
-    check_overwrite(&args.write.output, args.force, [&args.input])?;
+    check_overwrite(&args.write.output, args.force)?;
     let spec = match &args.spec {
         Some(p) => {
             let record = spec_record(p, args.record.as_deref())?;
@@ -224,7 +224,7 @@ fn check_image_outputs(
     let naming = match (format, shards) {
         (Format::OfRecord, _) => ShardNaming::OneFlow(out.clone()),
         (_, 1) => {
-            check_overwrite(out, args.force, std::iter::empty::<&Path>())?;
+            check_overwrite(out, args.force)?;
             if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
                 create_dir(dir).map_err(|e| tfrecord_core::Error::from(e).with_path(out))?;
             }

@@ -23,10 +23,11 @@ use tfrecord_schema::ir::{self, FeatureKind, Record, RecordKind};
 use crate::batch::Batch;
 use crate::cli::{CodecArg, FromParquetArgs, ToParquetArgs};
 use crate::commands::infer;
-use crate::dataset::{self, Report};
+use crate::dataset::{self, Progress, Report};
 use crate::error::{CliError, CliResult};
 use crate::input::{Flow, Location, RecordType, Source, is_dash, resolve_all};
-use crate::output::{RecordSink, check_overwrite, write_file};
+use crate::output::{check_overwrite, write_file};
+use crate::sharded::RecordOutput;
 use crate::spec::{pick_record, read_spec};
 
 fn parquet_error(path: &std::path::Path, e: impl std::fmt::Display) -> CliError {
@@ -63,7 +64,7 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
     let format = Format::from(args.read.input_format);
     let sources = resolve_all(&args.inputs)?;
     let verify = !args.no_verify_data_crc;
-    check_overwrite(&args.output, args.force, sources.iter().map(Source::name))?;
+    check_overwrite(&args.output, args.force)?;
     let given = spec_record(args.spec.as_ref(), args.record.as_deref())?;
     if args.sequence
         && let Some(r) = &given
@@ -484,13 +485,15 @@ fn file_record(path: &Path, given: Option<&Record>) -> CliResult<Record> {
 /// `tfrecord from-parquet`.
 pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
     let inputs = parquet_inputs(&args.inputs)?;
-    check_overwrite(&args.write.output, args.force, &inputs)?;
+    // Refused before any file is read when it exists (without --force).
+    let mut sink = RecordOutput::create(&args.write, args.sharding, args.force)?;
     let format = Format::from(args.write.encoding.output_format);
     let given = spec_record(args.spec.as_ref(), args.record.as_deref())?;
     // Every file's spec first, checked against the others', before any row is written.
     let mut keys = Keys::default();
     let mut plan = Vec::new();
-    for path in inputs {
+    for path in &inputs {
+        let path = path.clone();
         let mut record = file_record(&path, given.as_ref())?;
         keys.add(&record, &path, format)?;
         if args.allow_lossy_double {
@@ -513,20 +516,38 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
         }
         let encoder =
             ArrowEncoder::new(&record, format).map_err(|e| CliError::from(e.with_path(&path)))?;
-        plan.push((path, encoder));
+        let rows = row_count(&path)?;
+        plan.push((path, encoder, rows));
     }
-    let mut sink = RecordSink::create(&args.write)?;
+    // The rows the flags select, numbered over all inputs in order.
+    let total = plan.iter().map(|(_, _, n)| n).sum();
+    let (start, end) = args.rows.range(total);
+    let mut progress = Progress::rows(end - start);
     let mut records: Vec<Vec<u8>> = Vec::new();
-    for (path, encoder) in &plan {
+    let mut first = 0u64; // the first row of the file, over all inputs
+    for (path, encoder, rows) in &plan {
+        let (from, to) = (start.max(first), end.min(first + rows));
+        first += rows;
+        if from >= to {
+            continue;
+        }
         let located = |e: Error| -> CliError { e.with_path(path).into() };
         let file = File::open(path).map_err(|e| located(e.into()))?;
         let builder =
             ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))?;
+        // The file's rows `offset..offset + count`.
+        let offset = from + rows - first;
+        let (skip, count) = (usize::try_from(offset), usize::try_from(to - from));
+        let (Ok(skip), Ok(count)) = (skip, count) else {
+            return Err(parquet_error(path, "more rows than this machine can count"));
+        };
         let reader = builder
             .with_batch_size(8192)
+            .with_offset(skip)
+            .with_limit(count)
             .build()
             .map_err(|e| parquet_error(path, e))?;
-        let mut row = 0u64;
+        let mut row = offset;
         for batch in reader {
             let batch = batch.map_err(|e| rows_error(path, row, e))?;
             records.clear();
@@ -539,9 +560,21 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
             for r in &records {
                 sink.write(r)?;
             }
-            row += u64::try_from(batch.num_rows()).unwrap_or(u64::MAX);
+            let n = u64::try_from(batch.num_rows()).unwrap_or(u64::MAX);
+            row += n;
+            progress.add_rows(n);
         }
     }
     sink.finish()?;
+    progress.finish();
     Ok(ExitCode::SUCCESS)
+}
+
+/// The number of rows of a Parquet file, from its footer.
+fn row_count(path: &Path) -> CliResult<u64> {
+    let file = File::open(path).map_err(|e| CliError::from(Error::from(e).with_path(path)))?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))?;
+    let rows = builder.metadata().file_metadata().num_rows();
+    u64::try_from(rows).map_err(|_| parquet_error(path, format!("a row count of {rows}")))
 }

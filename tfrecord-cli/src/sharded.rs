@@ -1,0 +1,96 @@
+//! Where written records go: one file (or standard output), or a set of shards named as
+//! TensorFlow or OneFlow name them (`convert` and `from-parquet`).
+
+use tfrecord_core::{Compression, Format, WriterOptions};
+use tfrecord_dataset::{ShardNaming, ShardSplit, ShardedWriter, ShardedWriterOptions};
+
+use crate::cli::{ShardOpts, WriteOpts};
+use crate::error::{CliError, CliResult};
+use crate::input::is_dash;
+use crate::output::{RecordSink, check_overwrite, note_removed};
+
+/// Where written records go: one file (or standard output), or a set of shards.
+pub(crate) enum RecordOutput {
+    /// One file, or standard output.
+    One(RecordSink),
+    /// Shards, renamed into place together at the end.
+    Shards(ShardedWriter),
+}
+
+impl RecordOutput {
+    /// Opens the output the flags describe, refusing to write over an existing one without
+    /// `--force`.
+    pub(crate) fn create(write: &WriteOpts, sharding: ShardOpts, force: bool) -> CliResult<Self> {
+        let dest = &write.output;
+        let enc = &write.encoding;
+        let format: Format = enc.output_format.into();
+        // OFRecord into a directory: OneFlow's `part-NNNNN` files, one unless asked for more.
+        let parts = format == Format::OfRecord && names_directory(dest);
+        let split = match (sharding.shards, sharding.max_records_per_shard) {
+            (Some(n), _) => Some(ShardSplit::RoundRobin(n)),
+            (None, Some(k)) => Some(ShardSplit::Records(k)),
+            (None, None) if parts => Some(ShardSplit::RoundRobin(1)),
+            (None, None) => None,
+        };
+        let Some(split) = split else {
+            check_overwrite(dest, force)?;
+            return Ok(RecordOutput::One(RecordSink::create(write)?));
+        };
+        if is_dash(dest) {
+            return Err(CliError::Usage(
+                "--shards and --max-records-per-shard write files: give -o a file name".into(),
+            ));
+        }
+        let compression = enc
+            .compression
+            .map_or_else(|| Compression::from_path(dest), Into::into);
+        if parts && compression != Compression::None {
+            return Err(CliError::Usage(format!(
+                "OneFlow's part-NNNNN files are uncompressed, and a compressed part would not \
+                 read back as one: leave out --compression {}",
+                compression.name()
+            )));
+        }
+        let writer = WriterOptions::new()
+            .format(format)
+            .compression(compression)
+            .level(enc.level);
+        let naming = if parts {
+            ShardNaming::OneFlow(dest.clone())
+        } else {
+            ShardNaming::TensorFlow(dest.clone())
+        };
+        let opts = ShardedWriterOptions::new(naming, split)
+            .format(format)
+            .writer(writer)
+            .sync(true)
+            .overwrite(force);
+        Ok(RecordOutput::Shards(ShardedWriter::create(opts)?))
+    }
+
+    /// Writes one record.
+    pub(crate) fn write(&mut self, record: &[u8]) -> CliResult<()> {
+        match self {
+            RecordOutput::One(sink) => sink.write(record),
+            RecordOutput::Shards(w) => Ok(w.write(record)?),
+        }
+    }
+
+    /// Completes the output: the file or every shard renamed into place.
+    pub(crate) fn finish(self) -> CliResult<()> {
+        match self {
+            RecordOutput::One(sink) => sink.finish().map(drop),
+            RecordOutput::Shards(w) => {
+                let done = w.finish_report()?;
+                note_removed(&done.removed);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Whether `path` names a directory: an existing one, or a name ending with a separator.
+fn names_directory(path: &std::path::Path) -> bool {
+    let text = path.as_os_str().to_string_lossy();
+    path.is_dir() || text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR)
+}
