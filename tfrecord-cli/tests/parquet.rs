@@ -959,3 +959,51 @@ fn from_parquet_shards_skips_and_limits_rows() {
     assert_eq!(all, (0..63).collect::<Vec<_>>());
     assert!(!out.exists());
 }
+
+/// A feature list's error names the step, as TensorFlow's names its index; and inference
+/// names the steps where a list's kinds disagree.
+#[test]
+fn feature_list_errors_name_the_step() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let step = |kind| tf::Feature { kind: Some(kind) };
+    let floats = |v: Vec<f32>| step(tf::feature::Kind::FloatList(tf::FloatList { value: v }));
+    let ints = |v: Vec<i64>| step(tf::feature::Kind::Int64List(tf::Int64List { value: v }));
+    let write = |name: &str, steps: Vec<tf::Feature>| {
+        let path = dir.path().join(name);
+        let mut lists = tf::FeatureLists::default();
+        lists
+            .feature_list
+            .insert("w".into(), tf::FeatureList { feature: steps });
+        let rec = tf::SequenceExample {
+            context: None,
+            feature_lists: Some(lists),
+        };
+        let mut w = RecordWriter::create(&path, WriterOptions::new()).expect("create");
+        w.write(&rec.encode_to_vec()).expect("write");
+        w.finish().expect("finish");
+        path
+    };
+    let short = write("short.tfrecord", vec![floats(vec![1.0]), floats(vec![])]);
+    let spec = dir.path().join("s.toml");
+    std::fs::write(
+        &spec,
+        "[records.S]\nkind = \"sequence_example\"\n[records.S.sequence.w]\ndtype = \"float\"\nshape = [1]\n",
+    )
+    .expect("spec");
+    let pq = dir.path().join("o.parquet");
+    let err = fails(&run(&[
+        "to-parquet",
+        "--spec",
+        s(&spec),
+        s(&short),
+        "-o",
+        s(&pq),
+    ]));
+    assert!(err.contains("\"w\""), "{err}");
+    assert!(err.contains("step 1: expected 1 value, found 0"), "{err}");
+
+    let mixed = write("mixed.tfrecord", vec![ints(vec![1]), floats(vec![2.0])]);
+    let err = unsuccessful(&run(&["to-parquet", "--sequence", s(&mixed), "-o", s(&pq)]));
+    assert!(err.contains("(record 0), step 0"), "{err}");
+    assert!(err.contains("(record 0), step 1"), "{err}");
+}

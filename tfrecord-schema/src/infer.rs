@@ -325,7 +325,12 @@ impl Inferrer {
             let entry = self.lists.entry(key.to_string()).or_default();
             let mut n = 0usize;
             for step in steps {
-                entry.steps.add(step, at);
+                // Where a step's kind was first seen names the step too: two kinds in one
+                // record's list are two places in it.
+                let k = n;
+                entry
+                    .steps
+                    .add(step, &|| at().map(|a| format!("{a}, step {k}")));
                 n += 1;
             }
             if entry.present == 0 {

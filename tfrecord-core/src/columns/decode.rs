@@ -7,7 +7,7 @@ use tfrecord_schema::ir::RecordKind;
 
 use super::partition::{Scratch, splits};
 use super::plan::{Absent, ColPlan, Part, Plan, Shape, to_i64};
-use super::values::{Slots, append, has_kind, int64s, list_tag, missing, problem};
+use super::values::{Slots, append, has_kind, int64s, list_tag, missing, problem, step_problem};
 use super::{Column, ColumnLayout, Leaf, Level, LevelKind};
 use crate::codec::{
     DecodeElem, FeatureBytes, OfRecord, Tf, TfExample, canonical_step_values, for_each_step,
@@ -336,12 +336,13 @@ impl Builder {
                     };
                     let fb = &rest.map_or_else(|| fb.clone(), FeatureBytes::new);
                     for_each_step(fb, |step| {
+                        let in_step = |p| step_problem(&c.key, c.dtype, p, steps);
                         let m = append(&mut self.leaf, c.dtype, format, &FeatureBytes::new(step))
-                            .map_err(problem)?
+                            .map_err(in_step)?
                             .unwrap_or(0);
                         match fixed {
                             Some(n) if m != n => {
-                                return Err(problem(FeatureProblem::Count {
+                                return Err(in_step(FeatureProblem::Count {
                                     expected: n,
                                     found: m,
                                 }));

@@ -175,6 +175,17 @@ pub(super) fn missing(key: &str) -> Error {
 }
 
 #[cold]
+/// [`problem`] in step `step` of a feature list, which the message names first, as the runtime
+/// parser's does (TensorFlow's says `Feature list: key, Index: step`).
+pub(super) fn step_problem(key: &str, dtype: DType, p: FeatureProblem, step: usize) -> Error {
+    let e = problem(key, dtype, p.clone());
+    let detail = match e.kind() {
+        crate::error::ErrorKind::Feature { detail, .. } => detail.clone(),
+        _ => p.to_string(),
+    };
+    Error::feature_problem(p, format!("step {step}: {detail}")).with_key(key.to_string())
+}
+
 pub(super) fn problem(key: &str, dtype: DType, p: FeatureProblem) -> Error {
     let detail = match &p {
         FeatureProblem::WrongKind { expected, found } => format!(
