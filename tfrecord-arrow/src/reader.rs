@@ -53,7 +53,11 @@ pub struct ArrowReader<R: Read> {
 
 impl ArrowReader<File> {
     /// Opens a record file (TFRecord unless `options` says OFRecord; compression as
-    /// `options` says) to read records of `record`, with the default [`ArrowOptions`].
+    /// `options` says: `ReaderOptions::for_path(&path)` guesses it from the name, as
+    /// `Reader::open` does) to read records of `record`, with the default [`ArrowOptions`].
+    /// The iterator's errors are `ArrowError::ExternalError`s around the crate's error, which
+    /// names the file, offset, record and key ([`next_batch`](Self::next_batch) returns it
+    /// as it is).
     ///
     /// # Errors
     /// The file cannot be opened, or `record` has no columnar layout.
