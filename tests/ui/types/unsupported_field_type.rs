@@ -1,5 +1,3 @@
-use std::collections::HashMap;
-
 use tfrecord_core::Example;
 
 struct Point {
@@ -10,7 +8,6 @@ struct Point {
 #[derive(Example)]
 struct Record {
     label: i64,
-    counts: HashMap<u32, i64>,
     point: Point,
 }
 

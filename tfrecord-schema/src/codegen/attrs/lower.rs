@@ -10,8 +10,8 @@ use super::container::container_attrs;
 use super::ctxt::Ctxt;
 use super::field::{FieldAttrs, field_attrs};
 use super::types::{
-    Container, TypeInfo, classify, first_type_arg, is_option_of_option, is_u8_array, last_ident,
-    list_elem, value_type_name,
+    Container, TypeInfo, classify, first_type_arg, is_list_of_lists, is_option_of_option,
+    is_u8_array, last_ident, list_elem, map_name, value_type_name,
 };
 use crate::ir::{FeatureKind, Field, Literal, Origin, Presence, Record, RecordKind};
 use crate::symbol;
@@ -269,6 +269,37 @@ pub(crate) fn lower_struct(
                  or holds its values, so `Some(None)` would be written as absent and read back \
                  as `None`; use one `Option`",
             );
+        }
+        let value_ty = step_ty.as_ref().unwrap_or(&f.ty);
+        if !fa.skip && !fa.flatten && is_list_of_lists(value_ty) {
+            let lists = if kind == RecordKind::SequenceExample && !fa.sequence {
+                "mark the field `#[example(sequence)]` to make it a feature list (one list per \
+                 step)"
+            } else {
+                "a `tf.train.SequenceExample` feature list holds one list per step \
+                 (`#[derive(SequenceExample)]`, the field marked `#[example(sequence)]`)"
+            };
+            cx.push(syn::Error::new_spanned(
+                &f.ty,
+                format!(
+                    "a list of lists is not one feature: a feature holds one flat list. For rows \
+                     of n values, use a flat `Vec<_>` with `#[example(shape = [-1, n])]`; for \
+                     lists of any length, {lists}"
+                ),
+            ));
+        }
+        if !fa.skip
+            && !fa.flatten
+            && let Some(map) = map_name(value_ty)
+        {
+            cx.push(syn::Error::new_spanned(
+                &f.ty,
+                format!(
+                    "`{map}` is not a feature: a record's features are its fields, one key each \
+                     (a field per key, or `#[example(flatten)]` on a struct deriving `Example` \
+                     for a group of them); for a list of pairs, two `Vec` fields"
+                ),
+            ));
         }
         let shape_of_value = |cx: &mut Ctxt, info: &TypeInfo| -> FeatureKind {
             let shape = fa.shape.as_ref().map(|(span, dims)| {

@@ -187,6 +187,35 @@ pub(super) fn is_option_of_option(ty: &Type) -> bool {
     option(ty).and_then(|inner| option(&inner)).is_some()
 }
 
+/// Whether a type is a list of lists (`Vec<Vec<T>>`, through an `Option`), other than a list
+/// of byte strings (`Vec<Vec<u8>>`): one feature holds one flat list.
+pub(super) fn is_list_of_lists(ty: &Type) -> bool {
+    let arg = |ty: &Type, name: &str| -> Option<Type> {
+        match last_ident(ty) {
+            Some((i, args)) if i == name => first_type_arg(args).cloned(),
+            _ => None,
+        }
+    };
+    let ty = arg(ty, "Option").unwrap_or_else(|| ty.clone());
+    arg(&ty, "Vec")
+        .and_then(|inner| arg(&inner, "Vec"))
+        .is_some_and(|elem| !last_ident(&elem).is_some_and(|(i, _)| i == "u8"))
+}
+
+/// The name of a map or set type (`HashMap`, `BTreeMap`, `HashSet`, `BTreeSet`, `IndexMap`,
+/// `IndexSet`, through an `Option`), which no feature holds.
+pub(super) fn map_name(ty: &Type) -> Option<String> {
+    const MAPS: [&str; 6] = [
+        "HashMap", "BTreeMap", "HashSet", "BTreeSet", "IndexMap", "IndexSet",
+    ];
+    let (ident, args) = last_ident(ty)?;
+    if ident == "Option" {
+        return map_name(first_type_arg(args)?);
+    }
+    let name = ident.to_string();
+    MAPS.contains(&name.as_str()).then_some(name)
+}
+
 /// A feature list type, through an `Option`: `(optional, list type, step type)`, where the
 /// step of `Ragged<T>` is `Vec<T>`.
 pub(super) fn list_elem(ty: &Type) -> Option<(bool, Type, Type)> {
