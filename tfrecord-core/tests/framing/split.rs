@@ -320,9 +320,7 @@ fn open_split_reads_each_record_once_over_the_splits() {
         assert_eq!(all, recs, "{n} splits");
         assert_eq!(counted, 40);
     }
-    let err = RecordReader::open_split(&path, 2, 2, ReaderOptions::new())
-        .err()
-        .expect("refused");
+    let err = RecordReader::open_split(&path, 2, 2, ReaderOptions::new()).expect_err("refused");
     assert!(matches!(err.kind(), ErrorKind::Unsupported { .. }));
     assert!(err.to_string().contains("no split 2 of 2"), "{err}");
 }
@@ -369,9 +367,7 @@ fn ofrecord_and_compressed_files_are_split_by_file_only() {
         &build_as(&recs, Format::OfRecord).bytes,
     );
     let opts = ReaderOptions::new().format(Format::OfRecord);
-    let err = RecordReader::open_range(&of, 0..10, opts)
-        .err()
-        .expect("refused");
+    let err = RecordReader::open_range(&of, 0..10, opts).expect_err("refused");
     assert!(matches!(err.kind(), ErrorKind::Unsupported { .. }));
     let msg = err.to_string();
     assert!(
@@ -385,8 +381,7 @@ fn ofrecord_and_compressed_files_are_split_by_file_only() {
             &build_compressed(&recs, c),
         );
         let err = RecordReader::open_range(&path, 5..10, ReaderOptions::new().compression(c))
-            .err()
-            .expect("refused");
+            .expect_err("refused");
         let msg = err.to_string();
         assert!(
             msg.contains(&format!("d.{name}"))

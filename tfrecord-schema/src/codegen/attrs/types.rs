@@ -199,7 +199,7 @@ pub(super) fn is_list_of_lists(ty: &Type) -> bool {
     let ty = arg(ty, "Option").unwrap_or_else(|| ty.clone());
     arg(&ty, "Vec")
         .and_then(|inner| arg(&inner, "Vec"))
-        .is_some_and(|elem| !last_ident(&elem).is_some_and(|(i, _)| i == "u8"))
+        .is_some_and(|elem| last_ident(&elem).is_none_or(|(i, _)| i != "u8"))
 }
 
 /// The name of a map or set type (`HashMap`, `BTreeMap`, `HashSet`, `BTreeSet`, `IndexMap`,
