@@ -160,6 +160,7 @@ impl Builder {
             leaf: self.leaf,
         }
     }
+
     /// Appends the lengths of the column's parts to `marks`, for [`cut`](Self::cut) to cut
     /// it back to.
     pub(super) fn mark(&self, marks: &mut Vec<usize>) {
