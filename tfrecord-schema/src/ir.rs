@@ -157,21 +157,10 @@ impl Literal {
     /// and as deep as the others), `[]` for a scalar; `None` for ragged ones, which TensorFlow
     /// cannot convert to a tensor.
     pub fn shape(&self) -> Option<Vec<usize>> {
-        let Literal::List(items) = self else {
-            return Some(Vec::new());
-        };
-        let mut inner: Option<Vec<usize>> = None;
-        for item in items {
-            let s = item.shape()?;
-            match &inner {
-                Some(first) if *first != s => return None,
-                Some(_) => {}
-                None => inner = Some(s),
-            }
-        }
-        let mut dims = vec![items.len()];
-        dims.extend(inner.unwrap_or_default());
-        Some(dims)
+        nested_shape(self, |lit| match lit {
+            Literal::List(items) => Some(items),
+            _ => None,
+        })
     }
 
     /// A word for the literal's kind, for messages.
@@ -480,4 +469,26 @@ pub(crate) fn beyond_f32(x: f64) -> bool {
     #[allow(clippy::cast_possible_truncation)] // the point: rounded to the nearest float
     let f = x as f32;
     x.is_finite() && !f.is_finite()
+}
+
+/// The dimensions of a value made of nested lists (`items` gives a value's list, `None` for a
+/// scalar) whose rows are rectangular: every row of a level as long and as deep as the others.
+/// `[]` for a scalar; `None` for ragged lists. A spec literal's [`Literal::shape`], and the
+/// importers' check of a JSON list, are this.
+pub fn nested_shape<T>(value: &T, items: fn(&T) -> Option<&[T]>) -> Option<Vec<usize>> {
+    let Some(items_of) = items(value) else {
+        return Some(Vec::new());
+    };
+    let mut inner: Option<Vec<usize>> = None;
+    for item in items_of {
+        let s = nested_shape(item, items)?;
+        match &inner {
+            Some(first) if *first != s => return None,
+            Some(_) => {}
+            None => inner = Some(s),
+        }
+    }
+    let mut dims = vec![items_of.len()];
+    dims.extend(inner.unwrap_or_default());
+    Some(dims)
 }

@@ -105,7 +105,7 @@ fn json_scalars(v: &Json, out: &mut Vec<Scalar>) -> std::result::Result<(), Stri
             Ok(())
         }
         Json::Array(items) => {
-            if shape(v).is_none() {
+            if tfrecord_schema::ir::nested_shape(v, |j| j.as_array().map(Vec::as_slice)).is_none() {
                 return Err(
                     "a nested list whose rows differ in length or depth has no flat \
                             layout: its row boundaries would be lost"
@@ -120,26 +120,6 @@ fn json_scalars(v: &Json, out: &mut Vec<Scalar>) -> std::result::Result<(), Stri
                 .into(),
         ),
     }
-}
-
-/// The dimensions of a JSON value whose nested lists are rectangular (every row of a level
-/// as long and as deep as the others), `[]` for a scalar; `None` for ragged ones.
-fn shape(v: &Json) -> Option<Vec<usize>> {
-    let Json::Array(items) = v else {
-        return Some(Vec::new());
-    };
-    let mut inner: Option<Vec<usize>> = None;
-    for item in items {
-        let s = shape(item)?;
-        match &inner {
-            Some(first) if *first != s => return None,
-            Some(_) => {}
-            None => inner = Some(s),
-        }
-    }
-    let mut dims = vec![items.len()];
-    dims.extend(inner.unwrap_or_default());
-    Some(dims)
 }
 
 /// The first integer literal of a JSON line (outside strings) that int64 cannot hold, when
