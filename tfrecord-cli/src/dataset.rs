@@ -189,6 +189,20 @@ impl Totals {
 }
 
 /// A progress bar over the inputs' bytes and a closing summary, on a terminal only.
+/// A progress bar of `total()` units drawn with `template`, when standard error is a terminal
+/// (the total is only worked out then).
+fn terminal_bar(total: impl FnOnce() -> u64, template: &str) -> Option<ProgressBar> {
+    io::stderr().is_terminal().then(|| {
+        let bar = ProgressBar::with_draw_target(Some(total()), ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template(template) {
+            bar.set_style(style);
+        }
+        bar
+    })
+}
+
+/// What a reading shows on a terminal: a bar of the bytes read (or of the rows written, for
+/// `from-parquet`), and a summary line at the end.
 pub(crate) struct Progress {
     bar: Option<ProgressBar>,
     started: Instant,
@@ -201,16 +215,11 @@ pub(crate) struct Progress {
 impl Progress {
     /// A bar over `total` rows written as records (`from-parquet`).
     pub(crate) fn rows(total: u64) -> Self {
-        let bar = io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-            let template = "{spinner} {wide_bar} {pos}/{len} rows {per_sec} ({eta})";
-            if let Ok(style) = ProgressStyle::with_template(template) {
-                bar.set_style(style);
-            }
-            bar
-        });
         Progress {
-            bar,
+            bar: terminal_bar(
+                || total,
+                "{spinner} {wide_bar} {pos}/{len} rows {per_sec} ({eta})",
+            ),
             started: Instant::now(),
             records: 0,
             bytes: 0,
@@ -227,24 +236,20 @@ impl Progress {
     }
 
     fn new(sources: &[Source]) -> Self {
-        let bar = io::stderr().is_terminal().then(|| {
-            let total: u64 = sources
+        let bytes = || {
+            sources
                 .iter()
                 .filter_map(|s| match s {
                     Source::File(p) => std::fs::metadata(p).ok().map(|m| m.len()),
                     Source::Stdin => None,
                 })
-                .sum();
-            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-            let template =
-                "{spinner} {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} {msg} ({eta})";
-            if let Ok(style) = ProgressStyle::with_template(template) {
-                bar.set_style(style);
-            }
-            bar
-        });
+                .sum()
+        };
         Progress {
-            bar,
+            bar: terminal_bar(
+                bytes,
+                "{spinner} {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} {msg} ({eta})",
+            ),
             started: Instant::now(),
             records: 0,
             bytes: 0,
