@@ -409,15 +409,30 @@ impl RecordType {
     /// Refuses a record that this type's decode would read with loss: a SequenceExample's
     /// feature lists, read as an Example, would be dropped silently.
     pub(crate) fn decode_check(self, bytes: &[u8], loc: &Location<'_>) -> Result<(), Error> {
-        if self == RecordType::Example && proto::has_feature_lists(bytes) {
-            return Err(loc.apply(Error::decode(
-                self.message_name(),
-                "the record holds feature_lists: it is a tensorflow.SequenceExample, whose \
-                 feature lists an Example read would drop; read it with --sequence",
-            )));
+        if self == RecordType::Example {
+            refuse_feature_lists(bytes, loc, "read it with --sequence")?;
         }
         Ok(())
     }
+}
+
+/// Refuses a record read as a `tf.train.Example` that holds feature lists (a
+/// `tf.train.SequenceExample`), whose lists the read would drop; `fix` says what to do.
+pub(crate) fn refuse_feature_lists(
+    bytes: &[u8],
+    loc: &Location<'_>,
+    fix: &str,
+) -> Result<(), Error> {
+    if proto::has_feature_lists(bytes) {
+        return Err(loc.apply(Error::decode(
+            RecordType::Example.message_name(),
+            format!(
+                "the record holds feature_lists: it is a tensorflow.SequenceExample, whose \
+                 feature lists an Example read would drop; {fix}"
+            ),
+        )));
+    }
+    Ok(())
 }
 
 /// A decoded record, its feature keys as bytes.

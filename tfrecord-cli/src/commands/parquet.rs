@@ -25,7 +25,9 @@ use crate::cli::{CodecArg, FromParquetArgs, ToParquetArgs};
 use crate::commands::infer;
 use crate::dataset::{self, Progress, Report};
 use crate::error::{CliError, CliResult};
-use crate::input::{Flow, Location, RecordType, Source, is_dash, resolve_all};
+use crate::input::{
+    Flow, Location, RecordType, Source, is_dash, refuse_feature_lists, resolve_all,
+};
 use crate::output::{check_overwrite, write_file};
 use crate::sharded::RecordOutput;
 use crate::spec::{pick_record, read_spec};
@@ -217,6 +219,13 @@ fn read_batches(
     inferred: bool,
     tx: &SyncSender<RecordBatch>,
 ) -> CliResult<()> {
+    // What to do about a SequenceExample read as the Example record, worded once.
+    let examples = examples.map(|name| {
+        format!(
+            "the spec's record `{name}` is one: give a record with \
+             `kind = \"sequence_example\"` to keep them"
+        )
+    });
     let size = usize::try_from(args.batch_size).unwrap_or(usize::MAX);
     let no_columns = decoder.schema().fields().is_empty();
     let mut batch = Batch::new(files, size);
@@ -244,20 +253,8 @@ fn read_batches(
         if let Some(ty) = check {
             ty.check(bytes, loc)?;
         }
-        if let Some(name) = examples
-            && tfrecord_core::proto::has_feature_lists(bytes)
-        {
-            return Err(loc
-                .apply(Error::decode(
-                    RecordType::Example.message_name(),
-                    format!(
-                        "the record holds feature_lists: it is a tensorflow.SequenceExample, \
-                         and the spec's record `{name}` is a tf.train.Example, which reads only \
-                         its context: give a record with `kind = \"sequence_example\"` to keep \
-                         the feature lists"
-                    ),
-                ))
-                .into());
+        if let Some(fix) = &examples {
+            refuse_feature_lists(bytes, loc, fix)?;
         }
         if batch.push_copy(bytes, loc) {
             flush(&mut batch)?;
@@ -432,15 +429,17 @@ impl Keys {
 }
 
 /// The spec each file's rows are written with: `given`, or the one in the file's metadata, or
-/// one read off its column types.
-fn file_record(path: &Path, given: Option<&Record>) -> CliResult<Record> {
+/// one read off its column types; and its number of rows, from its footer.
+fn file_record(path: &Path, given: Option<&Record>) -> CliResult<(Record, u64)> {
     let located = |e: Error| -> CliError { e.with_path(path).into() };
-    if let Some(r) = given {
-        return Ok(r.clone());
-    }
     let file = File::open(path).map_err(|e| located(e.into()))?;
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))?;
+    let rows = builder.metadata().file_metadata().num_rows();
+    let rows = u64::try_from(rows).map_err(|_| parquet_error(path, format!("{rows} rows")))?;
+    if let Some(r) = given {
+        return Ok((r.clone(), rows));
+    }
     let schema = builder.schema();
     let stored = schema.metadata().contains_key(SPEC_METADATA_KEY);
     let record = record_from_schema(schema, "Record").map_err(|e| {
@@ -479,7 +478,7 @@ fn file_record(path: &Path, given: Option<&Record>) -> CliResult<Record> {
             .with_key(name),
         ));
     }
-    Ok(record)
+    Ok((record, rows))
 }
 
 /// `tfrecord from-parquet`.
@@ -494,7 +493,7 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
     let mut plan = Vec::new();
     for path in &inputs {
         let path = path.clone();
-        let mut record = file_record(&path, given.as_ref())?;
+        let (mut record, rows) = file_record(&path, given.as_ref())?;
         keys.add(&record, &path, format)?;
         if args.allow_lossy_double {
             for f in &mut record.fields {
@@ -516,7 +515,6 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
         }
         let encoder =
             ArrowEncoder::new(&record, format).map_err(|e| CliError::from(e.with_path(&path)))?;
-        let rows = row_count(&path)?;
         plan.push((path, encoder, rows));
     }
     // The rows the flags select, numbered over all inputs in order.
@@ -568,13 +566,4 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
     sink.finish()?;
     progress.finish();
     Ok(ExitCode::SUCCESS)
-}
-
-/// The number of rows of a Parquet file, from its footer.
-fn row_count(path: &Path) -> CliResult<u64> {
-    let file = File::open(path).map_err(|e| CliError::from(Error::from(e).with_path(path)))?;
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))?;
-    let rows = builder.metadata().file_metadata().num_rows();
-    u64::try_from(rows).map_err(|_| parquet_error(path, format!("a row count of {rows}")))
 }
