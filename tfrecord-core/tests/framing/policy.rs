@@ -481,23 +481,26 @@ struct Labelled {
     label: i64,
 }
 
+/// The bytes of a `Labelled` record, built with the protobuf types.
+fn labelled(label: i64) -> Vec<u8> {
+    let mut features = tensorflow::Features::default();
+    features.feature.insert(
+        "label".into(),
+        tensorflow::Feature {
+            kind: Some(tensorflow::feature::Kind::Int64List(
+                tensorflow::Int64List { value: vec![label] },
+            )),
+        },
+    );
+    tensorflow::Example {
+        features: Some(features),
+    }
+    .encode_to_vec()
+}
+
 #[test]
 fn the_typed_reader_skips_records_that_do_not_decode() {
-    let good = |label: i64| {
-        let mut features = tensorflow::Features::default();
-        features.feature.insert(
-            "label".into(),
-            tensorflow::Feature {
-                kind: Some(tensorflow::feature::Kind::Int64List(
-                    tensorflow::Int64List { value: vec![label] },
-                )),
-            },
-        );
-        tensorflow::Example {
-            features: Some(features),
-        }
-        .encode_to_vec()
-    };
+    let good = labelled;
     // Record 2 is intact as a frame but not an Example; record 3 lacks the label.
     let recs = vec![
         good(0),
@@ -557,21 +560,7 @@ fn the_typed_reader_skips_records_that_do_not_decode() {
 
 #[test]
 fn columnar_batches_skip_records_that_do_not_decode_as_the_iterator_does() {
-    let good = |label: i64| {
-        let mut features = tensorflow::Features::default();
-        features.feature.insert(
-            "label".into(),
-            tensorflow::Feature {
-                kind: Some(tensorflow::feature::Kind::Int64List(
-                    tensorflow::Int64List { value: vec![label] },
-                )),
-            },
-        );
-        tensorflow::Example {
-            features: Some(features),
-        }
-        .encode_to_vec()
-    };
+    let good = labelled;
     // Record 1's data checksum fails; record 2 is not an Example; record 3 lacks the label.
     let recs = vec![
         good(0),
