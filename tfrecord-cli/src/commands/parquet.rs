@@ -222,7 +222,7 @@ fn read_batches(
     // What to do about a SequenceExample read as the Example record, worded once.
     let examples = examples.map(|name| {
         format!(
-            "the spec's record `{name}` is one: give a record with \
+            "the spec's record `{name}` reads a tf.train.Example: give a record with \
              `kind = \"sequence_example\"` to keep them"
         )
     });
