@@ -397,25 +397,21 @@ fn in_order(
         let opts = reader_options(r.read, source, r.verify_data_crc).bad_records(r.policy.clone());
         let name = source.name();
         let mut reader = AnyReader::open(source, opts)?;
-        let mut buf = Vec::new();
+        let mut scratch = Vec::new();
         loop {
-            let more = reader.read_into(&mut buf);
+            let read = reader.read_located(&mut scratch);
             r.report();
-            if !more? {
+            let Some(record) = read? else {
                 break;
-            }
-            r.progress.record(done + reader.offset());
+            };
+            r.progress.record(done + record.end);
             if skip > 0 {
                 skip -= 1;
                 continue;
             }
-            // Records skipped whole count too: this one is the last read.
-            let loc = Location::in_file(
-                &name,
-                reader.last_offset(),
-                reader.records_read().saturating_sub(1),
-            );
-            match f(&buf, &loc) {
+            // Records skipped whole count too: the index is the reader's.
+            let loc = Location::in_file(&name, record.offset, record.index);
+            match f(record.payload, &loc) {
                 Ok(flow) => {
                     given += 1;
                     left -= 1;

@@ -3,14 +3,14 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, StdinLock};
+use std::io::{self, StdinLock, Write};
 use std::path::{Path, PathBuf};
 
 use tfrecord_core::proto::{self, bytes_keys};
 use tfrecord_core::{
-    Chunk, Compression, Error, Format, ReaderOptions, RecordReader, for_each_chunk,
+    Chunk, Compression, Error, Format, Located, ReaderOptions, RecordReader, for_each_chunk,
 };
-use tfrecord_dataset::expand_path;
+use tfrecord_dataset::Sources;
 
 use crate::cli::ReadOpts;
 use crate::error::{CliError, CliResult};
@@ -54,7 +54,8 @@ pub(crate) fn is_dash(path: &Path) -> bool {
 
 /// Resolves one command-line argument: `-` is standard input; a directory or a glob pattern
 /// stands for its record files (`part-*` files, or TensorFlow shards and `*.tfrecord` files, as
-/// `tfrecord_dataset::Sources` lists them); anything else is a file.
+/// `tfrecord_dataset::Sources` lists them), the other files of a directory named in a note on
+/// standard error; anything else is a file.
 ///
 /// # Errors
 /// A path that does not exist, or a directory or pattern without record files.
@@ -62,7 +63,34 @@ pub(crate) fn resolve(arg: &Path) -> CliResult<Vec<Source>> {
     if is_dash(arg) {
         return Ok(vec![Source::Stdin]);
     }
-    Ok(expand_path(arg)?.into_iter().map(Source::File).collect())
+    let (files, left_out) = Sources::new().input(arg).resolve_with_left_out()?;
+    if !left_out.is_empty() {
+        note_left_out(arg, &left_out);
+    }
+    Ok(files.into_iter().map(|f| Source::File(f.path)).collect())
+}
+
+/// Names the files of `arg`'s directories left out because their names are not record file
+/// names (the first few of many): one may hold records.
+fn note_left_out(arg: &Path, left_out: &[PathBuf]) {
+    const SHOWN: usize = 5;
+    let n = left_out.len();
+    let mut names: Vec<String> = left_out
+        .iter()
+        .take(SHOWN)
+        .map(|p| p.display().to_string())
+        .collect();
+    if n > SHOWN {
+        names.push(format!("and {} more", n - SHOWN));
+    }
+    let _ = writeln!(
+        io::stderr().lock(),
+        "tfrecord: note: {}: left out {n} file{} not named as record files: {} (name a file to \
+         read it whatever its name)",
+        arg.display(),
+        if n == 1 { "" } else { "s" },
+        names.join(", ")
+    );
 }
 
 /// Resolves every argument, in order.
@@ -118,29 +146,18 @@ impl AnyReader {
         })
     }
 
-    /// Reads the next record into `buf`; see [`RecordReader::read_into`].
+    /// Reads the next record, lent from the read buffer when it lies within it (else copied
+    /// into `scratch`), with where it was; see [`RecordReader::read_located`].
     ///
     /// # Errors
     /// Framing, checksum and I/O errors, naming file, byte offset and record index.
-    pub(crate) fn read_into(&mut self, buf: &mut Vec<u8>) -> tfrecord_core::Result<bool> {
-        match self {
-            AnyReader::File(r) => r.read_into(buf),
-            AnyReader::Stdin(r) => r.read_into(buf),
-        }
-    }
-
-    /// Reads the next record, lent from the read buffer when it lies within it (else copied
-    /// into `scratch`); see [`RecordReader::read_lent`].
-    ///
-    /// # Errors
-    /// As [`read_into`](Self::read_into).
-    pub(crate) fn read_lent<'a>(
+    pub(crate) fn read_located<'a>(
         &'a mut self,
         scratch: &'a mut Vec<u8>,
-    ) -> tfrecord_core::Result<Option<&'a [u8]>> {
+    ) -> tfrecord_core::Result<Option<Located<'a>>> {
         match self {
-            AnyReader::File(r) => r.read_lent(scratch),
-            AnyReader::Stdin(r) => r.read_lent(scratch),
+            AnyReader::File(r) => r.read_located(scratch),
+            AnyReader::Stdin(r) => r.read_located(scratch),
         }
     }
 
@@ -149,15 +166,6 @@ impl AnyReader {
         match self {
             AnyReader::File(r) => r.offset(),
             AnyReader::Stdin(r) => r.offset(),
-        }
-    }
-
-    /// Where the record the last read returned starts (its frame's byte offset), or where
-    /// the next one does when the last read returned none.
-    pub(crate) fn last_offset(&self) -> u64 {
-        match self {
-            AnyReader::File(r) => r.last_offset().unwrap_or_else(|| r.offset()),
-            AnyReader::Stdin(r) => r.last_offset().unwrap_or_else(|| r.offset()),
         }
     }
 
@@ -274,13 +282,11 @@ pub(crate) fn for_each_record(
     let mut reader = AnyReader::open(source, opts)?;
     let mut scratch = Vec::new();
     loop {
-        let offset = reader.offset();
-        let record = reader.records_read();
-        let Some(bytes) = reader.read_lent(&mut scratch)? else {
+        let Some(record) = reader.read_located(&mut scratch)? else {
             break;
         };
-        let loc = Location::in_file(&name, offset, record);
-        if f(bytes, &loc)? == Flow::Stop {
+        let loc = Location::in_file(&name, record.offset, record.index);
+        if f(record.payload, &loc)? == Flow::Stop {
             return Ok(reader.records_read());
         }
     }

@@ -722,3 +722,29 @@ fn errors_in_a_byte_range_split_say_where_its_record_indices_count_from() {
         "{err}"
     );
 }
+
+#[test]
+fn a_directory_reads_record_names_in_any_case_and_names_the_files_it_leaves_out() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    // The Object Detection API's names, and a name in capitals.
+    write(&d.join("train.record"), 0..3);
+    write(&d.join("val.TFRecord"), 3..5);
+    // Records under a name no reader recognizes, and files that are never data.
+    write(&d.join("test.bin"), 5..7);
+    std::fs::write(d.join("_SUCCESS"), b"").expect("writes");
+    std::fs::write(d.join("train.record.idx"), b"0 30\n").expect("writes");
+    let o = run(&["cat", "--json", s(d)]);
+    assert_eq!(ids(&ok(&o)), [0, 1, 2, 3, 4]);
+    let err = support::stderr(&o);
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("note:")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(notes[0].contains("left out 1 file"), "{err}");
+    assert!(notes[0].contains("test.bin"), "{err}");
+    // Not a bad-record report: checks count `skipped` lines.
+    assert!(!err.contains("skipped"), "{err}");
+    // Named, it is read.
+    let o = run(&["cat", "--json", s(&d.join("test.bin"))]);
+    assert_eq!(ids(&ok(&o)), [5, 6]);
+    assert!(support::stderr(&o).is_empty());
+}

@@ -16,10 +16,11 @@ pub enum Compression {
 }
 
 impl Compression {
-    /// Guesses the compression from a file name: `.gz` is gzip, `.zlib` and `.zz` are zlib,
-    /// anything else is none.
+    /// Guesses the compression from a file name: `.gz` is gzip, `.zlib` and `.zz` are zlib (in
+    /// any case), anything else is none.
     pub fn from_path(path: impl AsRef<Path>) -> Self {
-        match path.as_ref().extension().and_then(|e| e.to_str()) {
+        let ext = path.as_ref().extension().and_then(|e| e.to_str());
+        match ext.map(str::to_ascii_lowercase).as_deref() {
             Some("gz") => Compression::Gzip,
             Some("zlib" | "zz") => Compression::Zlib,
             _ => Compression::None,
@@ -101,6 +102,7 @@ mod tests {
         assert_eq!(Compression::from_path("a/b.tfrecord.gz"), Compression::Gzip);
         assert_eq!(Compression::from_path("a.zlib"), Compression::Zlib);
         assert_eq!(Compression::from_path("a.zz"), Compression::Zlib);
+        assert_eq!(Compression::from_path("A.TFRECORD.GZ"), Compression::Gzip);
         assert_eq!(Compression::from_path("a.tfrecord"), Compression::None);
         assert_eq!(Compression::from_path("part-00000"), Compression::None);
     }

@@ -141,8 +141,8 @@ pub use error::{Error, ErrorKind, Result};
 pub use feature::{FeatureProblem, ListKind, narrow_f64};
 pub use prost::Message;
 pub use reader::{
-    BadRecords, Chunk, ChunkReader, ChunkRecords, ReaderOptions, RecordReader, SharedChunks,
-    SkipReason, SkipSummary, Skipped, Unverified, for_each_chunk, split_range,
+    BadRecords, Chunk, ChunkReader, ChunkRecords, Located, ReaderOptions, RecordReader,
+    SharedChunks, SkipReason, SkipSummary, Skipped, Unverified, for_each_chunk, split_range,
 };
 pub use typed::{Reader, Writer};
 pub use writer::{RecordWriter, WriterOptions};

@@ -19,7 +19,7 @@ mod unverified;
 
 pub use chunks::{Chunk, ChunkRecords};
 pub use cutter::ChunkReader;
-pub use frames::RecordReader;
+pub use frames::{Located, RecordReader};
 pub use options::ReaderOptions;
 pub use parallel::for_each_chunk;
 pub use policy::{BadRecords, SkipReason, SkipSummary, Skipped};

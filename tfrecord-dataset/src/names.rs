@@ -3,8 +3,17 @@
 
 use std::path::{Path, PathBuf};
 
-/// Extensions of record files (each may be followed by a compression extension).
-const RECORD_EXTENSIONS: &[&str] = &["tfrecord", "tfrecords", "tfrec", "ofrecord"];
+/// Extensions of record files, in any case (each may be followed by a compression extension):
+/// `record` and `records` as the TensorFlow Object Detection API names its files
+/// (`train.record`).
+const RECORD_EXTENSIONS: &[&str] = &[
+    "tfrecord",
+    "tfrecords",
+    "tfrec",
+    "ofrecord",
+    "record",
+    "records",
+];
 
 /// Extensions of compressed streams, as [`tfrecord_core::Compression::from_path`] reads them.
 const COMPRESSION_EXTENSIONS: &[&str] = &["gz", "zlib", "zz"];
@@ -24,20 +33,21 @@ pub(crate) fn is_part(name: &str) -> bool {
     name.starts_with("part-")
 }
 
-/// True for names that are record files by their extension (`x.tfrecord`, `x.tfrecord.gz`,
-/// `x.ofrecord`, ...) or by a numbered shard name (`x-00042-of-01024...`).
+/// True for names that are record files by their extension (`x.tfrecord`, `x.TFRecord.gz`,
+/// `x.ofrecord`, `x.record`, ...) or by a numbered shard name (`x-00042-of-01024...`).
 pub(crate) fn is_record_name(name: &str) -> bool {
     if ShardName::parse(name).is_some() {
         return true;
     }
+    let one_of = |ext: &str, list: &[&str]| list.iter().any(|e| e.eq_ignore_ascii_case(ext));
     let mut rest = name;
     if let Some((head, ext)) = rest.rsplit_once('.')
-        && COMPRESSION_EXTENSIONS.contains(&ext)
+        && one_of(ext, COMPRESSION_EXTENSIONS)
     {
         rest = head;
     }
     rest.rsplit_once('.')
-        .is_some_and(|(_, ext)| RECORD_EXTENSIONS.contains(&ext))
+        .is_some_and(|(_, ext)| one_of(ext, RECORD_EXTENSIONS))
 }
 
 /// A numbered shard name, `{stem}-{index}-of-{count}{rest}`, as TensorFlow, Beam and TFDS
@@ -170,10 +180,21 @@ mod tests {
             "a.tfrec",
             "b.ofrecord.zlib",
             "x-1-of-2",
+            "train.record",
+            "val.records.gz",
+            "x.TFRecord",
+            "y.TFRECORDS.GZ",
         ] {
             assert!(is_record_name(name), "{name}");
         }
-        for name in ["a.json", "README", "a.gz", "tfrecord"] {
+        for name in [
+            "a.json",
+            "README",
+            "a.gz",
+            "tfrecord",
+            "a.recording",
+            "record",
+        ] {
             assert!(!is_record_name(name), "{name}");
         }
         for name in [

@@ -50,8 +50,9 @@ struct Input {
 ///   reads an OFRecord directory), and then must hold no other record files
 ///   ([`Error::MixedKinds`]); otherwise for its record files: numbered shards
 ///   (`train-00042-of-01024.tfrecord`, `mnist-train.tfrecord-00000-of-00001`) and files named
-///   `*.tfrecord`, `*.tfrecords`, `*.tfrec` or `*.ofrecord` (each possibly `.gz`, `.zlib`,
-///   `.zz`). Hidden files (`.name`, which includes writers' temporary files), `_SUCCESS` and
+///   `*.tfrecord`, `*.tfrecords`, `*.tfrec`, `*.ofrecord`, `*.record` or `*.records`, in any
+///   case (each possibly `.gz`, `.zlib`, `.zz`); [`resolve_with_left_out`](Self::resolve_with_left_out)
+///   gives the other files, for a caller to report. Hidden files (`.name`, which includes writers' temporary files), `_SUCCESS` and
 ///   other `_name` files, `*.crc` and `*.idx` are never data. Subdirectories are not entered.
 ///   A directory whose numbered shards do not form complete sets (`0..N` of `-of-N`) is an
 ///   error naming the first missing shard (or the file that holds it under another suffix),
@@ -153,9 +154,34 @@ impl Sources {
     /// files beside other record files ([`Error::MixedKinds`]), or a directory that cannot be
     /// listed; each names the input.
     pub fn resolve(&self) -> Result<Vec<SourceFile>> {
+        self.resolve_with_left_out().map(|(files, _)| files)
+    }
+
+    /// As [`resolve`](Self::resolve), with the files of the directories listed that were left
+    /// out because their names are not record file names (`train.bin`, `README.md`), in
+    /// listing order: for a caller to say so, since such a file may well hold records (a file
+    /// named as an input, or matched by a pattern, is read whatever its name). Names that are
+    /// never data (hidden, `_*`, `*.crc`, `*.idx`) are not among them.
+    ///
+    /// ```
+    /// use tfrecord_dataset::Sources;
+    /// # let dir = tempfile::tempdir()?;
+    /// # for name in ["val.tfrecord", "train.bin", "_SUCCESS"] {
+    /// #     std::fs::write(dir.path().join(name), b"")?;
+    /// # }
+    /// let (files, left_out) = Sources::new().input(dir.path()).resolve_with_left_out()?;
+    /// assert!(files[0].path.ends_with("val.tfrecord"));
+    /// assert_eq!(left_out, [dir.path().join("train.bin")]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`resolve`](Self::resolve).
+    pub fn resolve_with_left_out(&self) -> Result<(Vec<SourceFile>, Vec<PathBuf>)> {
         let mut out = Vec::new();
+        let mut left_out = Vec::new();
         for input in &self.inputs {
-            for path in self.expand(&input.path)? {
+            for path in self.expand(&input.path, &mut left_out)? {
                 out.push(SourceFile {
                     compression: input
                         .compression
@@ -165,15 +191,15 @@ impl Sources {
                 });
             }
         }
-        Ok(out)
+        Ok((out, left_out))
     }
 
-    fn expand(&self, input: &Path) -> Result<Vec<PathBuf>> {
+    fn expand(&self, input: &Path, left_out: &mut Vec<PathBuf>) -> Result<Vec<PathBuf>> {
         match fs::metadata(input) {
-            Ok(meta) if meta.is_dir() => list_dir(input, self.allow_missing_shards),
+            Ok(meta) if meta.is_dir() => list_dir(input, self.allow_missing_shards, left_out),
             Ok(_) => Ok(vec![input.to_path_buf()]),
             Err(e) if is_pattern(input) && e.kind() == std::io::ErrorKind::NotFound => {
-                expand_glob(input, self.allow_missing_shards)
+                expand_glob(input, self.allow_missing_shards, left_out)
             }
             Err(e) => Err(Error::io(e, input)),
         }
@@ -201,11 +227,15 @@ fn file_name(path: &Path) -> String {
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
 }
 
-/// A directory's record files, sorted.
-fn list_dir(dir: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf>> {
+/// A directory's record files, sorted; the files left out by name are added to `left_out`.
+fn list_dir(
+    dir: &Path,
+    allow_missing_shards: bool,
+    left_out: &mut Vec<PathBuf>,
+) -> Result<Vec<PathBuf>> {
     let mut parts = Vec::new();
     let mut records = Vec::new();
-    let mut others = 0usize;
+    let mut others = Vec::new();
     for entry in fs::read_dir(dir).map_err(|e| Error::io(e, dir))? {
         let entry = entry.map_err(|e| Error::io(e, dir))?;
         let path = entry.path();
@@ -227,7 +257,7 @@ fn list_dir(dir: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf>> {
         } else if is_record_name(&name) {
             records.push(path);
         } else {
-            others += 1;
+            others.push(path);
         }
     }
     if let (Some(part), Some(record)) = (parts.iter().min(), records.iter().min()) {
@@ -239,11 +269,22 @@ fn list_dir(dir: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf>> {
     }
     let mut files = if parts.is_empty() { records } else { parts };
     if files.is_empty() {
+        others.sort();
+        let n = others.len();
+        let mut shown: Vec<String> = others.iter().take(3).map(|p| file_name(p)).collect();
+        if n > 3 {
+            shown.push("...".into());
+        }
+        let listed = if n == 0 {
+            String::new()
+        } else {
+            format!(": {}", shown.join(", "))
+        };
         let detail = format!(
             "the directory holds no part-* files, no numbered shards (name-00000-of-00010) and \
-             no *.tfrecord, *.tfrecords, *.tfrec or *.ofrecord files ({others} other file{} \
-             skipped)",
-            if others == 1 { "" } else { "s" }
+             no *.tfrecord, *.tfrecords, *.tfrec, *.ofrecord or *.record files ({n} other \
+             file{} left out{listed}; name a file to read it whatever its name)",
+            if n == 1 { "" } else { "s" }
         );
         return Err(Error::NoFiles {
             input: dir.to_path_buf(),
@@ -254,6 +295,8 @@ fn list_dir(dir: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf>> {
     if !allow_missing_shards {
         check_shard_sets(&files)?;
     }
+    others.sort();
+    left_out.append(&mut others);
     Ok(files)
 }
 
@@ -280,12 +323,16 @@ fn broken_link(path: &Path, is_link: bool) -> Result<()> {
 }
 
 /// The files and directories a glob pattern matches, sorted.
-fn expand_glob(pattern: &Path, allow_missing_shards: bool) -> Result<Vec<PathBuf>> {
+fn expand_glob(
+    pattern: &Path,
+    allow_missing_shards: bool,
+    left_out: &mut Vec<PathBuf>,
+) -> Result<Vec<PathBuf>> {
     let matched = crate::globs::glob_paths(pattern)?;
     let mut files = Vec::new();
     for path in matched {
         if path.is_dir() {
-            files.extend(list_dir(&path, allow_missing_shards)?);
+            files.extend(list_dir(&path, allow_missing_shards, left_out)?);
         } else if !is_ignored(&file_name(&path)) {
             let is_link = fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
             broken_link(&path, is_link)?;

@@ -102,6 +102,20 @@ pub struct RecordReader<R: Read> {
     pub(super) damage: Damage,
 }
 
+/// A record [`RecordReader::read_located`] lent, with where its frame was in the
+/// (decompressed) stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Located<'a> {
+    /// The record's bytes, valid until the next read.
+    pub payload: &'a [u8],
+    /// The byte offset of its frame.
+    pub offset: u64,
+    /// Its index among the records read (counting from the reader's first record).
+    pub index: u64,
+    /// The byte offset after its frame.
+    pub end: u64,
+}
+
 /// Where the record [`RecordReader::advance_lent`] read is.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Lent {
@@ -614,6 +628,45 @@ impl<R: Read> RecordReader<R> {
             Some(how) => self.lent_record(how, scratch).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// As [`read_lent`](Self::read_lent), with where the record was: its frame's byte offset,
+    /// its index, and the offset after it (what [`last_offset`](Self::last_offset),
+    /// [`records_read`](Self::records_read) and [`offset`](Self::offset) say after the read,
+    /// which cannot be asked while the record is lent). Records and byte ranges the bad-record
+    /// policy skipped before it are already counted.
+    ///
+    /// ```
+    /// use tfrecord_core::{RecordReader, RecordWriter, ReaderOptions, WriterOptions};
+    ///
+    /// let mut writer = RecordWriter::new(Vec::new(), WriterOptions::new());
+    /// writer.write(b"hello")?;
+    /// writer.write(b"world")?;
+    /// let bytes = writer.finish()?;
+    ///
+    /// let mut reader = RecordReader::new(&bytes[..], ReaderOptions::new());
+    /// let mut scratch = Vec::new();
+    /// reader.read_located(&mut scratch)?;
+    /// let second = reader.read_located(&mut scratch)?.expect("two records");
+    /// assert_eq!((second.payload, second.index), (&b"world"[..], 1));
+    /// assert_eq!((second.offset, second.end), (21, 42)); // frames of 12 + 5 + 4 bytes
+    /// # Ok::<(), tfrecord_core::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`read_into`](Self::read_into).
+    pub fn read_located<'a>(&'a mut self, scratch: &'a mut Vec<u8>) -> Result<Option<Located<'a>>> {
+        let Some(how) = self.advance_lent(scratch)? else {
+            return Ok(None);
+        };
+        let (offset, index, end) = (self.last, self.records.saturating_sub(1), self.offset);
+        let payload = self.lent_record(how, scratch)?;
+        Ok(Some(Located {
+            payload,
+            offset,
+            index,
+            end,
+        }))
     }
 
     /// The reading half of [`read_lent`](Self::read_lent): reads the next record, and says

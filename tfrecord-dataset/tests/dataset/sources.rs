@@ -62,6 +62,57 @@ fn a_directory_of_shards_lists_them_sorted_and_skips_what_is_not_data() {
 }
 
 #[test]
+fn record_names_in_any_case_are_listed_and_other_files_are_said_to_be_left_out() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    touch(
+        dir.path(),
+        &[
+            "val.tfrecord",
+            "train.record",
+            "test.records.gz",
+            "X.TFRecord",
+            "Y.TFRECORD.GZ",
+            "train.bin",
+            "dataset_info.json",
+            "_SUCCESS",
+            ".hidden",
+            "val.tfrecord.idx",
+        ],
+    );
+    let (files, left_out) = Sources::new()
+        .input(dir.path())
+        .resolve_with_left_out()
+        .expect("lists");
+    let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    assert_eq!(
+        names(&paths),
+        [
+            "X.TFRecord",
+            "Y.TFRECORD.GZ",
+            "test.records.gz",
+            "train.record",
+            "val.tfrecord"
+        ]
+    );
+    let compressions: Vec<Compression> = files.iter().map(|f| f.compression).collect();
+    assert_eq!(
+        compressions,
+        [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Gzip,
+            Compression::None,
+            Compression::None
+        ]
+    );
+    // Named for the caller to report; what is never data is not.
+    assert_eq!(names(&left_out), ["dataset_info.json", "train.bin"]);
+    // `resolve` gives the same files.
+    let resolved = Sources::new().input(dir.path()).resolve().expect("lists");
+    assert_eq!(resolved, files);
+}
+
+#[test]
 fn a_directory_with_part_files_stands_for_them_only() {
     let dir = tempfile::tempdir().expect("tempdir");
     touch(
@@ -86,7 +137,7 @@ fn a_directory_without_record_files_is_an_error_naming_it() {
     assert!(matches!(err, Error::NoFiles { .. }), "{err:?}");
     let msg = err.to_string();
     assert!(msg.contains(&*dir.path().to_string_lossy()), "{msg}");
-    assert!(msg.contains("1 other file skipped"), "{msg}");
+    assert!(msg.contains("1 other file left out: notes.txt;"), "{msg}");
 }
 
 #[test]
