@@ -65,7 +65,24 @@ impl RecordOutput {
             .writer(writer)
             .sync(true)
             .overwrite(force);
-        Ok(RecordOutput::Shards(ShardedWriter::create(opts)?))
+        let ShardSplit::RoundRobin(n) = split else {
+            return Ok(RecordOutput::Shards(ShardedWriter::create(opts)?));
+        };
+        // Records are dealt to the shards in turn, so every shard is open at once.
+        let limit = room_for_open_files(n);
+        match ShardedWriter::create(opts) {
+            Ok(w) => Ok(RecordOutput::Shards(w)),
+            Err(e) if limit.is_some_and(|l| l < n.saturating_add(OTHER_FILES)) => {
+                Err(CliError::Failed(format!(
+                    "{e}\n--shards {n} keeps {n} files open at once, and this process may open \
+                     {} (the hard limit of open files, `ulimit -Hn`): write fewer shards, or \
+                     shards of a record count (--max-records-per-shard, one file open at a \
+                     time), or raise the limit",
+                    limit.unwrap_or_default()
+                )))
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Writes one record.
@@ -93,4 +110,22 @@ impl RecordOutput {
 fn names_directory(path: &std::path::Path) -> bool {
     let text = path.as_os_str().to_string_lossy();
     path.is_dir() || text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR)
+}
+
+/// Files a command may hold open besides round-robin shards: standard streams, an input, and
+/// what the runtime keeps.
+const OTHER_FILES: u64 = 32;
+
+/// Raises the soft limit of open files (as far as the hard limit allows) for `shards` files
+/// open at once besides the others; the limit it is at now (`None` where there is none to ask).
+fn room_for_open_files(shards: u64) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        rlimit::increase_nofile_limit(shards.saturating_add(OTHER_FILES)).ok()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = shards;
+        None
+    }
 }

@@ -748,3 +748,54 @@ fn a_directory_reads_record_names_in_any_case_and_names_the_files_it_leaves_out(
     assert_eq!(ids(&ok(&o)), [5, 6]);
     assert!(support::stderr(&o).is_empty());
 }
+
+/// Runs the binary under a shell's `ulimit` (e.g. `-Sn 64`), with `args`.
+#[cfg(unix)]
+fn run_limited(limit: &str, args: &[&str]) -> std::process::Output {
+    let script = format!("ulimit {limit} && exec \"$0\" \"$@\"");
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_tfrecord"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("runs sh")
+}
+
+#[cfg(unix)]
+#[test]
+fn round_robin_shards_raise_the_open_file_limit_or_say_it_is_too_low() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("in.tfrecord");
+    write(&input, 0..150);
+    // A soft limit below the shard count is raised (to the hard limit).
+    let out = dir.path().join("a").join("t.tfrecord");
+    let o = run_limited(
+        "-Sn 64",
+        &["convert", s(&input), "--shards", "100", "-o", s(&out)],
+    );
+    ok(&o);
+    let shards = std::fs::read_dir(dir.path().join("a"))
+        .expect("lists")
+        .count();
+    assert_eq!(shards, 100);
+    let o = run(&["cat", "--json", s(&dir.path().join("a"))]);
+    assert_eq!(sorted(ids(&ok(&o))), (0..150).collect::<Vec<_>>());
+    // A hard limit below it is an error that says so, and leaves nothing behind.
+    let out = dir.path().join("b").join("t.tfrecord");
+    let o = run_limited(
+        "-n 64",
+        &["convert", s(&input), "--shards", "100", "-o", s(&out)],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = support::stderr(&o);
+    assert!(err.contains("Too many open files"), "{err}");
+    assert!(
+        err.contains("--shards 100 keeps 100 files open at once"),
+        "{err}"
+    );
+    assert!(err.contains("--max-records-per-shard"), "{err}");
+    let left = std::fs::read_dir(dir.path().join("b")).map_or(0, Iterator::count);
+    assert_eq!(left, 0);
+}

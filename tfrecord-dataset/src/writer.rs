@@ -282,7 +282,10 @@ impl ShardedWriter {
             }
             ShardNaming::OneFlow(_) => format!("part-{index:05}"),
         };
-        let (file, temp) = create_temp(&self.dir, &label).map_err(|e| Error::io(e, &self.dir))?;
+        let (file, temp) = create_temp(&self.dir, &label).map_err(|e| {
+            let what = format!("creating shard {index} ({label}): {e}");
+            Error::io(io::Error::new(e.kind(), what), &self.dir)
+        })?;
         let mut wopts = self.opts.writer.clone().format(self.opts.format);
         if let ShardSplit::RoundRobin(n) = self.opts.split
             && n > 64
