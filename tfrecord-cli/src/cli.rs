@@ -264,8 +264,10 @@ pub(crate) struct ReadOpts {
     #[arg(long, value_enum, ignore_case = true, alias = "input-compression")]
     pub(crate) compression: Option<CompressionArg>,
     /// The longest record read, in bytes: a longer declared length is an error (or, with
-    /// --resync and --max-bad-records, damage), so that a damaged length never drives a huge
-    /// allocation. TensorFlow has no such limit: raise it for files of larger records.
+    /// --resync, damage, scanned past to the next sound frame), so that a damaged length never
+    /// drives a huge allocation. TensorFlow has no such limit: raise it for files of larger
+    /// records (above all when their payloads hold TFRecord frames, which a scan would take
+    /// for records).
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 30)]
     pub(crate) max_record_len: u64,
 }
