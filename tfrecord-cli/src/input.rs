@@ -281,10 +281,7 @@ pub(crate) fn for_each_record(
     let name = source.name();
     let mut reader = AnyReader::open(source, opts)?;
     let mut scratch = Vec::new();
-    loop {
-        let Some(record) = reader.read_located(&mut scratch)? else {
-            break;
-        };
+    while let Some(record) = reader.read_located(&mut scratch)? {
         let loc = Location::in_file(&name, record.offset, record.index);
         if f(record.payload, &loc)? == Flow::Stop {
             return Ok(reader.records_read());

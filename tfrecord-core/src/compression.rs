@@ -20,10 +20,13 @@ impl Compression {
     /// any case), anything else is none.
     pub fn from_path(path: impl AsRef<Path>) -> Self {
         let ext = path.as_ref().extension().and_then(|e| e.to_str());
-        match ext.map(str::to_ascii_lowercase).as_deref() {
-            Some("gz") => Compression::Gzip,
-            Some("zlib" | "zz") => Compression::Zlib,
-            _ => Compression::None,
+        let is = |name: &str| ext.is_some_and(|e| e.eq_ignore_ascii_case(name));
+        if is("gz") {
+            Compression::Gzip
+        } else if is("zlib") || is("zz") {
+            Compression::Zlib
+        } else {
+            Compression::None
         }
     }
 
