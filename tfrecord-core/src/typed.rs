@@ -152,25 +152,15 @@ impl<T, C: Container, R: Read> Reader<T, C, R> {
     /// # Errors
     /// Framing and decoding errors, naming the file, offset, record and key.
     pub fn next_lent<'b, B: Decode<'b, C>>(&'b mut self) -> Option<Result<B>> {
-        let how = match self.inner.advance_lent(&mut self.buf) {
-            Ok(Some(how)) => how,
+        let base = self.inner.record_base();
+        let path = self.path.as_deref();
+        let record = match self.inner.read_located(&mut self.buf) {
+            Ok(Some(record)) => record,
             Ok(None) => return None,
             Err(e) => return Some(Err(e)),
         };
-        // Where the record is, for its decode errors: known once it is read, before it is lent.
-        let offset = self.inner.last_offset();
-        let index = self.inner.records_read().saturating_sub(1);
-        let base = self.inner.record_base();
-        let path = self.path.as_deref();
-        let bytes = match self.inner.lent_record(how, &self.buf) {
-            Ok(bytes) => bytes,
-            Err(e) => return Some(Err(e)),
-        };
-        Some(B::decode(bytes).map_err(|e| {
-            let e = match offset {
-                Some(offset) => locate(e, path, offset, index),
-                None => e,
-            };
+        Some(B::decode(record.payload).map_err(|e| {
+            let e = locate(e, path, record.offset, record.index);
             match base {
                 Some(base) => e.with_record_base(base),
                 None => e,

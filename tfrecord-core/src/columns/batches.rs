@@ -135,23 +135,20 @@ impl<T, C: Container, R: Read> Batches<T, C, R> {
         let mut n = 0;
         while n < self.size {
             // Each record decoded where the reader holds it: no copy of its own.
-            let Some(how) = records.advance_lent(&mut self.scratch)? else {
+            let Some(record) = records.read_located(&mut self.scratch)? else {
                 self.done = true;
                 break;
             };
             // Where it is: its index among the records read (those skipped under the policy
-            // included) and its offset, known before it is lent.
-            let index = records.records_read().saturating_sub(1);
-            let offset = records.last_offset();
-            let record = records.lent_record(how, &self.scratch)?;
-            if let Err(e) = batch.push(record, index) {
+            // included) and its offset.
+            let (index, offset) = (record.index, record.offset);
+            if let Err(e) = batch.push(record.payload, index) {
                 // Skipped (and reported) under a policy that skips damage, as the typed
                 // iterator skips it, the batch holding the records before it; else the error,
                 // located.
-                records.skip_last(e).map_err(|e| match offset {
-                    Some(offset) => records.locate(e, offset, index),
-                    None => e,
-                })?;
+                records
+                    .skip_last(e)
+                    .map_err(|e| records.locate(e, offset, index))?;
                 continue;
             }
             n += 1;

@@ -118,7 +118,7 @@ pub struct Located<'a> {
 
 /// Where the record [`RecordReader::advance_lent`] read is.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Lent {
+enum Lent {
     /// At the front of the read buffer: this many payload bytes after the header.
     InPlace(usize),
     /// In the caller's scratch buffer.
@@ -624,10 +624,7 @@ impl<R: Read> RecordReader<R> {
     /// # Errors
     /// As [`read_into`](Self::read_into).
     pub fn read_lent<'a>(&'a mut self, scratch: &'a mut Vec<u8>) -> Result<Option<&'a [u8]>> {
-        match self.advance_lent(scratch)? {
-            Some(how) => self.lent_record(how, scratch).map(Some),
-            None => Ok(None),
-        }
+        Ok(self.read_located(scratch)?.map(|record| record.payload))
     }
 
     /// As [`read_lent`](Self::read_lent), with where the record was: its frame's byte offset,
@@ -655,6 +652,7 @@ impl<R: Read> RecordReader<R> {
     ///
     /// # Errors
     /// As [`read_into`](Self::read_into).
+    #[inline]
     pub fn read_located<'a>(&'a mut self, scratch: &'a mut Vec<u8>) -> Result<Option<Located<'a>>> {
         let Some(how) = self.advance_lent(scratch)? else {
             return Ok(None);
@@ -669,11 +667,11 @@ impl<R: Read> RecordReader<R> {
         }))
     }
 
-    /// The reading half of [`read_lent`](Self::read_lent): reads the next record, and says
-    /// where it is for [`lent_record`](Self::lent_record) to lend it. Apart, the two let a
-    /// caller look at the reader (where the record was) between them.
+    /// The reading half of [`read_located`](Self::read_located): reads the next record, and
+    /// says where it is for [`lent_record`](Self::lent_record) to lend it. Apart, the two let
+    /// it look at the reader (where the record was) between them.
     #[inline]
-    pub(crate) fn advance_lent(&mut self, scratch: &mut Vec<u8>) -> Result<Option<Lent>> {
+    fn advance_lent(&mut self, scratch: &mut Vec<u8>) -> Result<Option<Lent>> {
         if let Some(len) = self.lend_buffered()? {
             self.lent = 12 + len + 4;
             return Ok(Some(Lent::InPlace(len)));
@@ -694,7 +692,7 @@ impl<R: Read> RecordReader<R> {
 
     /// The record [`advance_lent`](Self::advance_lent) read.
     #[inline]
-    pub(crate) fn lent_record<'a>(&'a mut self, how: Lent, scratch: &'a [u8]) -> Result<&'a [u8]> {
+    fn lent_record<'a>(&'a mut self, how: Lent, scratch: &'a [u8]) -> Result<&'a [u8]> {
         let Lent::InPlace(len) = how else {
             return Ok(scratch);
         };
