@@ -148,7 +148,7 @@ mod schema;
 mod to_arrow;
 
 pub use from_arrow::ArrowEncoder;
-pub use reader::{ArrowReader, DEFAULT_BATCH_SIZE};
+pub use reader::{ArrowReader, DEFAULT_BATCH_SIZE, MAX_BATCH_BYTES};
 pub use schema::{SPEC_METADATA_KEY, duplicate_column, record_from_schema};
 pub use to_arrow::ArrowDecoder;
 

@@ -15,9 +15,16 @@ use crate::{ArrowDecoder, ArrowOptions};
 /// Records per batch unless set: what `tf.data` pipelines and tfx_bsl's readers commonly use.
 pub const DEFAULT_BATCH_SIZE: usize = 1024;
 
+/// A batch ends early, after the record that brings its records' bytes to this (256 MiB), so
+/// that a batch of large records stays bounded in memory and none of its columns holds more
+/// than Arrow's 2^31 bytes or values (a value takes at least one byte of its record). A record
+/// larger than this is a batch of its own.
+pub const MAX_BATCH_BYTES: usize = 256 << 20;
+
 /// Reads a TFRecord or OFRecord stream as Arrow [`RecordBatch`]es of up to
-/// [`batch_size`](Self::with_batch_size) records each (the last one shorter), decoded by an
-/// [`ArrowDecoder`]. It is an Arrow [`RecordBatchReader`], and an iterator of batches.
+/// [`batch_size`](Self::with_batch_size) records each (the last one shorter, and any whose
+/// records reach [`MAX_BATCH_BYTES`]), decoded by an [`ArrowDecoder`]. It is an Arrow
+/// [`RecordBatchReader`], and an iterator of batches.
 ///
 /// Errors name the file, the record's byte offset and index, and the feature key. Under a
 /// reader [`BadRecords`](tfrecord_core::BadRecords) policy that skips, a record that does not
@@ -127,7 +134,8 @@ impl<R: Read> ArrowReader<R> {
             let mut n = self.held;
             self.origins.truncate(n);
             self.held = 0;
-            while n < self.batch_size && !self.done {
+            let mut bytes: usize = self.records[..n].iter().map(Vec::len).sum();
+            while n < self.batch_size && bytes < MAX_BATCH_BYTES && !self.done {
                 if n == self.records.len() {
                     self.records.push(Vec::new());
                 }
@@ -137,6 +145,7 @@ impl<R: Read> ArrowReader<R> {
                 }
                 let index = self.reader.records_read().saturating_sub(1);
                 self.origins.push((self.reader.last_offset(), index));
+                bytes = bytes.saturating_add(self.records[n].len());
                 n += 1;
             }
             if n == 0 {

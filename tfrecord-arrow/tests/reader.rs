@@ -350,3 +350,23 @@ fn errors_after_a_skipped_frame_name_the_right_record() {
         .collect();
     assert_eq!(ids, [0, 2, 4, 5]);
 }
+
+/// A batch of large records ends once they reach `MAX_BATCH_BYTES`, before its record count:
+/// memory stays bounded, and no column holds more than Arrow's 2^31 bytes.
+#[test]
+fn a_batch_of_large_records_ends_at_max_batch_bytes() {
+    let big = vec![b'a'; tfrecord_arrow::MAX_BATCH_BYTES / 5];
+    let mut file = Vec::new();
+    let mut w = RecordWriter::new(&mut file, WriterOptions::new());
+    for i in 0..7 {
+        w.write(&example(i, &big)).expect("write");
+    }
+    w.finish().expect("finish");
+    let reader = tfrecord_core::RecordReader::new(file.as_slice(), ReaderOptions::new());
+    let decoder = ArrowDecoder::new(&record(), Format::TfRecord).expect("decoder");
+    let rows: Vec<usize> = ArrowReader::new(reader, decoder)
+        .map(|b| b.expect("batch").num_rows())
+        .collect();
+    // Each record is a fifth of the bound and its headers: the fifth brings the batch past it.
+    assert_eq!(rows, vec![5, 2]);
+}

@@ -25,6 +25,9 @@ pub(crate) struct Batch<'a> {
     len: usize,
     origins: Vec<Origin>,
     size: usize,
+    /// The bytes of the batch's records.
+    bytes: usize,
+    max_bytes: usize,
 }
 
 impl<'a> Batch<'a> {
@@ -36,7 +39,15 @@ impl<'a> Batch<'a> {
             len: 0,
             origins: Vec::new(),
             size,
+            bytes: 0,
+            max_bytes: usize::MAX,
         }
+    }
+
+    /// Full early once its records reach `max` bytes.
+    pub(crate) fn with_max_bytes(mut self, max: usize) -> Self {
+        self.max_bytes = max;
+        self
     }
 
     /// The records of the batch.
@@ -67,6 +78,7 @@ impl<'a> Batch<'a> {
     }
 
     fn added(&mut self, loc: &Location<'_>) -> bool {
+        self.bytes = self.bytes.saturating_add(self.buffers[self.len].len());
         self.len += 1;
         // The input the record came from (a shuffle mixes them).
         let file = self.files.iter().position(|f| f == loc.path).unwrap_or(0);
@@ -76,12 +88,13 @@ impl<'a> Batch<'a> {
             record: loc.record,
             split_start: loc.split_start,
         });
-        self.len >= self.size
+        self.len >= self.size || self.bytes >= self.max_bytes
     }
 
     /// Empties the batch (keeping its buffers).
     pub(crate) fn clear(&mut self) {
         self.len = 0;
+        self.bytes = 0;
         self.origins.clear();
     }
 
@@ -124,5 +137,38 @@ impl<'a> Batch<'a> {
             located = located.with_key(key);
         }
         located.into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::Batch;
+    use crate::input::Location;
+
+    #[test]
+    fn a_batch_is_full_at_its_size_or_its_bytes() {
+        let files = [PathBuf::from("a.tfrecord")];
+        let loc = |record| Location {
+            path: Path::new("a.tfrecord"),
+            offset: 0,
+            record,
+            split_start: None,
+        };
+        let mut by_bytes = Batch::new(&files, 10).with_max_bytes(100);
+        assert!(!by_bytes.push_copy(&[0; 40], &loc(0)));
+        assert!(!by_bytes.push_copy(&[0; 40], &loc(1)));
+        assert!(by_bytes.push_copy(&[0; 40], &loc(2)), "120 bytes of 100");
+        by_bytes.clear();
+        assert!(
+            !by_bytes.push(vec![0; 99], &loc(3)),
+            "a new batch counts afresh"
+        );
+        assert!(by_bytes.push(vec![0; 1], &loc(4)));
+
+        let mut by_count = Batch::new(&files, 2);
+        assert!(!by_count.push_copy(&[0; 1000], &loc(0)));
+        assert!(by_count.push_copy(&[0; 1000], &loc(1)));
     }
 }
