@@ -1007,3 +1007,59 @@ fn feature_list_errors_name_the_step() {
     assert!(err.contains("(record 0), step 0"), "{err}");
     assert!(err.contains("(record 0), step 1"), "{err}");
 }
+
+/// A batch of rows that fails to read is read again in smaller ones: the error names the row
+/// of the damaged page, not the first row of a batch of 8192 (and a batch too large for
+/// Arrow's 32-bit offsets is read the same way, in batches that fit).
+#[test]
+fn a_damaged_page_is_named_by_its_first_row() {
+    use tfrecord_arrow::parquet::file::properties::{EnabledStatistics, WriterProperties};
+    use tfrecord_arrow::parquet::file::serialized_reader::ReadOptionsBuilder;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pq = dir.path().join("ids.parquet");
+    let ids = tfrecord_arrow::arrow_array::Int64Array::from_iter_values(0..20_000);
+    let batch = tfrecord_arrow::arrow_array::RecordBatch::try_from_iter([(
+        "id",
+        std::sync::Arc::new(ids) as tfrecord_arrow::arrow_array::ArrayRef,
+    )])
+    .expect("batch");
+    // Pages of 1000 rows, plain values, with an offset index saying where each starts.
+    let props = WriterProperties::builder()
+        .set_write_batch_size(1000)
+        .set_data_page_row_count_limit(1000)
+        .set_dictionary_enabled(false)
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .build();
+    let file = File::create(&pq).expect("create");
+    let mut w =
+        tfrecord_arrow::parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props))
+            .expect("writer");
+    w.write(&batch).expect("write");
+    w.close().expect("close");
+
+    let options = ReadOptionsBuilder::new().with_page_index().build();
+    let reader = SerializedFileReader::new_with_options(File::open(&pq).expect("open"), options)
+        .expect("reader");
+    let pages = reader.metadata().offset_index().expect("an offset index")[0][0]
+        .page_locations()
+        .clone();
+    let page = pages
+        .iter()
+        .find(|p| p.first_row_index == 13_000)
+        .expect("a page starting at row 13000");
+    // The page's header overwritten: its page cannot be read.
+    let mut bytes = std::fs::read(&pq).expect("read");
+    let at = usize::try_from(page.offset).expect("offset");
+    bytes[at..at + 16].fill(0xff);
+    std::fs::write(&pq, &bytes).expect("write");
+
+    let err = fails(&run(&[
+        "from-parquet",
+        s(&pq),
+        "-o",
+        s(&dir.path().join("ids.tfrecord")),
+    ]));
+    assert!(err.contains("ids.parquet"), "{err}");
+    assert!(err.contains("(reading row 13000 of the file)"), "{err}");
+    assert!(!dir.path().join("ids.tfrecord").exists());
+}

@@ -43,13 +43,10 @@ fn parquet_error(path: &std::path::Path, e: impl std::fmt::Display) -> CliError 
     }
 }
 
-/// [`parquet_error`] for a failure reading the rows from `row` on (a damaged page, a codec's
-/// error): where in the file it is.
+/// [`parquet_error`] for a failure reading row `row` (a damaged page, a codec's error): where
+/// in the file it is.
 fn rows_error(path: &std::path::Path, row: u64, e: impl std::fmt::Display) -> CliError {
-    parquet_error(
-        path,
-        format!("{e} (reading the rows from row {row} of the file)"),
-    )
+    parquet_error(path, format!("{e} (reading row {row} of the file)"))
 }
 
 /// The record of `--spec` (and `--record`), if given.
@@ -228,7 +225,8 @@ fn read_batches(
     });
     let size = usize::try_from(args.batch_size).unwrap_or(usize::MAX);
     let no_columns = decoder.schema().fields().is_empty();
-    let mut batch = Batch::new(files, size);
+    // Batches of large records end early: bounded memory, and no Arrow column over 2^31 bytes.
+    let mut batch = Batch::new(files, size).with_max_bytes(tfrecord_arrow::MAX_BATCH_BYTES);
     let flush = |batch: &mut Batch<'_>| -> CliResult<()> {
         if batch.records().is_empty() {
             return Ok(());
@@ -428,6 +426,106 @@ impl Keys {
     }
 }
 
+/// Most rows in one batch read from a Parquet file.
+const PARQUET_BATCH_ROWS: usize = 8192;
+
+/// Rows of a Parquet file read as Arrow batches: as many rows per batch as the footer's sizes
+/// say fit in [`MAX_BATCH_BYTES`](tfrecord_arrow::MAX_BATCH_BYTES) (at most
+/// [`PARQUET_BATCH_ROWS`]), and a batch that fails read again in smaller ones, down to one row.
+/// A batch of more than 2 GiB of binary values overflows Arrow's 32-bit offsets (values that
+/// the sizes did not foresee, such as a dictionary's repeated values, can make one), and a
+/// damaged row is named exactly.
+struct RowReader<'a> {
+    path: &'a Path,
+    /// The next row to read, counted in the file.
+    row: u64,
+    end: u64,
+    rows_per_batch: usize,
+    reader: tfrecord_arrow::parquet::arrow::arrow_reader::ParquetRecordBatchReader,
+}
+
+impl<'a> RowReader<'a> {
+    /// Rows `first..first + count` of the file at `path`.
+    fn open(path: &'a Path, first: u64, count: u64) -> CliResult<Self> {
+        let builder = Self::builder(path)?;
+        let per_row = builder
+            .metadata()
+            .row_groups()
+            .iter()
+            .filter_map(|g| {
+                let rows = u64::try_from(g.num_rows()).ok().filter(|&n| n > 0)?;
+                Some(
+                    u64::try_from(g.total_byte_size())
+                        .unwrap_or(0)
+                        .div_ceil(rows),
+                )
+            })
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let max = tfrecord_arrow::MAX_BATCH_BYTES as u64;
+        let rows_per_batch = usize::try_from(max / per_row)
+            .unwrap_or(PARQUET_BATCH_ROWS)
+            .clamp(1, PARQUET_BATCH_ROWS);
+        let reader = Self::reader(path, builder, first, count, rows_per_batch)?;
+        Ok(RowReader {
+            path,
+            row: first,
+            end: first + count,
+            rows_per_batch,
+            reader,
+        })
+    }
+
+    fn builder(path: &Path) -> CliResult<ParquetRecordBatchReaderBuilder<File>> {
+        let file = File::open(path).map_err(|e| CliError::from(Error::from(e).with_path(path)))?;
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))
+    }
+
+    fn reader(
+        path: &Path,
+        builder: ParquetRecordBatchReaderBuilder<File>,
+        first: u64,
+        count: u64,
+        rows_per_batch: usize,
+    ) -> CliResult<tfrecord_arrow::parquet::arrow::arrow_reader::ParquetRecordBatchReader> {
+        let (Ok(skip), Ok(count)) = (usize::try_from(first), usize::try_from(count)) else {
+            return Err(parquet_error(path, "more rows than this machine can count"));
+        };
+        builder
+            .with_batch_size(rows_per_batch)
+            .with_offset(skip)
+            .with_limit(count)
+            .build()
+            .map_err(|e| parquet_error(path, e))
+    }
+
+    /// The next batch and the file's row it starts at; `None` after the last row.
+    fn next_batch(&mut self) -> CliResult<Option<(u64, RecordBatch)>> {
+        loop {
+            match self.reader.next() {
+                None => return Ok(None),
+                Some(Ok(batch)) => {
+                    let at = self.row;
+                    self.row += u64::try_from(batch.num_rows()).unwrap_or(u64::MAX);
+                    return Ok(Some((at, batch)));
+                }
+                Some(Err(e)) if self.rows_per_batch == 1 => {
+                    return Err(rows_error(self.path, self.row, e));
+                }
+                Some(Err(_)) => {
+                    // Read again from the same row, in batches half as long.
+                    self.rows_per_batch /= 2;
+                    let builder = Self::builder(self.path)?;
+                    let count = self.end - self.row;
+                    self.reader =
+                        Self::reader(self.path, builder, self.row, count, self.rows_per_batch)?;
+                }
+            }
+        }
+    }
+}
+
 /// The spec each file's rows are written with: `given`, or the one in the file's metadata, or
 /// one read off its column types; and its number of rows, from its footer.
 fn file_record(path: &Path, given: Option<&Record>) -> CliResult<(Record, u64)> {
@@ -530,24 +628,10 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
             continue;
         }
         let located = |e: Error| -> CliError { e.with_path(path).into() };
-        let file = File::open(path).map_err(|e| located(e.into()))?;
-        let builder =
-            ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))?;
         // The file's rows `offset..offset + count`.
         let offset = from + rows - first;
-        let (skip, count) = (usize::try_from(offset), usize::try_from(to - from));
-        let (Ok(skip), Ok(count)) = (skip, count) else {
-            return Err(parquet_error(path, "more rows than this machine can count"));
-        };
-        let reader = builder
-            .with_batch_size(8192)
-            .with_offset(skip)
-            .with_limit(count)
-            .build()
-            .map_err(|e| parquet_error(path, e))?;
-        let mut row = offset;
-        for batch in reader {
-            let batch = batch.map_err(|e| rows_error(path, row, e))?;
+        let mut reader = RowReader::open(path, offset, to - from)?;
+        while let Some((row, batch)) = reader.next_batch()? {
             records.clear();
             encoder
                 .encode(&batch, row, |bytes| {
@@ -558,9 +642,7 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
             for r in &records {
                 sink.write(r)?;
             }
-            let n = u64::try_from(batch.num_rows()).unwrap_or(u64::MAX);
-            row += n;
-            progress.add_rows(n);
+            progress.add_rows(u64::try_from(batch.num_rows()).unwrap_or(u64::MAX));
         }
     }
     sink.finish()?;
