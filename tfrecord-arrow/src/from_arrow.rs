@@ -293,7 +293,11 @@ fn to_column(array: &ArrayRef, layout: &ColumnLayout, first_row: u64) -> Result<
     let mut current: ArrayRef = array.clone();
     let mut levels = Vec::with_capacity(layout.levels.len());
     let mut ups: Vec<Up> = Vec::with_capacity(layout.levels.len());
-    let at = Place { layout, first_row };
+    let at = Place {
+        layout,
+        first_row,
+        column: array.data_type(),
+    };
     for (depth, kind) in layout.levels.iter().enumerate() {
         let (level, next_runs, child) = match kind {
             LevelKind::Fixed(n) => {
@@ -302,9 +306,9 @@ fn to_column(array: &ArrayRef, layout: &ColumnLayout, first_row: u64) -> Result<
                 }
                 let list = current
                     .as_fixed_size_list_opt()
-                    .ok_or_else(|| type_error(layout, &current))?;
+                    .ok_or_else(|| type_error(&at, &current))?;
                 if usize::try_from(list.value_length()).ok() != Some(*n) {
-                    return Err(type_error(layout, &current));
+                    return Err(type_error(&at, &current));
                 }
                 if depth > 0 {
                     at.no_nulls(&current, &runs, &ups)?;
@@ -318,7 +322,7 @@ fn to_column(array: &ArrayRef, layout: &ColumnLayout, first_row: u64) -> Result<
             }
             LevelKind::List => {
                 let (bounds, child) =
-                    list_bounds(&current).ok_or_else(|| type_error(layout, &current))?;
+                    list_bounds(&current).ok_or_else(|| type_error(&at, &current))?;
                 if depth > 0 {
                     at.no_nulls(&current, &runs, &ups)?;
                 }
@@ -355,10 +359,10 @@ fn to_column(array: &ArrayRef, layout: &ColumnLayout, first_row: u64) -> Result<
     } else {
         let s = current
             .as_struct_opt()
-            .ok_or_else(|| type_error(layout, &current))?;
+            .ok_or_else(|| type_error(&at, &current))?;
         let dims = layout.sparse_indices.len();
         if s.num_columns() != dims + 1 {
-            return Err(type_error(layout, &current));
+            return Err(type_error(&at, &current));
         }
         // The struct's fields by name (the index keys and the value key), in whatever order
         // the file has them: by position, a struct written in another order would swap them.
@@ -390,7 +394,7 @@ fn to_column(array: &ArrayRef, layout: &ColumnLayout, first_row: u64) -> Result<
             at.no_nulls(col, &runs, &ups)?;
             match leaf_values(col, DType::Int64, &runs, &at, &ups)? {
                 Leaf::Int64(v) => indices.push(v),
-                _ => return Err(type_error(layout, col)),
+                _ => return Err(type_error(&at, col)),
             }
         }
         let values = field(&layout.key)?;
@@ -421,7 +425,7 @@ fn fixed_from_list(
         return Ok(None);
     }
     let layout = at.layout;
-    let (bounds, child) = list_bounds(array).ok_or_else(|| type_error(layout, array))?;
+    let (bounds, child) = list_bounds(array).ok_or_else(|| type_error(at, array))?;
     for &(a, b, _) in runs.iter().filter(|r| !r.2) {
         if let Some(i) = (a..b).find(|&i| bounds[i].1 - bounds[i].0 != n) {
             return Err(at.error(
@@ -436,7 +440,7 @@ fn fixed_from_list(
             ));
         }
     }
-    let size = i32::try_from(n).map_err(|_| type_error(layout, array))?;
+    let size = i32::try_from(n).map_err(|_| type_error(at, array))?;
     // The items of each entry in turn, `n` nulls for a null entry (or one that no kept row
     // holds, whatever its length).
     let mut kept = vec![false; bounds.len()];
@@ -459,7 +463,10 @@ fn fixed_from_list(
     Ok(Some(Arc::new(fixed)))
 }
 
-fn type_error(layout: &ColumnLayout, found: &ArrayRef) -> Error {
+/// The column at `at` does not have the feature's type: `found` is the array of it (the column,
+/// or what is inside its lists) that does not fit.
+fn type_error(at: &Place<'_>, found: &ArrayRef) -> Error {
+    let layout = at.layout;
     let hint = if layout.dtype == DType::Float && found.data_type() == &DataType::Float64 {
         " (its values would be rounded to float: declare the feature `double` with \
          `lossy = true` to round them)"
@@ -471,7 +478,7 @@ fn type_error(layout: &ColumnLayout, found: &ArrayRef) -> Error {
          {}{hint}",
         layout.name,
         crate::schema::column_type(layout, crate::ArrowOptions::default()),
-        found.data_type()
+        at.column
     ))
     .with_key(layout.name.clone())
 }
@@ -521,6 +528,8 @@ fn list_bounds(array: &ArrayRef) -> Option<(Vec<(usize, usize)>, ArrayRef)> {
 struct Place<'a> {
     layout: &'a ColumnLayout,
     first_row: u64,
+    /// The column's type, for errors about it.
+    column: &'a DataType,
 }
 
 impl Place<'_> {
@@ -560,7 +569,7 @@ fn leaf_values(
     ups: &[Up],
 ) -> Result<Leaf> {
     let layout = at.layout;
-    let bad = || type_error(layout, array);
+    let bad = || type_error(at, array);
     macro_rules! prim {
         ($t:ty, $variant:ident, $conv:expr) => {{
             let a = array.as_primitive_opt::<$t>().ok_or_else(bad)?;

@@ -4,7 +4,7 @@
 //! feature's size, two columns of one name, ragged rows that `value_rowids` cannot count, null
 //! rows of required features, columns with no name; `ListView` read as `List`, a `List` of
 //! `k` items per entry as a dimension of `k`, null rows of features with a default as absent
-//! features, narrower integers as `int64`.
+//! features, narrower integers as `int64`; a column of another type named by its whole type.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -638,4 +638,32 @@ fn narrower_integers_read_as_int64_and_a_nameless_column_is_refused() {
     );
     let err = encode(&nameless, 0).unwrap_err();
     assert!(err.to_string().contains("empty name"), "{err}");
+}
+
+/// A column of another type than the feature's is named with its whole type: a list of floats
+/// and a plain integer column against an `int64` var feature say which they are.
+#[test]
+fn a_column_of_another_type_is_named_by_its_whole_type() {
+    use tfrecord_arrow::arrow_array::builder::Float32Builder;
+    let spec = "[records.R.features]\nx = { dtype = \"int64\", kind = \"var\" }\n";
+    let mut floats = ListBuilder::new(Float32Builder::new());
+    floats.values().append_value(1.0);
+    floats.append(true);
+    let floats = Arc::new(floats.finish()) as ArrayRef;
+    let float_type = floats.data_type().clone();
+    let b = batch(
+        vec![Field::new("x", float_type.clone(), true)],
+        vec![floats],
+    );
+    let err = encode_by(spec, &b, 0).unwrap_err();
+    assert_eq!(err.key(), Some("x"));
+    assert!(
+        err.to_string().contains(&format!("found {float_type}")),
+        "{err}"
+    );
+
+    let ints = Arc::new(Int64Array::from(vec![5])) as ArrayRef;
+    let b = batch(vec![Field::new("x", DataType::Int64, false)], vec![ints]);
+    let err = encode_by(spec, &b, 0).unwrap_err();
+    assert!(err.to_string().ends_with("found Int64"), "{err}");
 }
