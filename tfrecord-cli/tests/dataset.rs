@@ -799,3 +799,32 @@ fn round_robin_shards_raise_the_open_file_limit_or_say_it_is_too_low() {
     let left = std::fs::read_dir(dir.path().join("b")).map_or(0, Iterator::count);
     assert_eq!(left, 0);
 }
+
+/// A pipe has no size to cut by byte range: with more shards than inputs it is dealt whole, as
+/// a compressed file is, so that shard 0 reads all of it and the others none (before, shard 0
+/// refused to split it and shard 1 read an empty range: no record, exit 0).
+#[cfg(unix)]
+#[test]
+fn a_pipe_is_dealt_whole_to_one_shard() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("ids.tfrecord");
+    write(&file, 0..50);
+    let fifo = dir.path().join("ids.pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    // Shard 1 of 2 holds nothing of the pipe, and does not open it.
+    assert_eq!(ok(&run(&["count", "--shard", "1/2", s(&fifo)])).trim(), "0");
+    let (from, to) = (file.clone(), fifo.clone());
+    let feeder = std::thread::spawn(move || {
+        let bytes = std::fs::read(&from).expect("read");
+        std::fs::write(&to, bytes).expect("into the pipe");
+    });
+    assert_eq!(
+        ids(&ok(&run(&["cat", "--json", "--shard", "0/2", s(&fifo)]))),
+        (0..50).collect::<Vec<_>>()
+    );
+    feeder.join().expect("fed");
+}

@@ -34,8 +34,13 @@ pub(crate) const SPLIT_BUDGET: usize = 1 << 18;
 fn splits_of(file: &SourceFile, workers: usize, budget: usize) -> Vec<Split> {
     let cut =
         workers > 1 && file.format == Format::TfRecord && file.compression == Compression::None;
+    // What is not a regular file (a pipe, a device) has no size to cut by and reads in order:
+    // it is dealt whole, as a compressed file is.
     let len = if cut {
-        std::fs::metadata(&file.path).map(|m| m.len()).ok()
+        std::fs::metadata(&file.path)
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .map(|m| m.len())
     } else {
         None
     };
