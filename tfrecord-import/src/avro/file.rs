@@ -262,6 +262,16 @@ impl<'s> AvroFile<'s> {
             self.block_left -= 1;
             self.block_pos = end;
         }
+        let left = self.block.len().saturating_sub(self.block_pos);
+        if self.block_left == 0 && left > 0 {
+            return Err(Error::new(format!(
+                "malformed Avro file: block {} (at byte {} of the file) holds {left} bytes \
+                 after the records its count says it holds",
+                self.block_index.unwrap_or(0),
+                self.block_start
+            ))
+            .with_record(self.next_index + self.buffered.len() as u64));
+        }
         Ok(())
     }
 
@@ -366,6 +376,39 @@ fn read_header(r: &mut (impl Read + Seek)) -> Result<Header> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A block whose count says fewer records than it holds: the bytes after them are an
+    /// error, not left unread.
+    #[test]
+    fn bytes_after_a_blocks_records_are_an_error() {
+        let schema = Schema::parse_str(
+            r#"{"type": "record", "name": "r", "fields": [{"name": "a", "type": "long"}]}"#,
+        )
+        .unwrap();
+        let mut w = apache_avro::Writer::with_codec(&schema, Vec::new(), Codec::Null).unwrap();
+        for a in [1i64, 2] {
+            let mut r = apache_avro::types::Record::new(&schema).unwrap();
+            r.put("a", a);
+            w.append_value(r).unwrap();
+        }
+        let mut file = w.into_inner().unwrap();
+        // The block follows the header, which ends with the sync marker: its count of 2
+        // (zigzag 4) said as 1 (zigzag 2).
+        let marker = file[file.len() - 16..].to_vec();
+        let block = file.windows(16).position(|w| w == marker).unwrap() + 16;
+        assert_eq!(file[block], 4);
+        file[block] = 2;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trailing.avro");
+        std::fs::write(&path, &file).unwrap();
+        let e = crate::avro::read_all(&[path], None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("holds 1 bytes after the records its count says"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn records_of_every_shape_read_back_walked() {

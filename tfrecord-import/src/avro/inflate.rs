@@ -1,7 +1,7 @@
 //! Decompressing one Avro data block with its size bounded before the memory is taken: a few
 //! hundred bytes of bzip2, xz, zstd or deflate can stand for gigabytes, so the output may grow
-//! only to [`block_limit`] of the compressed size, and a block that would grow past it is an
-//! error naming the limit.
+//! only to [`block_limit`] of the compressed size (and to 1 GiB at most), and a block that would
+//! grow past it is an error naming the limit.
 
 use std::io::Read;
 
@@ -16,10 +16,16 @@ pub(super) const BLOCK_FLOOR: usize = 16 << 20;
 /// greatest ratio (1032 to 1), which no real Avro block comes near with any codec.
 pub(super) const BLOCK_RATIO: usize = 1100;
 
+/// The most any block may decompress to: 1 GiB, as a record may be at most 1 GiB long by
+/// default (Avro writers end a block every 16 KiB to a few MiB).
+pub(super) const BLOCK_MAX: usize = 1 << 30;
+
 /// The most a block of `compressed` bytes may decompress to: the larger of [`BLOCK_FLOOR`] and
-/// [`BLOCK_RATIO`] times its size.
+/// [`BLOCK_RATIO`] times its size, and no more than [`BLOCK_MAX`].
 pub(super) fn block_limit(compressed: usize) -> usize {
-    BLOCK_FLOOR.max(compressed.saturating_mul(BLOCK_RATIO))
+    BLOCK_FLOOR
+        .max(compressed.saturating_mul(BLOCK_RATIO))
+        .min(BLOCK_MAX)
 }
 
 /// Decompresses `block` in place with `codec`, its output bounded by [`block_limit`].
@@ -32,8 +38,9 @@ pub(super) fn decompress(codec: Codec, block: &mut Vec<u8>) -> Result<()> {
     let too_large = || {
         Error::new(format!(
             "a block of {} compressed bytes decompresses to more than {limit} bytes (blocks may \
-             grow to {BLOCK_RATIO} times their size, or to {BLOCK_FLOOR} bytes): a \
-             decompression bomb, or a file this reader does not take",
+             grow to {BLOCK_RATIO} times their size, or to {BLOCK_FLOOR} bytes, and to \
+             {BLOCK_MAX} bytes at most): a decompression bomb, or a file this reader does not \
+             take",
             compressed
         ))
     };
@@ -131,6 +138,14 @@ mod tests {
                 ),
             }
         }
+    }
+
+    /// However small its compressed size, a block may not grow past 1 GiB.
+    #[test]
+    fn blocks_grow_to_1_gib_at_most() {
+        assert_eq!(block_limit(1000), BLOCK_FLOOR);
+        assert_eq!(block_limit(100_000), 100_000 * BLOCK_RATIO);
+        assert_eq!(block_limit(4 << 20), BLOCK_MAX);
     }
 
     #[test]
