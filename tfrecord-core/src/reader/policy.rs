@@ -110,8 +110,10 @@ impl BadRecords {
     }
 
     /// The same policy, with every reader sharing it (its clones: a data set's readers on
-    /// several threads) also reporting what it skips to one log, read with
-    /// [`take_logged`](Self::take_logged): for a caller that does not hold the readers.
+    /// several threads) reporting what it skips to one log, read with
+    /// [`take_logged`](Self::take_logged), rather than keeping it for its own
+    /// [`drain_skipped`](crate::RecordReader::drain_skipped): for a caller that does not hold
+    /// the readers.
     #[must_use]
     pub fn shared_log(mut self) -> Self {
         self.log = Some(Arc::new(Mutex::new(Vec::new())));

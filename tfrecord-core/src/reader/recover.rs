@@ -17,7 +17,10 @@ impl<R: Read> RecordReader<R> {
     /// The records and byte ranges skipped under the [`BadRecords`](crate::BadRecords) policy
     /// since the last call, in stream order. Each is reported once; the totals stay in
     /// [`skip_summary`](Self::skip_summary). Call it after each read to report damage as it is
-    /// met (the reports are kept until drained).
+    /// met (the reports are kept until drained). Under a policy with a
+    /// [`shared_log`](crate::BadRecords::shared_log) the reports go to that log instead
+    /// ([`take_logged`](crate::BadRecords::take_logged)), and this gives none: a caller that
+    /// reads the log need not drain each reader too.
     pub fn drain_skipped(&mut self) -> impl Iterator<Item = Skipped> + '_ {
         self.damage.pending.drain(..)
     }
@@ -217,8 +220,13 @@ impl<R: Read> RecordReader<R> {
         let skipped = skipped.at_record(record, self.record_base);
         if self.opts.bad_records.charge() {
             self.damage.summary.add(&skipped);
-            self.opts.bad_records.log(&skipped);
-            self.damage.pending.push(skipped);
+            // Reported once: to the policy's shared log when it has one (whose reader takes
+            // them from there), else kept for `drain_skipped`.
+            if self.opts.bad_records.has_shared_log() {
+                self.opts.bad_records.log(&skipped);
+            } else {
+                self.damage.pending.push(skipped);
+            }
             return Ok(());
         }
         self.done = true;

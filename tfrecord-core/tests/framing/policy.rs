@@ -370,6 +370,28 @@ fn the_summary_counts_records_ranges_and_bytes() {
     assert_eq!(r.drain_skipped().count(), 0);
 }
 
+/// Under a policy with a shared log, each skip is reported there once and the reader keeps no
+/// copy of its own: a reader that is never drained holds nothing per skip, however many
+/// damaged records it passes.
+#[test]
+fn a_shared_log_takes_the_reports_and_the_reader_keeps_none() {
+    let (_, built) = eight();
+    let mut bytes = built.bytes.clone();
+    for k in [1, 3, 6] {
+        bytes[built.offsets[k] as usize + 12] ^= 1; // record k's data
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "d.tfrecord", &bytes);
+    let policy = BadRecords::skip(10).shared_log();
+    let opts = ReaderOptions::new().bad_records(policy.clone());
+    let mut r = RecordReader::open(&path, opts).unwrap();
+    assert_eq!(r.by_ref().map(Result::unwrap).count(), 5);
+    assert_eq!(r.drain_skipped().count(), 0);
+    let logged: Vec<u64> = policy.take_logged().iter().map(|s| s.offset()).collect();
+    assert_eq!(logged, [1, 3, 6].map(|k| built.offsets[k]));
+    assert_eq!(r.skip_summary().records, 3);
+}
+
 #[test]
 fn a_damaged_compressed_stream_ends_with_the_rest_skipped() {
     let recs = records(300);
