@@ -118,11 +118,13 @@ fn report(skipped: Vec<Skipped>, totals: &mut Totals) {
     if skipped.is_empty() {
         return;
     }
-    let mut err = io::stderr().lock();
+    // One write for the lines of a call, not one per line (standard error is unbuffered).
+    let mut err = io::BufWriter::new(io::stderr().lock());
     for s in skipped {
         let _ = writeln!(err, "tfrecord: {s}");
         totals.add(&s);
     }
+    let _ = err.flush();
 }
 
 /// What was skipped over the whole command.
