@@ -208,8 +208,25 @@ fn parse_bytes(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<Vec<u8>> {
             type_name(v)
         )));
     };
-    python::base64(s).ok_or_else(|| Error::json(format!("{what}: {s:?} is not valid base64")))
+    python::base64(s).ok_or_else(|| {
+        Error::json(format!(
+            "{what}: {} is not valid base64",
+            clipped(&format!("{s:?}"))
+        ))
+    })
 }
+
+/// At most [`SHOWN`] characters of a value quoted in an error (a line may hold megabytes of
+/// it), and how long it is when cut.
+fn clipped(text: &str) -> String {
+    match text.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{}... ({} bytes in all)", &text[..cut], text.len()),
+        None => text.to_owned(),
+    }
+}
+
+/// How many characters of a value an error quotes.
+const SHOWN: usize = 80;
 
 fn parse_int(v: &Tree<'_>, what: &dyn fmt::Display, min: i128, max: i128) -> Result<i128> {
     let parsed: Option<i128> = match v {
@@ -238,7 +255,8 @@ fn parse_int(v: &Tree<'_>, what: &dyn fmt::Display, min: i128, max: i128) -> Res
             "{what}: {i} is out of range [{min}, {max}]"
         ))),
         None => Err(Error::json(format!(
-            "{what}: expected an integer, found {v}"
+            "{what}: expected an integer, found {}",
+            clipped(&v.to_string())
         ))),
     }
 }
@@ -258,9 +276,12 @@ fn parse_double(v: &Tree<'_>, what: &dyn fmt::Display) -> Result<f64> {
         Tree::Number(n) => n
             .as_f64()
             .ok_or_else(|| Error::json(format!("{what}: bad number {n}"))),
-        Tree::String(s) => {
-            python::float(s).ok_or_else(|| Error::json(format!("{what}: {s:?} is not a number")))
-        }
+        Tree::String(s) => python::float(s).ok_or_else(|| {
+            Error::json(format!(
+                "{what}: {} is not a number",
+                clipped(&format!("{s:?}"))
+            ))
+        }),
         // json_format.Parse passes a boolean to Python's `float`, which reads it as 1 or 0.
         Tree::Bool(b) => Ok(f64::from(u8::from(*b))),
         other => Err(Error::json(format!(
@@ -619,6 +640,26 @@ impl LineEncoder {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A long value in an error is quoted in part, with its length: a line of megabytes does
+    /// not become an error of megabytes.
+    #[test]
+    fn errors_quote_long_values_in_part() {
+        let digits = "9".repeat(10_000);
+        for (list, value) in [
+            ("int64List", format!("\"{digits}x\"")),
+            ("floatList", format!("\"{digits}x\"")),
+            // Base64 of a length that is not a multiple of 4.
+            ("bytesList", format!("\"{digits}9\"")),
+        ] {
+            let line = format!(
+                r#"{{"features":{{"feature":{{"x":{{"{list}":{{"value":[{value}]}}}}}}}}}}"#
+            );
+            let e = example_from_json_str(&line).expect_err(list).to_string();
+            assert!(e.len() < 300, "{list}: {} bytes: {e:.300}", e.len());
+            assert!(e.contains("bytes in all)"), "{list}: {e}");
+        }
+    }
 
     /// A key given twice in one object is refused, as protobuf's `json_format.Parse` refuses
     /// it ("duplicate key"), on every path a line is read by: the one-pass encoder leaves such
