@@ -75,8 +75,9 @@ pub(crate) enum Command {
     /// `tensorflow.Example`, a `tensorflow.SequenceExample` with `--sequence`, or a
     /// `oneflow.OFRecord` with `--output-format ofrecord` (as `json_format.Parse` accepts it:
     /// lowerCamelCase or snake_case names, int64 as strings or numbers, bytes as base64). Blank
-    /// lines are skipped. Errors name the input file, the 1-based line number, the index of the
-    /// record that line would have become, and the JSON field.
+    /// lines are skipped; a line may be at most 1 GiB long. Errors name the input file, the
+    /// 1-based line number, the index of the record that line would have become, and the JSON
+    /// field.
     FromJson(FromJsonArgs),
     /// Re-encode records between containers and compressions.
     ///

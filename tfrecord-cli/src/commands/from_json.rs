@@ -1,7 +1,7 @@
 //! `tfrecord from-json`: JSON Lines (canonical proto3 JSON, one record a line) to a record file.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -62,6 +62,11 @@ pub(crate) fn run(args: &FromJsonArgs) -> CliResult<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The longest JSON line read (1 GiB, the default limit on a record read back): a line is held
+/// whole, with the record it encodes, so a longer one is an error rather than memory without
+/// bound.
+const MAX_LINE: u64 = 1 << 30;
+
 /// Encodes every non-blank line of one JSON Lines input into the sink.
 fn json_lines(
     reader: &mut dyn BufRead,
@@ -76,7 +81,8 @@ fn json_lines(
     let mut record = 0u64;
     loop {
         line.clear();
-        let n = reader
+        let n = (&mut *reader)
+            .take(MAX_LINE + 1)
             .read_until(b'\n', &mut line)
             .map_err(|e| Error::from(e).with_path(name))?;
         if n == 0 {
@@ -89,6 +95,11 @@ fn json_lines(
                 .with_record(record)
                 .into()
         };
+        if line.len() as u64 > MAX_LINE {
+            return Err(fail(format!(
+                "longer than {MAX_LINE} bytes, the most a line may hold (one record's JSON)"
+            )));
+        }
         let mut bytes = &line[..];
         if lineno == 1 {
             bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
