@@ -70,17 +70,23 @@ impl RecordOutput {
         };
         // Records are dealt to the shards in turn, so every shard is open at once.
         let limit = room_for_open_files(n);
+        let too_many = |l: u64| {
+            format!(
+                "--shards {n} keeps {n} files open at once, and this process may open {l} (the \
+                 hard limit of open files, `ulimit -Hn`): write fewer shards, or shards of a \
+                 record count (--max-records-per-shard, one file open at a time), or raise the \
+                 limit"
+            )
+        };
+        // Refused before any file is made when the shards alone cannot be open at once.
+        if let Some(l) = limit.filter(|&l| l < n) {
+            return Err(CliError::Failed(too_many(l)));
+        }
         match ShardedWriter::create(opts) {
             Ok(w) => Ok(RecordOutput::Shards(w)),
-            Err(e) if limit.is_some_and(|l| l < n.saturating_add(OTHER_FILES)) => {
-                Err(CliError::Failed(format!(
-                    "{e}\n--shards {n} keeps {n} files open at once, and this process may open \
-                     {} (the hard limit of open files, `ulimit -Hn`): write fewer shards, or \
-                     shards of a record count (--max-records-per-shard, one file open at a \
-                     time), or raise the limit",
-                    limit.unwrap_or_default()
-                )))
-            }
+            Err(e) if limit.is_some_and(|l| l < n.saturating_add(OTHER_FILES)) => Err(
+                CliError::Failed(format!("{e}\n{}", too_many(limit.unwrap_or_default()))),
+            ),
             Err(e) => Err(e.into()),
         }
     }
