@@ -147,13 +147,13 @@ fn rewrite_field<'a>(
         return Ok(fields.rest());
     }
     let mut key: &[u8] = &[];
-    feature.clear();
+    let mut values = Vec::new();
     let mut entry_fields = Fields::new(entry);
     while let Some((num, value)) = entry_fields.next_field().map_err(|e| malformed(dir, e.0))? {
         match (num, value) {
             (1, Value::Len(k)) => key = k,
             // A value written twice merges, as protobuf merges a repeated message.
-            (2, Value::Len(v)) => feature_body(dir, key, v, feature)?,
+            (2, Value::Len(v)) => values.push(v),
             (1 | 2, _) => {
                 return Err(malformed(
                     dir,
@@ -163,6 +163,8 @@ fn rewrite_field<'a>(
             _ => {}
         }
     }
+    feature.clear();
+    feature_body(dir, key, &values, feature)?;
     let key_field = 1 + varint_len(key.len() as u64) + key.len();
     let value_field = 1 + varint_len(feature.len() as u64) + feature.len();
     put_len_prefix(out, 1, key_field + value_field);
@@ -237,27 +239,32 @@ fn copy_canonical(dir: Direction, entry: &[u8], out: &mut Vec<u8>) -> Result<boo
     Ok(true)
 }
 
-/// Rewrites one `Feature` body: each list checked and copied under the other side's field
-/// number (or converted: int32 widened, double narrowed).
-fn feature_body(dir: Direction, key: &[u8], body: &[u8], out: &mut Vec<u8>) -> Result<()> {
-    let mut fields = Fields::new(body);
+/// Rewrites one `Feature`, the merge of `values` (the bodies of an entry's value, in order):
+/// every list checked, and the lists protobuf keeps copied under the other side's field number
+/// (or converted: int32 widened, double narrowed). The kinds are a oneof: a list of another
+/// kind than the one before it replaces what came before, and lists of one kind in a row merge.
+fn feature_body(dir: Direction, key: &[u8], values: &[&[u8]], out: &mut Vec<u8>) -> Result<()> {
     let keyed = |e: Error| e.with_key(String::from_utf8_lossy(key).into_owned());
-    while let Some((num, value)) = fields.next_field().map_err(|e| malformed(dir, e.0))? {
-        let (kind, to) = match (dir, num) {
-            (_, 1) => (Kind::Bytes, To::Field(1)),
-            (_, 2) => (Kind::Float, To::Field(2)),
-            (Direction::ToOf, 3) => (Kind::Int64, To::Field(5)),
-            (Direction::ToTf { .. }, 5) => (Kind::Int64, To::Field(3)),
-            (Direction::ToTf { .. }, 4) => (Kind::Int32, To::Widen),
-            (Direction::ToTf { allow_lossy_double }, 3) => {
-                (Kind::Double, To::Narrow(allow_lossy_double))
+    // The lists of the kind set last, from the last change of kind on.
+    let mut kept: Vec<(u32, To, &[u8])> = Vec::new();
+    for body in values {
+        let mut fields = Fields::new(body);
+        while let Some((num, value)) = fields.next_field().map_err(|e| malformed(dir, e.0))? {
+            let Some((kind, to)) = route(dir, num) else {
+                continue;
+            };
+            let Value::Len(list) = value else {
+                return Err(keyed(malformed(dir, "a feature's list is not a message")));
+            };
+            // Checked even when a later kind replaces it: the decoder reads it first.
+            check_list(kind, list).map_err(|what| keyed(malformed(dir, what)))?;
+            if kept.first().is_some_and(|&(first, ..)| first != num) {
+                kept.clear();
             }
-            _ => continue,
-        };
-        let Value::Len(list) = value else {
-            return Err(keyed(malformed(dir, "a feature's list is not a message")));
-        };
-        check_list(kind, list).map_err(|what| keyed(malformed(dir, what)))?;
+            kept.push((num, to, list));
+        }
+    }
+    for (_, to, list) in kept {
         match to {
             To::Field(field) => {
                 put_len_prefix(out, field, list.len());
@@ -275,6 +282,22 @@ fn feature_body(dir: Direction, key: &[u8], body: &[u8], out: &mut Vec<u8>) -> R
         }
     }
     Ok(())
+}
+
+/// The list kind of `Feature` field `num` on the side converted from, and where the list goes;
+/// `None` for a field that side does not know (an unknown field, left out).
+fn route(dir: Direction, num: u32) -> Option<(Kind, To)> {
+    Some(match (dir, num) {
+        (_, 1) => (Kind::Bytes, To::Field(1)),
+        (_, 2) => (Kind::Float, To::Field(2)),
+        (Direction::ToOf, 3) => (Kind::Int64, To::Field(5)),
+        (Direction::ToTf { .. }, 5) => (Kind::Int64, To::Field(3)),
+        (Direction::ToTf { .. }, 4) => (Kind::Int32, To::Widen),
+        (Direction::ToTf { allow_lossy_double }, 3) => {
+            (Kind::Double, To::Narrow(allow_lossy_double))
+        }
+        _ => return None,
+    })
 }
 
 /// Where a list goes: copied under another field number, or converted.
@@ -506,6 +529,41 @@ mod tests {
             }
         }
 
+        #[test]
+        fn features_of_several_kinds_convert_as_decoded(
+            kinds in proptest::collection::vec(of_kind(), 1..5),
+            tf in proptest::collection::vec(tf_kind(), 1..5),
+            value_each in any::<bool>(),
+        ) {
+            let features: Vec<Vec<u8>> =
+                kinds.into_iter().map(|kind| oneflow::Feature { kind }.encode_to_vec()).collect();
+            let bytes = merged_entry(&features, value_each);
+            let decoded = oneflow::OfRecord::decode(&bytes[..]).unwrap();
+            for lossy in [false, true] {
+                let mut out = Vec::new();
+                let got = ofrecord_to_example_bytes(&bytes, lossy, &mut out)
+                    .map(|()| tensorflow::Example::decode(&out[..]).unwrap());
+                match (got, ofrecord_to_example(&decoded, lossy)) {
+                    (Ok(g), Ok(w)) => prop_assert_eq!(g, w),
+                    (Err(g), Err(w)) => prop_assert_eq!(g.key(), w.key()),
+                    (g, w) => prop_assert!(false, "{:?} vs {:?}", g, w),
+                }
+            }
+            let features: Vec<Vec<u8>> =
+                tf.into_iter().map(|kind| tensorflow::Feature { kind }.encode_to_vec()).collect();
+            let map = merged_entry(&features, value_each);
+            let mut bytes = Vec::new();
+            put_len_prefix(&mut bytes, 1, map.len());
+            bytes.extend_from_slice(&map);
+            let decoded = tensorflow::Example::decode(&bytes[..]).unwrap();
+            let mut out = Vec::new();
+            example_to_ofrecord_bytes(&bytes, &mut out).unwrap();
+            prop_assert_eq!(
+                oneflow::OfRecord::decode(&out[..]).unwrap(),
+                example_to_ofrecord(&decoded)
+            );
+        }
+
         /// Damaged bytes: whatever converts decodes as the converted decode (or was refused by
         /// the decoder only for a key that is not UTF-8, which is copied as it is).
         #[test]
@@ -534,6 +592,60 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A map of one entry, key `k`, whose value is `features` one after another, in one value
+    /// field or one each: protobuf merges them all into one `Feature`.
+    fn merged_entry(features: &[Vec<u8>], value_each: bool) -> Vec<u8> {
+        let mut entry = vec![0x0a, 1, b'k'];
+        if value_each {
+            for f in features {
+                put_len_prefix(&mut entry, 2, f.len());
+                entry.extend_from_slice(f);
+            }
+        } else {
+            let body = features.concat();
+            put_len_prefix(&mut entry, 2, body.len());
+            entry.extend_from_slice(&body);
+        }
+        let mut map = Vec::new();
+        put_len_prefix(&mut map, 1, entry.len());
+        map.extend_from_slice(&entry);
+        map
+    }
+
+    /// A feature's kinds are a oneof: of lists of several kinds in one `Feature`, the last
+    /// kind's wins (merged with those of its kind right before it), and what it replaced is
+    /// not converted, not even a double list that could not be.
+    #[test]
+    fn the_last_kind_of_a_feature_is_the_one_converted() {
+        use oneflow::feature::Kind;
+        let int32 = oneflow::Feature {
+            kind: Some(Kind::Int32List(oneflow::Int32List { value: vec![5] })),
+        };
+        let int64 = oneflow::Feature {
+            kind: Some(Kind::Int64List(oneflow::Int64List { value: vec![1] })),
+        };
+        let double = oneflow::Feature {
+            kind: Some(Kind::DoubleList(oneflow::DoubleList { value: vec![0.1] })),
+        };
+        let ints = |r: &[u8]| {
+            let mut out = Vec::new();
+            ofrecord_to_example_bytes(r, false, &mut out).unwrap();
+            let e = tensorflow::Example::decode(&out[..]).unwrap();
+            match &e.features.unwrap().feature["k"].kind {
+                Some(tensorflow::feature::Kind::Int64List(l)) => l.value.clone(),
+                other => panic!("{other:?}"),
+            }
+        };
+        let record = merged_entry(&[int32.encode_to_vec(), int64.encode_to_vec()], false);
+        assert_eq!(ints(&record), [1]);
+        let record = merged_entry(&[int64.encode_to_vec(), int32.encode_to_vec()], true);
+        assert_eq!(ints(&record), [5]);
+        let record = merged_entry(&[double.encode_to_vec(), int64.encode_to_vec()], false);
+        assert_eq!(ints(&record), [1]);
+        let record = merged_entry(&[int64.encode_to_vec(), int64.encode_to_vec()], true);
+        assert_eq!(ints(&record), [1, 1]);
     }
 
     #[test]
