@@ -344,11 +344,13 @@ impl Printer {
         }
     }
 
-    fn entry(&mut self, name: &str, key: &[u8], body: impl FnOnce(&mut Self)) {
+    /// A map entry: `proto2` for a map of a proto2 message (`oneflow.OFRecord`), whose entry
+    /// fields are always present.
+    fn entry(&mut self, name: &str, key: &[u8], proto2: bool, body: impl FnOnce(&mut Self)) {
         self.open(name);
-        // A map entry is a message whose fields at their default are not printed: protobuf's
-        // `MessageToString` leaves out an empty key.
-        if !key.is_empty() {
+        // A map entry is a message: in proto3 its fields at their default are not printed
+        // (protobuf's `MessageToString` leaves out an empty key); in proto2 both are set.
+        if proto2 || !key.is_empty() {
             self.line(&format!("key: \"{}\"", key_text(key)));
         }
         self.open("value");
@@ -360,7 +362,7 @@ impl Printer {
     fn tf_features<K: AsRef<[u8]>>(&mut self, name: &str, fs: &BTreeMap<K, tensorflow::Feature>) {
         self.open(name);
         for (k, f) in fs {
-            self.entry("feature", k.as_ref(), |p| p.tf_feature(f));
+            self.entry("feature", k.as_ref(), false, |p| p.tf_feature(f));
         }
         self.close();
     }
@@ -397,7 +399,7 @@ pub(crate) fn sequence_example_text<K: AsRef<[u8]>, L: AsRef<[u8]>>(
     if let Some(fl) = lists {
         p.open("feature_lists");
         for (k, list) in fl {
-            p.entry("feature_list", k.as_ref(), |p| {
+            p.entry("feature_list", k.as_ref(), false, |p| {
                 for f in &list.feature {
                     p.open("feature");
                     p.tf_feature(f);
@@ -417,7 +419,7 @@ pub(crate) fn ofrecord_text<K: AsRef<[u8]>>(feature: &BTreeMap<K, oneflow::Featu
         depth: 0,
     };
     for (k, f) in feature {
-        p.entry("feature", k.as_ref(), |p| p.of_feature(f));
+        p.entry("feature", k.as_ref(), true, |p| p.of_feature(f));
     }
     p.out
 }
@@ -495,6 +497,31 @@ mod tests {
         assert_eq!(format_float(f32::from_bits(1)), "1.4013e-45");
         assert_eq!(format_double(1e300), "1e+300");
         assert_eq!(format_double(2.5), "2.5");
+    }
+
+    /// `oneflow.OFRecord` is proto2: its map entries print an empty key, as protobuf 7.36's
+    /// `text_format.MessageToString` does (`feature {\n  key: ""\n  value {...`).
+    #[test]
+    fn ofrecord_layout_prints_an_empty_key() {
+        use oneflow::{Feature, FloatList, Int64List, OfRecord, feature::Kind};
+        let mut r = OfRecord::default();
+        r.feature.insert(
+            String::new(),
+            Feature {
+                kind: Some(Kind::Int64List(Int64List { value: vec![3] })),
+            },
+        );
+        r.feature.insert(
+            "a".into(),
+            Feature {
+                kind: Some(Kind::FloatList(FloatList { value: vec![0.5] })),
+            },
+        );
+        assert_eq!(
+            ofrecord_to_text(&r),
+            "feature {\n  key: \"\"\n  value {\n    int64_list {\n      value: 3\n    }\n  }\n}\n\
+             feature {\n  key: \"a\"\n  value {\n    float_list {\n      value: 0.5\n    }\n  }\n}\n"
+        );
     }
 
     #[test]
