@@ -213,8 +213,11 @@ pub(crate) enum Command {
     /// whole frame (header, payload and footer), in decimal, one space between them. Each
     /// input's index goes to `IN.idx` (its name with `.idx` added), or with `-o` to OUT, which
     /// takes one input. Every frame and both checksums are verified: a damaged file is not
-    /// indexed, and no index file is left for it. Compressed files have no offsets to index:
-    /// decompress them first.
+    /// indexed, and no index file is left for it (to standard output, the lines of the records
+    /// before the damage are written before the error). Compressed files have no offsets to
+    /// index: decompress them first. With `--input-format ofrecord` the frames are OneFlow's
+    /// (an 8-byte length, then the payload; no checksum to verify, so a frame is checked only
+    /// for fitting in the file): the same lines, which neither DALI nor the PyPI package reads.
     Index(IndexArgs),
 }
 
@@ -524,9 +527,14 @@ pub(crate) struct ParseArgs {
     /// Skip checking each record's data checksum (the length checksum is always checked).
     #[arg(long)]
     pub(crate) no_verify_data_crc: bool,
-    /// Input format and compression. OFRecord inputs are read as `tf.train.Example`s (int32
-    /// lists widen to int64, and double lists narrow to float32: a `double` feature parses to
-    /// float32 values, as TensorFlow's parser has no float64 for records).
+    /// Allow an OFRecord double list that the spec reads to be read as float32 values
+    /// (`tf.io.parse_example` reads no float64, so a `double` feature parses to float32; each
+    /// value is rounded to the nearest `f32`, and a finite value beyond its range, about
+    /// 3.4e38, is an error); without it such a list is an error naming the feature. OFRecord
+    /// inputs are read as `tf.train.Example`s: int32 lists widen to int64 without loss.
+    #[arg(long)]
+    pub(crate) allow_lossy_double: bool,
+    /// Input format and compression.
     #[command(flatten)]
     pub(crate) read: ReadOpts,
     /// Limit, skip, shard, shuffle, damaged records.

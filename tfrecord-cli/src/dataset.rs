@@ -56,7 +56,9 @@ pub(crate) struct DatasetArgs {
     pub(crate) max_bad_records: Option<u64>,
     /// After broken framing (a bad length, a truncation, garbage between records) scan forward
     /// to the next sound record instead of stopping; the skipped byte range is reported.
-    /// Without --max-bad-records, any number may be skipped.
+    /// Without --max-bad-records, any number may be skipped. OFRecord frames carry no
+    /// checksum, so no frame can be told from garbage: in an OFRecord file, broken framing
+    /// skips the rest of the file (reported as one byte range, its records uncounted).
     #[arg(long)]
     pub(crate) resync: bool,
 }

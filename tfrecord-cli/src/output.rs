@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use tfrecord_core::{Error, RecordWriter, WriterOptions};
 
 use crate::cli::WriteOpts;
-use crate::error::CliResult;
+use crate::error::{CliError, CliResult};
 use crate::input::is_dash;
 use crate::interrupt::Staged;
 
@@ -81,6 +81,14 @@ impl RecordSink {
                 target: Target::Stdout(w),
             });
         }
+        if names_directory(dest) {
+            return Err(CliError::Usage(format!(
+                "{}: names a directory, and this output is one file: give -o a file name \
+                 (`convert` and `from-parquet` with --output-format ofrecord write OneFlow \
+                 `part-*` files into a directory)",
+                dest.display()
+            )));
+        }
         let special = fs::metadata(dest).is_ok_and(|m| !m.is_file());
         if special {
             let w = RecordWriter::create(dest, wopts)?;
@@ -148,6 +156,12 @@ impl RecordSink {
             }
         }
     }
+}
+
+/// Whether `path` names a directory: an existing one, or a name ending with a separator.
+pub(crate) fn names_directory(path: &Path) -> bool {
+    let text = path.as_os_str().to_string_lossy();
+    path.is_dir() || text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR)
 }
 
 /// Writes a text output with `body`: to standard output for `-`, in place for a device or

@@ -7,7 +7,7 @@ use tfrecord_dataset::{ShardNaming, ShardSplit, ShardedWriter, ShardedWriterOpti
 use crate::cli::{ShardOpts, WriteOpts};
 use crate::error::{CliError, CliResult};
 use crate::input::is_dash;
-use crate::output::{RecordSink, check_overwrite, note_removed};
+use crate::output::{RecordSink, check_overwrite, names_directory, note_removed};
 
 /// Where written records go: one file (or standard output), or a set of shards.
 pub(crate) enum RecordOutput {
@@ -110,12 +110,6 @@ impl RecordOutput {
             }
         }
     }
-}
-
-/// Whether `path` names a directory: an existing one, or a name ending with a separator.
-fn names_directory(path: &std::path::Path) -> bool {
-    let text = path.as_os_str().to_string_lossy();
-    path.is_dir() || text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR)
 }
 
 /// Files a command may hold open besides round-robin shards: standard streams, an input, and

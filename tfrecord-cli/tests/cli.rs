@@ -379,6 +379,30 @@ fn usage_errors_exit_2() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// A writer of one file given a directory as its output says so, as a usage error, rather
+/// than an I/O error naming no cause (or a `part-*` promise it does not keep).
+#[test]
+fn one_file_outputs_refuse_a_directory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, "{}\n").expect("write");
+    let new_dir = format!("{}/", dir.path().join("parts").display());
+    for out in [s(dir.path()), new_dir.as_str()] {
+        let o = run(&[
+            "from-json",
+            "--output-format",
+            "ofrecord",
+            "-o",
+            out,
+            s(&input),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("names a directory"), "{err}");
+    }
+    assert!(!dir.path().join("parts").exists());
+}
+
 #[test]
 fn missing_file_is_an_error() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -1868,26 +1892,23 @@ fn parse_reads_ofrecord_as_examples() {
         json_lines(&out)[0],
         serde_json::json!({"i": {"dense": {"shape": [1, 2], "values": [-7, 2_147_483_647]}}})
     );
-    // A double list the spec does not read is left out; one it reads as `double` is the
-    // float32 values `double` features parse to; one it reads as `float` is an error, not a
-    // float without a word.
+    // A double list the spec does not read is left out; one it reads is an error naming it,
+    // not a float without a word, and with --allow-lossy-double the float32 values the parser
+    // reads (`tf.io.parse_example` has no float64), for a `double` or `float` feature alike.
     let doubles = dir.path().join("doubles");
     write_file(
         &doubles,
         WriterOptions::new().format(Format::OfRecord),
         &[ofrecord_with_double().encode_to_vec()],
     );
-    let parse = |spec_text: &str| {
+    let parse_with = |spec_text: &str, flags: &[&str]| {
         std::fs::write(&spec, spec_text).expect("write spec");
-        run(&[
-            "parse",
-            "--spec",
-            s(&spec),
-            "--input-format",
-            "ofrecord",
-            s(&doubles),
-        ])
+        let mut args = vec!["parse", "--spec", s(&spec), "--input-format", "ofrecord"];
+        args.extend_from_slice(flags);
+        args.push(s(&doubles));
+        run(&args)
     };
+    let parse = |spec_text: &str| parse_with(spec_text, &["--allow-lossy-double"]);
     let out = ok(&parse(
         "[records.R.features.i]\ndtype = \"int32\"\nshape = [2]\n",
     ));
@@ -1912,9 +1933,24 @@ fn parse_reads_ofrecord_as_examples() {
         json_lines(&out)[0]["r"]["ragged"]["flat_values"],
         serde_json::json!([0.1, -2.5])
     );
-    let err = fails(&parse(
+    let out = ok(&parse(
         "[records.R.features.d]\ndtype = \"float\"\nshape = [2]\n",
     ));
-    assert!(err.contains("double"), "{err}");
-    assert!(err.contains("(record 0)"), "{err}");
+    assert_eq!(
+        json_lines(&out)[0],
+        serde_json::json!({"d": {"dense": {"shape": [1, 2], "values": [0.1, -2.5]}}})
+    );
+    for dtype in ["double", "float"] {
+        let err = fails(&parse_with(
+            &format!(
+                "[records.R]\ndialect = \"ofrecord\"\n\
+                 [records.R.features.d]\ndtype = \"{dtype}\"\nshape = [2]\n"
+            ),
+            &[],
+        ));
+        assert!(err.contains("found double_list"), "{err}");
+        assert!(err.contains("--allow-lossy-double"), "{err}");
+        assert!(err.contains("(record 0)"), "{err}");
+        assert!(err.contains("key `d`") || err.contains("\"d\""), "{err}");
+    }
 }

@@ -1,14 +1,14 @@
 //! `tfrecord parse`: records to tensors with a TOML spec's features, as `tf.io.parse_example`
 //! and `tf.io.parse_sequence_example` return them.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::Value;
 use tfrecord_core::parse::{
-    DType, ExampleParser, RecordSpec, SequenceExampleParser, Tensors, tensors_to_json,
+    ExampleParser, RecordSpec, SequenceExampleParser, Tensors, tensors_to_json,
 };
 use tfrecord_core::proto::{bytes_keys, oneflow};
 use tfrecord_core::{Error, Format};
@@ -101,14 +101,13 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
     };
     let from_of = Format::from(args.read.input_format) == Format::OfRecord;
     // Every key the spec reads (a ragged feature's value and partition keys, a sparse
-    // feature's index keys), and whether only `double` features read it.
-    let mut doubles: HashMap<&[u8], bool> = HashMap::new();
-    for f in &spec.features {
-        let double = f.dtype == DType::Double;
-        for key in f.kind.keys(&f.key) {
-            *doubles.entry(key.as_bytes()).or_insert(double) &= double;
-        }
-    }
+    // feature's index keys).
+    let read_keys: HashSet<&[u8]> = spec
+        .features
+        .iter()
+        .flat_map(|f| f.kind.keys(&f.key))
+        .map(str::as_bytes)
+        .collect();
     let sources = resolve_all(&args.files)?;
     let files: Vec<PathBuf> = sources.iter().map(Source::name).collect();
     let size = if args.one_batch {
@@ -132,10 +131,11 @@ pub(crate) fn run(args: &ParseArgs) -> CliResult<ExitCode> {
                 ty.check(bytes, loc)?;
             }
             if spec.deny_unknown_keys {
-                deny_unknown(bytes, &spec, from_of, &doubles, loc)?;
+                deny_unknown(bytes, &spec, from_of, &read_keys, loc)?;
             }
             let full = if from_of {
-                batch.push(ofrecord_as_example(bytes, &doubles, loc)?, loc)
+                let example = ofrecord_as_example(bytes, &read_keys, args.allow_lossy_double, loc)?;
+                batch.push(example, loc)
             } else {
                 batch.push_copy(bytes, loc)
             };
@@ -155,15 +155,15 @@ fn deny_unknown(
     bytes: &[u8],
     spec: &RecordSpec,
     from_of: bool,
-    known: &HashMap<&[u8], bool>,
+    known: &HashSet<&[u8]>,
     loc: &Location<'_>,
 ) -> CliResult<()> {
     let located = |e: Error| -> CliError { loc.apply(e).into() };
     fn first_unknown<'k>(
         mut keys: impl Iterator<Item = &'k [u8]>,
-        known: &HashMap<&[u8], bool>,
+        known: &HashSet<&[u8]>,
     ) -> Option<String> {
-        keys.find(|k| !known.contains_key(k))
+        keys.find(|k| !known.contains(k))
             .map(|k| String::from_utf8_lossy(k).into_owned())
     }
     let found = if from_of {
@@ -187,23 +187,21 @@ fn deny_unknown(
 }
 
 /// An OFRecord payload as a serialized `tf.train.Example` (int32 lists widened to int64; keys
-/// kept as bytes, as the parser reads them). A double list is narrowed to float32 when the spec
-/// reads its key as a `double` feature (which the parser gives as float32 values), left out
-/// when the spec does not read its key, and an error naming the key otherwise.
+/// kept as bytes, as the parser reads them). A double list the spec reads (`read_keys`) is
+/// narrowed to float32 with `allow_lossy_double` (TensorFlow's parser reads no float64, so a
+/// `double` feature is read as float32), and is an error naming its key without; one the
+/// spec does not read is left out.
 fn ofrecord_as_example(
     bytes: &[u8],
-    doubles: &HashMap<&[u8], bool>,
+    read_keys: &HashSet<&[u8]>,
+    allow_lossy_double: bool,
     loc: &Location<'_>,
 ) -> CliResult<Vec<u8>> {
     let mut r = bytes_keys::OfRecord::decode(bytes).map_err(|e| loc.apply(e))?;
-    let is_double =
-        |f: &oneflow::Feature| matches!(f.kind, Some(oneflow::feature::Kind::DoubleList(_)));
-    r.feature
-        .retain(|key, f| !is_double(f) || doubles.contains_key(key.as_slice()));
-    let narrow = r
-        .feature
-        .iter()
-        .all(|(key, f)| !is_double(f) || doubles.get(key.as_slice()) == Some(&true));
-    let e = r.to_example(narrow).map_err(|e| loc.apply(e))?;
+    r.feature.retain(|key, f| {
+        !matches!(f.kind, Some(oneflow::feature::Kind::DoubleList(_)))
+            || read_keys.contains(key.as_slice())
+    });
+    let e = r.to_example(allow_lossy_double).map_err(|e| loc.apply(e))?;
     Ok(e.encode())
 }
