@@ -132,6 +132,27 @@ fn output_is_deterministic() {
     );
 }
 
+/// A carriage return in a `doc` breaks its line, as a newline does: a bare one is not allowed
+/// in the `///` comment the generated code carries, and rustc would refuse the file.
+#[test]
+fn carriage_returns_in_docs_break_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("docs.toml");
+    std::fs::write(
+        &spec,
+        "[records.R]\ndoc = \"one\\rtwo\"\n\
+         [records.R.features.a]\ndtype = \"int64\"\ndoc = \"x\\r\\ny\\rz\"\n",
+    )
+    .unwrap();
+    let files = Builder::new().schema(&spec).generate().unwrap();
+    let code = &files[0].contents;
+    assert!(!code.contains('\r'), "{code:?}");
+    for line in ["/// one\n", "/// two\n", "/// x\n", "/// y\n", "/// z\n"] {
+        assert!(code.contains(line), "{line:?} in {code}");
+    }
+    syn::parse_file(code).expect("generated code parses");
+}
+
 #[test]
 fn include_file_and_crate_path() {
     let dir = tempfile::tempdir().unwrap();
