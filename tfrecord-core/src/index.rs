@@ -349,7 +349,7 @@ impl IndexedFile {
     /// `k` past the index; an entry that runs past the end of the file, is larger than the
     /// options' `max_record_len` allows, or disagrees with the frame's length; a checksum
     /// mismatch; I/O errors. Each names the record file, the byte offset and the record index,
-    /// and, for a disagreement, the index line.
+    /// and, for a disagreement, the index file.
     pub fn read(&self, k: u64, buf: &mut Vec<u8>) -> Result<()> {
         let located = |e: Error, offset: u64| {
             e.with_path(self.path.to_path_buf())
@@ -450,14 +450,17 @@ impl IndexedFile {
         Ok(())
     }
 
-    /// An error about the index entry of record `k`, naming the index file and line when the
-    /// index was read from one.
+    /// An error about the index entry of record `k`, naming the index file when the index was
+    /// read from one. The entry is named by its record, not by a line: blank lines, which the
+    /// index may hold, are no entries.
     fn index_error(&self, k: u64, detail: String) -> Error {
-        let line = k.checked_add(1).filter(|_| self.index_path.is_some());
         let detail = match &self.index_path {
-            Some(p) => format!("{detail} (index {})", p.display()),
-            None => detail,
+            Some(p) => format!(
+                "{detail} (the entry of record {k} in index {})",
+                p.display()
+            ),
+            None => format!("{detail} (the entry of record {k})"),
         };
-        Error::new(ErrorKind::Index { line, detail })
+        Error::new(ErrorKind::Index { line: None, detail })
     }
 }
