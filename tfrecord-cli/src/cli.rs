@@ -347,10 +347,15 @@ impl Threads {
 
     /// The number of threads to read each file with.
     pub(crate) fn get(self) -> usize {
+        // Asked once: the answer reads the process's cgroup files, at a cost that thousands
+        // of small files would pay over and over.
+        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         match self.n {
-            0 => std::thread::available_parallelism()
-                .map_or(1, std::num::NonZeroUsize::get)
-                .min(Self::MAX_DEFAULT),
+            0 => *CORES.get_or_init(|| {
+                std::thread::available_parallelism()
+                    .map_or(1, std::num::NonZeroUsize::get)
+                    .min(Self::MAX_DEFAULT)
+            }),
             n => n,
         }
     }

@@ -21,7 +21,9 @@ use crate::error::{Error, Result};
 /// come back in thread order.
 ///
 /// `threads` of 0 means one per core the machine gives the process
-/// ([`std::thread::available_parallelism`]); 1 reads on the calling thread. `init` runs on
+/// ([`std::thread::available_parallelism`]); 1 reads on the calling thread, and so does an
+/// uncompressed file of one chunk or less (no thread would have a chunk to take: many small
+/// files are not read at the cost of starting threads for each). `init` runs on
 /// the thread that then uses the state, so setup that belongs to a thread (a thread-local,
 /// the thread's CPU affinity) goes there; the threads are left where the operating system
 /// puts them otherwise.
@@ -86,12 +88,25 @@ where
     E: From<Error> + Send,
 {
     let path = path.as_ref();
-    let threads = match threads {
-        0 => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
-        n => n,
-    };
     let chunk_size = opts.buffer_size;
-    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let meta = std::fs::metadata(path)
+        .ok()
+        .filter(std::fs::Metadata::is_file);
+    let regular = meta.is_some();
+    // An uncompressed file has at most one chunk per `chunk_size` bytes to hand out.
+    let most = match &meta {
+        Some(m) if opts.compression == Compression::None => {
+            let chunks = m.len().div_ceil(chunk_size.max(1) as u64).max(1);
+            usize::try_from(chunks).unwrap_or(usize::MAX)
+        }
+        _ => usize::MAX,
+    };
+    let threads = match threads {
+        0 if most > 1 => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+        0 => 1,
+        n => n,
+    }
+    .min(most);
     let cutter = if opts.compression == Compression::None && regular {
         Cutter::Shared(SharedChunks::open(path, opts, chunk_size)?)
     } else {
