@@ -275,6 +275,20 @@ fn check_shape(f: &Field, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// The most memory one value filling a fixed shape may make a default take: a record lacking
+/// the feature holds the whole default, so that a default of more would turn small records
+/// into more memory than a record of the readers' length limit (1 GiB) takes.
+const MAX_DEFAULT_BYTES: u64 = 1 << 30;
+
+/// The memory one value of a default takes once filled out: 8 bytes for a number, and a
+/// string's bytes beside the 8 of its place.
+fn fill_bytes(lit: &Literal) -> u64 {
+    match lit {
+        Literal::Str(s) => 8 + s.len() as u64,
+        _ => 8,
+    }
+}
+
 /// A default must have the feature's type and, for a fixed shape, its value count.
 fn check_default(f: &Field, out: &mut Vec<Diagnostic>) {
     let Presence::Default(lit) = &f.presence else {
@@ -327,6 +341,21 @@ fn check_default(f: &Field, out: &mut Vec<Diagnostic>) {
                         f.origin,
                         Part::Default,
                         format!("default has {found} values, but the feature's shape holds {n}"),
+                    ));
+                } else if !is_list
+                    && n <= MAX_SHAPE_VALUES
+                    && n.saturating_mul(fill_bytes(lit)) > MAX_DEFAULT_BYTES
+                {
+                    out.push(Diagnostic::new(
+                        f.origin,
+                        Part::Default,
+                        format!(
+                            "one value filling the feature's shape makes a default of {n} \
+                             values, more than the {} MiB a default may take (each record \
+                             lacking the feature holds it all): give the feature no default, \
+                             or a smaller shape",
+                            MAX_DEFAULT_BYTES >> 20
+                        ),
                     ));
                 }
             }

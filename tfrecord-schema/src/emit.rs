@@ -120,7 +120,9 @@ pub(crate) fn emit_schema(schema: &Schema, opts: &EmitOptions) -> Result<Output,
 /// `#[doc]` attributes of `lines`, a line each: a carriage return in a line breaks it too (a
 /// bare one is not allowed in the `///` comment the attribute prints as).
 fn doc_attrs(lines: &[String]) -> TokenStream {
-    let lines = lines.iter().flat_map(|l| l.split("\r\n").flat_map(|l| l.split('\r')));
+    let lines = lines
+        .iter()
+        .flat_map(|l| l.split("\r\n").flat_map(|l| l.split('\r')));
     let lines = lines.map(|l| {
         let text = if l.is_empty() {
             String::new()

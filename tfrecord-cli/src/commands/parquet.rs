@@ -526,13 +526,48 @@ impl<'a> RowReader<'a> {
     }
 }
 
+/// Checks that the footer places every column chunk inside the file, which the Parquet reader
+/// assumes (a negative offset or size is a panic there, not an error).
+fn check_chunks(
+    path: &Path,
+    metadata: &tfrecord_arrow::parquet::file::metadata::ParquetMetaData,
+    size: u64,
+) -> CliResult<()> {
+    for (g, group) in metadata.row_groups().iter().enumerate() {
+        for chunk in group.columns() {
+            let start = chunk
+                .dictionary_page_offset()
+                .unwrap_or_else(|| chunk.data_page_offset());
+            let len = chunk.compressed_size();
+            let inside = u64::try_from(start)
+                .ok()
+                .zip(u64::try_from(len).ok())
+                .and_then(|(start, len)| start.checked_add(len))
+                .is_some_and(|end| end <= size);
+            if !inside {
+                return Err(parquet_error(
+                    path,
+                    format!(
+                        "a damaged footer: row group {g} places column `{}` at byte {start}, \
+                         {len} bytes long, outside the file of {size} bytes",
+                        chunk.column_path().string()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The spec each file's rows are written with: `given`, or the one in the file's metadata, or
 /// one read off its column types; and its number of rows, from its footer.
 fn file_record(path: &Path, given: Option<&Record>) -> CliResult<(Record, u64)> {
     let located = |e: Error| -> CliError { e.with_path(path).into() };
     let file = File::open(path).map_err(|e| located(e.into()))?;
+    let size = file.metadata().map_err(|e| located(e.into()))?.len();
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))?;
+    check_chunks(path, builder.metadata(), size)?;
     let rows = builder.metadata().file_metadata().num_rows();
     let rows = u64::try_from(rows).map_err(|_| parquet_error(path, format!("{rows} rows")))?;
     if let Some(r) = given {
