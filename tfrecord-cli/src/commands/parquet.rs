@@ -684,3 +684,61 @@ pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
     progress.finish();
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use tfrecord_arrow::parquet::file::metadata::{
+        ColumnChunkMetaData, FileMetaData, ParquetMetaData, RowGroupMetaData,
+    };
+    use tfrecord_arrow::parquet::schema::parser::parse_message_type;
+    use tfrecord_arrow::parquet::schema::types::SchemaDescriptor;
+
+    use super::check_chunks;
+
+    /// A footer of one row group whose column chunk starts at `dictionary` (else `data`) and is
+    /// `size` bytes long.
+    fn footer(data: i64, dictionary: Option<i64>, size: i64) -> ParquetMetaData {
+        let schema = parse_message_type("message m { required int64 a; }").unwrap();
+        let schema = Arc::new(SchemaDescriptor::new(Arc::new(schema)));
+        let chunk = ColumnChunkMetaData::builder(schema.column(0))
+            .set_data_page_offset(data)
+            .set_dictionary_page_offset(dictionary)
+            .set_total_compressed_size(size)
+            .build()
+            .unwrap();
+        let group = RowGroupMetaData::builder(schema.clone())
+            .set_num_rows(1)
+            .set_column_metadata(vec![chunk])
+            .build()
+            .unwrap();
+        ParquetMetaData::new(
+            FileMetaData::new(1, 1, None, None, schema, None),
+            vec![group],
+        )
+    }
+
+    /// A column chunk the footer places outside the file is an error naming it, where the
+    /// Parquet reader would panic ("column start and length should not be negative") or fail
+    /// with an I/O error naming nothing.
+    #[test]
+    fn a_footer_placing_a_chunk_outside_the_file_is_an_error() {
+        let path = std::path::Path::new("f.parquet");
+        assert!(check_chunks(path, &footer(4, None, 100), 700).is_ok());
+        for (data, dictionary, size) in [
+            (4, None, -100),
+            (-4, None, 100),
+            (4, Some(-1), 100),
+            (4, None, 697),
+            (4, Some(1 << 62), 100),
+        ] {
+            let err = check_chunks(path, &footer(data, dictionary, size), 700)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("f.parquet"), "{err}");
+            assert!(err.contains("row group 0 places column `a`"), "{err}");
+            assert!(err.contains("outside the file of 700 bytes"), "{err}");
+        }
+    }
+}
