@@ -52,6 +52,10 @@ pub(crate) struct Output {
     attrs: Vec<String>,
 }
 
+/// How a placeholder attribute of [`Output::attr`] starts in the formatted text; its number
+/// and `)]` follow.
+const PLACEHOLDER: &str = "#[example(__tfrecord_schema_attr_";
+
 impl Output {
     /// A placeholder attribute for `text`, replaced by it in [`Output::format`].
     fn attr(&mut self, text: String) -> TokenStream {
@@ -69,7 +73,7 @@ impl Output {
         let file: syn::File =
             syn::parse2(self.items).map_err(|e| format!("generated code: {e}"))?;
         // One item at a time, so that a blank line separates them.
-        let mut body = file
+        let body = file
             .items
             .into_iter()
             .map(|item| {
@@ -81,13 +85,32 @@ impl Output {
             })
             .collect::<Vec<_>>()
             .join("\n");
-        for (i, text) in self.attrs.iter().enumerate() {
-            let placeholder = format!("#[example(__tfrecord_schema_attr_{i})]");
-            body = body.replacen(&placeholder, &format!("#[example({text})]"), 1);
-        }
         let mut out = String::with_capacity(HEADER.len() + body.len() + 1);
         out.push_str(HEADER);
-        out.push_str(&body);
+        // The placeholders replaced in one pass over the text (not one pass each).
+        let mut rest = body.as_str();
+        while let Some(at) = rest.find(PLACEHOLDER) {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + PLACEHOLDER.len()..];
+            let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+            let text = after[..digits]
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| self.attrs.get(i));
+            match (text, after[digits..].strip_prefix(")]")) {
+                (Some(text), Some(tail)) => {
+                    out.push_str("#[example(");
+                    out.push_str(text);
+                    out.push_str(")]");
+                    rest = tail;
+                }
+                _ => {
+                    out.push_str(PLACEHOLDER);
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
         if !out.ends_with('\n') {
             out.push('\n');
         }

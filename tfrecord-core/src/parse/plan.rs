@@ -1,7 +1,7 @@
 //! A feature spec compiled into the per-key plan the parsers run: which feature keys to read
 //! and how, and how each output tensor is made from them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::dtype::{DType, Partition, dtype_name, is_read_type, read_dtype};
@@ -300,9 +300,13 @@ impl Builder {
         }
     }
 
-    fn index(&self, key: &str) -> usize {
-        // Keys are added before they are looked up; BTreeMap order is the final vector order.
-        self.raw.keys().position(|k| k == key).unwrap_or(usize::MAX)
+    /// Where each key will be in the plan's keys: BTreeMap order is the final vector order.
+    fn positions(&self) -> HashMap<&str, usize> {
+        self.raw
+            .keys()
+            .enumerate()
+            .map(|(i, k)| (k.as_str(), i))
+            .collect()
     }
 }
 
@@ -315,6 +319,9 @@ impl Plan {
         for (name, feature) in spec {
             compile_one(&mut b, name, feature, mode)?;
         }
+        // Every key was added above, so each is found.
+        let positions = b.positions();
+        let index = |key: &str| positions.get(key).copied().unwrap_or(usize::MAX);
         let mut outputs = Vec::with_capacity(spec.len());
         let narrow = spec
             .iter()
@@ -325,7 +332,7 @@ impl Plan {
             let plan = match feature {
                 FeatureSpec::FixedLen { .. }
                 | FeatureSpec::VarLen { .. }
-                | FeatureSpec::FixedLenSequence { .. } => OutputPlan::Raw(b.index(name)),
+                | FeatureSpec::FixedLenSequence { .. } => OutputPlan::Raw(index(name)),
                 FeatureSpec::Sparse {
                     index_keys,
                     value_key,
@@ -333,9 +340,9 @@ impl Plan {
                     already_sorted,
                     ..
                 } => OutputPlan::Sparse {
-                    index: index_keys.iter().map(|k| b.index(k)).collect(),
+                    index: index_keys.iter().map(|k| index(k)).collect(),
                     index_names: index_keys.clone(),
-                    value: b.index(value_key),
+                    value: index(value_key),
                     size: size
                         .iter()
                         .map(|&s| i64::try_from(s).unwrap_or(i64::MAX))
@@ -348,15 +355,15 @@ impl Plan {
                     row_splits_dtype,
                     ..
                 } => {
-                    let value = b.index(value_key.as_deref().unwrap_or(name));
+                    let value = index(value_key.as_deref().unwrap_or(name));
                     let partitions = partitions
                         .iter()
                         .map(|p| match p {
-                            Partition::RowSplits(k) => PartitionPlan::Splits(b.index(k)),
-                            Partition::RowLengths(k) => PartitionPlan::Lengths(b.index(k)),
-                            Partition::RowStarts(k) => PartitionPlan::Starts(b.index(k)),
-                            Partition::RowLimits(k) => PartitionPlan::Limits(b.index(k)),
-                            Partition::ValueRowIds(k) => PartitionPlan::RowIds(b.index(k)),
+                            Partition::RowSplits(k) => PartitionPlan::Splits(index(k)),
+                            Partition::RowLengths(k) => PartitionPlan::Lengths(index(k)),
+                            Partition::RowStarts(k) => PartitionPlan::Starts(index(k)),
+                            Partition::RowLimits(k) => PartitionPlan::Limits(index(k)),
+                            Partition::ValueRowIds(k) => PartitionPlan::RowIds(index(k)),
                             Partition::UniformRowLength(n) => {
                                 PartitionPlan::Uniform(i64::try_from(*n).unwrap_or(i64::MAX))
                             }
