@@ -102,6 +102,14 @@ impl<'s> AvroFile<'s> {
         let schema_json = meta
             .get("avro.schema")
             .ok_or_else(|| located(Error::new("the Avro header has no `avro.schema`")))?;
+        if schema_json.len() > MAX_SCHEMA_BYTES {
+            return Err(located(Error::new(format!(
+                "the writer schema is {} bytes of JSON, more than the {} MiB read (parsed, a \
+                 schema takes some 30 times its text)",
+                schema_json.len(),
+                MAX_SCHEMA_BYTES >> 20
+            ))));
+        }
         let writer = std::str::from_utf8(schema_json)
             .map_err(|_| Error::new("the writer schema is not UTF-8"))
             .and_then(|text| {
@@ -327,6 +335,10 @@ fn bounded(r: &mut (impl Read + Seek), n: i64, what: &str, end: u64) -> Result<u
     usize::try_from(n).map_err(|_| Error::new(format!("{what} too large")))
 }
 
+/// The longest writer schema read: real schemas are kilobytes, and a parsed one takes some 30
+/// times its JSON, so that a longer one would only exhaust memory.
+const MAX_SCHEMA_BYTES: usize = 16 << 20;
+
 /// Reads `n` bytes that must lie within the stream.
 fn read_bytes(r: &mut (impl Read + Seek), n: i64, what: &str, end: u64) -> Result<Vec<u8>> {
     let n = bounded(r, n, what, end)?;
@@ -408,6 +420,45 @@ mod tests {
             e.contains("holds 1 bytes after the records its count says"),
             "{e}"
         );
+    }
+
+    /// A writer schema of more than 16 MiB is an error naming its size, not gigabytes spent
+    /// parsing it.
+    #[test]
+    fn a_writer_schema_past_16_mib_is_an_error() {
+        let fields: Vec<String> = (0..700_000)
+            .map(|i| format!(r#"{{"name": "field_{i:07}", "type": "long"}}"#))
+            .collect();
+        let schema = format!(
+            r#"{{"type": "record", "name": "r", "fields": [{}]}}"#,
+            fields.join(", ")
+        );
+        assert!(schema.len() > MAX_SCHEMA_BYTES);
+        // The header: magic, one metadata entry (zigzag varints), no more, the sync marker.
+        let zigzag = |n: i64, out: &mut Vec<u8>| {
+            let mut v = ((n << 1) ^ (n >> 63)).cast_unsigned();
+            while v >= 0x80 {
+                out.push((v as u8) | 0x80);
+                v >>= 7;
+            }
+            out.push(v as u8);
+        };
+        let mut file = b"Obj\x01".to_vec();
+        zigzag(1, &mut file);
+        zigzag(11, &mut file);
+        file.extend_from_slice(b"avro.schema");
+        zigzag(i64::try_from(schema.len()).unwrap(), &mut file);
+        file.extend_from_slice(schema.as_bytes());
+        zigzag(0, &mut file);
+        file.extend_from_slice(&[7; 16]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("wide.avro");
+        std::fs::write(&path, &file).unwrap();
+        let e = crate::avro::read_all(&[path], None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("wide.avro"), "{e}");
+        assert!(e.contains("more than the 16 MiB read"), "{e}");
     }
 
     #[test]
