@@ -263,7 +263,14 @@ impl CompiledFeature {
         let total = per
             .checked_mul(batch)
             .filter(|&n| n <= MAX_ELEMENTS)
-            .ok_or_else(|| Error::new("the output has too many elements"))?;
+            .ok_or_else(|| {
+                Error::new(format!(
+                    "a batch of {batch} records makes {per} values each (a tensor of shape \
+                     {}): more than the {MAX_ELEMENTS} a batch's tensor may hold; parse fewer \
+                     records at a time (`from-avro --tensors --batch-size`)",
+                    format_shape(batch, &dims)
+                ))
+            })?;
         // Row-major strides of the per-record block.
         let mut strides = vec![1usize; dims.len()];
         for j in (0..dims.len().saturating_sub(1)).rev() {
@@ -665,5 +672,27 @@ mod tests {
         assert_eq!(row.features["d"], Values::from(&b""[..]));
         let want: [u8; 12] = [1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0];
         assert_eq!(row.features["t"], Values::from(&want[..]));
+    }
+
+    /// A batch whose tensor would pass the element limit is an error saying how many records
+    /// make how many values, and to parse fewer at a time.
+    #[test]
+    fn a_batch_past_the_element_limit_says_to_parse_fewer() {
+        let schema = tfrecord_schema::ir::Schema::from_toml_str(
+            "[records.R.features.x]\ndtype = \"int64\"\nsource = \"arr[*]\"\n\
+             shape = [65536]\ndefault = 0\n",
+            "s.toml",
+        )
+        .expect("a spec");
+        let spec = AvroSpec::from_record(&schema.records[0]).expect("an Avro spec");
+        let record = Value::Record(vec![("arr".to_string(), Value::Array(Vec::new()))]);
+        let records = vec![record; MAX_ELEMENTS / 65536 + 1];
+        let e = spec.parse_batch(&records).unwrap_err().to_string();
+        assert!(
+            e.contains("a batch of 1025 records makes 65536 values each"),
+            "{e}"
+        );
+        assert!(e.contains("[1025,65536]"), "{e}");
+        assert!(e.contains("--batch-size"), "{e}");
     }
 }
