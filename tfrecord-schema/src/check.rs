@@ -271,6 +271,24 @@ fn check_shape(f: &Field, out: &mut Vec<Diagnostic>) {
                  {MAX_SHAPE_VALUES}, 2^30)"
             ),
         )),
+        // An absent optional feature is a null row of the shape's zeros in Arrow (a
+        // fixed-size list holds a slot for every value), as a default fills it.
+        Some(n)
+            if f.presence == Presence::Optional
+                && matches!(f.kind, FeatureKind::Fixed { .. })
+                && n.saturating_mul(8) > MAX_DEFAULT_BYTES =>
+        {
+            out.push(Diagnostic::new(
+                f.origin,
+                Part::Shape,
+                format!(
+                    "an optional feature of {n} values: each record lacking it is a null row \
+                     of that many zeros in Arrow, more than the {} MiB a default may take; \
+                     make it required, or its shape smaller",
+                    MAX_DEFAULT_BYTES >> 20
+                ),
+            ));
+        }
         Some(_) => {}
     }
 }
