@@ -33,6 +33,11 @@ fn time_command(
     let mut times = Times::empty();
     for rep in 0..=reps {
         let mut cmd = make();
+        // What the run before wrote (gigabytes, for `convert` and `from-json`) is written back
+        // first, untimed: otherwise the kernel writes it back during this run, on the other
+        // core and through the same file system, which one run of a user's command never
+        // meets.
+        let _ = Command::new("sync").status();
         cmd.stdin(Stdio::null()).stderr(Stdio::inherit());
         match stdout {
             Some(p) => {
