@@ -54,7 +54,14 @@ fn flush(batch: &mut Batch<'_>, parser: &Parser, out: &mut Stdout) -> CliResult<
     let value = match parser.parse(batch.records()) {
         Ok(value) => value,
         Err(e) => {
-            return Err(match first_failing(parser, batch.records()) {
+            // A record that fails alone fails in the batch too, at its place or before: the
+            // search ends at the record the batch's error names.
+            let upto = e
+                .record()
+                .and_then(|r| usize::try_from(r).ok())
+                .map_or(batch.records().len(), |r| r.saturating_add(1));
+            let searched = &batch.records()[..upto.min(batch.records().len())];
+            return Err(match first_failing(parser, searched) {
                 Some((i, alone)) => batch.locate_at(i, alone),
                 None => batch.locate(e),
             });

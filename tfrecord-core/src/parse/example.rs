@@ -7,7 +7,7 @@ use super::buffers::Buffers;
 use super::dtype::dtype_name;
 use super::fast::{KeyPredictor, extend_canonical, list_tag};
 use super::plan::{BatchHeld, Plan, RawKey, RawKind, shape_string};
-use super::read::{extend, feature_error, field_error, problem_error, view};
+use super::read::{extend, feature_error, field_error, overfilled, problem_error, view};
 use super::tensor::Values;
 use crate::codec::{FeatureBytes, FeatureView, TfExample, scan_features, walk_canonical};
 use crate::error::{Error, Result};
@@ -166,8 +166,11 @@ impl<'a> FastRun<'a> {
                     && seen != self.mark
                 {
                     match default {
-                        Some(d) => buf.values.extend_from(d),
-                        None => return false,
+                        // Past the bound, the general path says so.
+                        Some(d) if buf.values.may_fill(d, plan.max_filled) => {
+                            buf.values.extend_from(d)
+                        }
+                        _ => return false,
                     }
                 }
             }
@@ -299,7 +302,7 @@ fn general_record<'a>(
     })
     .map_err(|e| e.with_record(u64::try_from(index).unwrap_or(u64::MAX)))?;
     for ((raw, slot), buf) in plan.raw.iter().zip(slots.iter_mut()).zip(bufs.iter_mut()) {
-        read_key(raw, slot.take(), buf, index)?;
+        read_key(raw, slot.take(), buf, index, plan.max_filled)?;
     }
     Ok(())
 }
@@ -310,6 +313,7 @@ fn read_key(
     slot: Option<FeatureBytes<'_>>,
     buf: &mut KeyBuf,
     index: usize,
+    max_filled: usize,
 ) -> Result<()> {
     let key = raw.key.as_str();
     let feature: Option<FeatureView<'_>> = match slot {
@@ -323,7 +327,8 @@ fn read_key(
             default,
         } => match feature {
             None => match default {
-                Some(d) => buf.values.extend_from(d),
+                Some(d) if buf.values.may_fill(d, max_filled) => buf.values.extend_from(d),
+                Some(d) => return Err(overfilled(key, index, d.len(), max_filled)),
                 None => {
                     return Err(problem_error(
                         key,

@@ -108,6 +108,9 @@ pub(crate) struct Plan {
     index: Vec<(usize, u64, usize)>,
     /// What each raw key held in the last batch parsed, to size the next batch's buffers.
     pub(crate) hints: Vec<SizeHint>,
+    /// The most bytes a raw key's values of a batch may take once defaults are filled in
+    /// ([`MAX_FILLED_BYTES`](super::tensor::MAX_FILLED_BYTES); lower in tests).
+    pub(crate) max_filled: usize,
 }
 
 /// How much one raw key held per record in the last batch parsed with a plan: the next batch
@@ -397,6 +400,7 @@ impl Plan {
             outputs,
             narrow,
             index,
+            max_filled: super::tensor::MAX_FILLED_BYTES,
         })
     }
 

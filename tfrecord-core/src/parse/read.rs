@@ -25,6 +25,20 @@ pub(crate) fn problem_error(
         .with_record(u64::try_from(record).unwrap_or(u64::MAX))
 }
 
+/// The error for a batch whose defaults fill one key past `max_filled` bytes.
+#[cold]
+pub(crate) fn overfilled(key: &str, record: usize, default_len: usize, max_filled: usize) -> Error {
+    feature_error(
+        key,
+        record,
+        format!(
+            "the batch's values of this feature would pass {max_filled} bytes with its default \
+             ({default_len} values) filled in for this record, as for every record lacking it: \
+             parse fewer records at a time"
+        ),
+    )
+}
+
 /// Turns a wire-level error about feature `key` of record `record` into an [`Error`].
 #[cold]
 pub(crate) fn field_error(key: &str, record: usize, dtype: DType, e: FeatureProblem) -> Error {

@@ -94,7 +94,7 @@ pub(super) fn general_batch<R: AsRef<[u8]>>(
             }
             let slots: Vec<Option<FeatureBytes<'_>>> = (0..batch).map(|e| cslot(e, k)).collect();
             if let Some(out) = craws.get_mut(k) {
-                *out = Some(context_key(raw, slots)?);
+                *out = Some(context_key(raw, slots, ctx.max_filled)?);
             }
         }
     }

@@ -10,7 +10,7 @@ use crate::parse::outputs::RawOut;
 use crate::parse::plan::{RawKey, RawKind, shape_string};
 use crate::parse::ragged::Rag;
 use crate::parse::read::{
-    extend, feature_error, field_error, for_each_step, problem_error, to_i64, view,
+    extend, feature_error, field_error, for_each_step, overfilled, problem_error, to_i64, view,
 };
 use crate::parse::tensor::{Tensor, Values};
 
@@ -22,8 +22,13 @@ fn read(out: &mut Values, f: &FeatureView<'_>, raw: &RawKey, record: usize) -> R
     extend(out, f).map_err(|err| field_error(&raw.key, record, raw.dtype, err))
 }
 
-/// One context key over the batch.
-pub(super) fn context_key(raw: &RawKey, slots: Vec<Option<FeatureBytes<'_>>>) -> Result<RawOut> {
+/// One context key over the batch; its values may take `max_filled` bytes once defaults are
+/// filled in.
+pub(super) fn context_key(
+    raw: &RawKey,
+    slots: Vec<Option<FeatureBytes<'_>>>,
+    max_filled: usize,
+) -> Result<RawOut> {
     let key = raw.key.as_str();
     match &raw.kind {
         RawKind::Dense {
@@ -62,7 +67,8 @@ pub(super) fn context_key(raw: &RawKey, slots: Vec<Option<FeatureBytes<'_>>>) ->
             let mut at = 0usize;
             for (e, c) in counts.iter().enumerate() {
                 match (c, default) {
-                    (None, Some(d)) => values.extend_from(d),
+                    (None, Some(d)) if values.may_fill(d, max_filled) => values.extend_from(d),
+                    (None, Some(d)) => return Err(overfilled(key, e, d.len(), max_filled)),
                     (None, None) => {
                         return Err(problem_error(
                             key,

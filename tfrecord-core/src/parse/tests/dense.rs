@@ -156,3 +156,55 @@ fn narrow_fixed_len_sequences_are_padded() {
         );
     }
 }
+
+/// A default is held by every record lacking the feature: once a batch's values of a key
+/// would pass the bound (2 GiB; a few hundred bytes here), the record that would pass it is an
+/// error naming the key and the record, on both paths and for a SequenceExample's context.
+#[test]
+fn defaults_filled_past_the_bound_are_an_error() {
+    use crate::parse::{ExampleParser, SequenceExampleParser};
+    let s = spec(&[
+        (
+            "x",
+            FeatureSpec::fixed_len_with_default(DType::Int64, [10], vec![7i64]),
+        ),
+        ("y", FeatureSpec::fixed_len(DType::Int64, [])),
+    ]);
+    let mut parser = ExampleParser::new(&s).unwrap();
+    // Three records' defaults fit in 240 bytes; the fourth does not.
+    parser.plan.max_filled = 240;
+    let lacking = ex(&[("y", i(&[1]))]);
+    let holding = ex(&[("x", i(&[1; 10])), ("y", i(&[1]))]);
+    let fits = parser.parse(&[&lacking, &lacking, &lacking]).unwrap();
+    assert_eq!(dense_i64(&fits["x"]).1, vec![7; 30]);
+    // A record holding the feature adds its own values, which count too.
+    for batch in [
+        vec![&lacking, &lacking, &lacking, &lacking],
+        vec![&holding, &lacking, &lacking, &lacking],
+    ] {
+        let err = parser.parse(&batch).unwrap_err();
+        assert_eq!((err.key(), err.record()), (Some("x"), Some(3)), "{err}");
+        assert!(
+            err.to_string().contains("parse fewer records at a time"),
+            "{err}"
+        );
+    }
+    // Not a fast-path record (an entry of another key twice): the general path says the same.
+    let odd = ex_raw(&[("y", i(&[1])), ("y", i(&[2]))]);
+    let err = parser.parse(&[&odd, &odd, &odd, &odd]).unwrap_err();
+    assert_eq!((err.key(), err.record()), (Some("x"), Some(3)), "{err}");
+
+    let context = spec(&[(
+        "x",
+        FeatureSpec::fixed_len_with_default(DType::Int64, [10], vec![7i64]),
+    )]);
+    let lists = spec(&[("t", FeatureSpec::var_len(DType::Int64))]);
+    let mut parser = SequenceExampleParser::new(&context, &lists).unwrap();
+    parser.context.max_filled = 240;
+    let record = super::seq(&[], &[("t", vec![i(&[1])])]);
+    assert!(parser.parse(&[&record, &record, &record]).is_ok());
+    let err = parser
+        .parse(&[&record, &record, &record, &record])
+        .unwrap_err();
+    assert_eq!((err.key(), err.record()), (Some("x"), Some(3)), "{err}");
+}
