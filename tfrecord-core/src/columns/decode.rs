@@ -7,7 +7,9 @@ use tfrecord_schema::ir::RecordKind;
 
 use super::partition::{Scratch, splits};
 use super::plan::{Absent, ColPlan, Part, Plan, Shape, to_i64};
-use super::values::{Slots, append, has_kind, int64s, list_tag, missing, problem, step_problem};
+use super::values::{
+    Slots, append, has_kind, int64s, list_tag, missing, overfilled, problem, step_problem,
+};
 use super::{Column, ColumnLayout, Leaf, Level, LevelKind};
 use crate::codec::{
     DecodeElem, FeatureBytes, OfRecord, Tf, TfExample, canonical_step_values, for_each_step,
@@ -250,6 +252,9 @@ impl Builder {
             }
             // A var feature's default: a list of its values.
             Absent::Default(v) => {
+                if !self.leaf.may_fill(v.len(), v.string_bytes(), c.max_filled) {
+                    return Err(overfilled(&c.key, c.max_filled));
+                }
                 self.leaf.push_values(v);
                 self.close(0, v.len());
                 self.row(true);
@@ -282,10 +287,16 @@ impl Builder {
                         }));
                     }
                     (None, Absent::Default(v)) => {
+                        if !self.leaf.may_fill(v.len(), v.string_bytes(), c.max_filled) {
+                            return Err(overfilled(&c.key, c.max_filled));
+                        }
                         self.leaf.push_values(v);
                         self.row(true);
                     }
                     (None, Absent::Null) => {
+                        if !self.leaf.may_fill(*n, 0, c.max_filled) {
+                            return Err(overfilled(&c.key, c.max_filled));
+                        }
                         self.leaf.push_zeros(*n);
                         self.row(false);
                     }

@@ -246,11 +246,18 @@ impl<'p> FastRun<'p> {
             }
             match (&c.shape, &c.absent) {
                 (_, Absent::Error) => return false,
+                // Past the bound, the general path says so.
                 (Shape::Fixed { .. }, Absent::Default(v)) => {
+                    if !b.leaf.may_fill(v.len(), v.string_bytes(), c.max_filled) {
+                        return false;
+                    }
                     b.leaf.push_values(v);
                     b.row(true);
                 }
                 (Shape::Fixed { n }, Absent::Null) => {
+                    if !b.leaf.may_fill(*n, 0, c.max_filled) {
+                        return false;
+                    }
                     b.leaf.push_zeros(*n);
                     b.row(false);
                 }

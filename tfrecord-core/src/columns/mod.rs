@@ -226,6 +226,31 @@ impl Leaf {
         self.len() == 0
     }
 
+    /// Whether `values` more values, holding `bytes` bytes of strings, may be filled in for a
+    /// record lacking its feature (a default, or a null row's zeros): the column then takes at
+    /// most `max` bytes (8 a value, and the strings' bytes), and room for them could be
+    /// reserved. A record's own values are bounded by its bytes; a fill is not, as every
+    /// record lacking the feature takes it.
+    pub(crate) fn may_fill(&mut self, values: usize, bytes: usize, max: usize) -> bool {
+        let after = (self.len().saturating_add(values))
+            .saturating_mul(8)
+            .saturating_add(self.string_bytes().saturating_add(bytes));
+        if after > max {
+            return false;
+        }
+        match self {
+            Leaf::Int64(v) => v.try_reserve(values).is_ok(),
+            Leaf::Int32(v) => v.try_reserve(values).is_ok(),
+            Leaf::Bool(v) => v.try_reserve(values).is_ok(),
+            Leaf::Float(v) => v.try_reserve(values).is_ok(),
+            Leaf::Double(v) => v.try_reserve(values).is_ok(),
+            Leaf::Bytes(c) | Leaf::String(c) => {
+                c.offsets.try_reserve(values).is_ok() && c.data.try_reserve(bytes).is_ok()
+            }
+            Leaf::Sparse { .. } => true,
+        }
+    }
+
     /// Appends a default's values (checked at compile time to be of the leaf's type).
     pub(crate) fn push_values(&mut self, v: &Values) -> bool {
         match (self, v) {

@@ -126,6 +126,9 @@ pub(crate) struct ColPlan {
     pub(crate) list: bool,
     pub(crate) shape: Shape,
     pub(crate) absent: Absent,
+    /// The most bytes the column's values of a batch may take once defaults and null rows
+    /// are filled in ([`MAX_FILLED_BYTES`](crate::parse::MAX_FILLED_BYTES); lower in tests).
+    pub(crate) max_filled: usize,
 }
 
 /// A compiled spec.
@@ -350,6 +353,7 @@ impl Plan {
             list,
             shape,
             absent,
+            max_filled: crate::parse::MAX_FILLED_BYTES,
         };
         Ok((col, layout))
     }

@@ -395,6 +395,42 @@ fn a_var_default_fills_an_absent_row() {
     }
 }
 
+/// A default, or an optional fixed feature's null row of zeros, is taken by every record
+/// lacking the feature: once a batch's column would pass the bound (2 GiB; a few hundred bytes
+/// here), the record that would pass it is an error naming the key and the record, by both
+/// paths.
+#[test]
+fn fills_past_the_bound_are_an_error() {
+    for toml in [
+        "[records.R.features.v]\ndtype = \"int64\"\nshape = [10]\ndefault = 5\n",
+        "[records.R.features.v]\ndtype = \"int64\"\nshape = [10]\noptional = true\n",
+        "[records.R.features.v]\ndtype = \"int64\"\nkind = \"var\"\ndefault = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n",
+    ] {
+        let (mut fast, mut general) = decoders(toml);
+        for decoder in [&mut fast, &mut general] {
+            for c in &mut decoder.plan.cols {
+                c.max_filled = 240;
+            }
+        }
+        let lacking = int64_example(b"w", Some(&[1]));
+        let fits = [lacking.clone(), lacking.clone(), lacking.clone()];
+        let four = [lacking.clone(), lacking.clone(), lacking.clone(), lacking];
+        for (decoder, path) in [(&fast, "fast"), (&general, "general")] {
+            decoder.decode(&fits, 0).expect("three fills fit");
+            let err = decoder.decode(&four, 0).expect_err("the fourth does not");
+            assert_eq!(
+                (err.key(), err.record()),
+                (Some("v"), Some(3)),
+                "{path}: {err}"
+            );
+            assert!(
+                err.to_string().contains("read fewer records per batch"),
+                "{err}"
+            );
+        }
+    }
+}
+
 /// An Example of packed int64 features, in the order given.
 fn int64_features(features: &[(&[u8], &[i64])]) -> Vec<u8> {
     let mut map = Vec::new();

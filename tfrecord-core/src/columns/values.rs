@@ -168,6 +168,18 @@ pub(super) fn int64s(
     res.map(|_| ())
 }
 
+/// The error for a record lacking `key` whose default (or null row) would fill the batch's
+/// column past `max` bytes.
+#[cold]
+pub(super) fn overfilled(key: &str, max: usize) -> Error {
+    Error::feature(format!(
+        "the batch's values of this feature would pass {max} bytes with its default (or null \
+         row) filled in for this record, as for every record lacking it: read fewer records \
+         per batch"
+    ))
+    .with_key(key.to_string())
+}
+
 #[cold]
 pub(super) fn missing(key: &str) -> Error {
     Error::feature_problem(FeatureProblem::Missing, "required feature is missing")

@@ -114,6 +114,11 @@ mod spec;
 mod strings;
 mod tensor;
 
+/// The most memory one key's values of a batch may take once defaults (or an Arrow column's
+/// null rows) are filled in: 2 GiB. A record's own values are bounded by its bytes; a fill is
+/// not, as every record lacking the feature takes it.
+pub(crate) const MAX_FILLED_BYTES: usize = 2 << 30;
+
 #[cfg(test)]
 mod tests;
 

@@ -109,7 +109,7 @@ pub(crate) struct Plan {
     /// What each raw key held in the last batch parsed, to size the next batch's buffers.
     pub(crate) hints: Vec<SizeHint>,
     /// The most bytes a raw key's values of a batch may take once defaults are filled in
-    /// ([`MAX_FILLED_BYTES`](super::tensor::MAX_FILLED_BYTES); lower in tests).
+    /// ([`MAX_FILLED_BYTES`](super::MAX_FILLED_BYTES); lower in tests).
     pub(crate) max_filled: usize,
 }
 
@@ -400,7 +400,7 @@ impl Plan {
             outputs,
             narrow,
             index,
-            max_filled: super::tensor::MAX_FILLED_BYTES,
+            max_filled: super::MAX_FILLED_BYTES,
         })
     }
 

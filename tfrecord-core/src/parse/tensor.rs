@@ -8,9 +8,6 @@ use serde_json::{Number, Value};
 use super::dtype::DType;
 use super::strings::ByteStrings;
 
-/// The most memory one key's values of a batch may take once defaults are filled in: 2 GiB.
-pub(crate) const MAX_FILLED_BYTES: usize = 2 << 30;
-
 /// A flat buffer of tensor elements, row-major.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -207,7 +204,7 @@ impl Values {
     /// Appends all of `src` (same type).
     /// Whether `src` may be appended by [`extend_from`](Self::extend_from) as a default
     /// filled in: the memory the elements would then take (8 bytes each, and a string's bytes)
-    /// stays within `max` ([`MAX_FILLED_BYTES`] but in tests), and room for them could be
+    /// stays within `max` ([`MAX_FILLED_BYTES`](super::MAX_FILLED_BYTES) but in tests), and room for them could be
     /// reserved. A record's own values are bounded by its bytes; a default is not, as every
     /// record lacking the feature holds it.
     pub(crate) fn may_fill(&mut self, src: &Values, max: usize) -> bool {
