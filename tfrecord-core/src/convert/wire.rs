@@ -495,37 +495,49 @@ mod tests {
         );
     }
 
+    /// A serialized Example converts to the OFRecord that decoding and converting it gives.
+    fn example_converts_as_decoded(bytes: &[u8]) -> Result<(), TestCaseError> {
+        let decoded = tensorflow::Example::decode(bytes).unwrap();
+        let mut out = Vec::new();
+        example_to_ofrecord_bytes(bytes, &mut out).unwrap();
+        prop_assert_eq!(
+            oneflow::OfRecord::decode(&out[..]).unwrap(),
+            example_to_ofrecord(&decoded)
+        );
+        Ok(())
+    }
+
+    /// A serialized OFRecord converts, with and without narrowing doubles, to the Example that
+    /// decoding and converting it gives, or fails on the same key.
+    fn ofrecord_converts_as_decoded(bytes: &[u8]) -> Result<(), TestCaseError> {
+        let decoded = oneflow::OfRecord::decode(bytes).unwrap();
+        for lossy in [false, true] {
+            let mut out = Vec::new();
+            let got = ofrecord_to_example_bytes(bytes, lossy, &mut out)
+                .map(|()| tensorflow::Example::decode(&out[..]).unwrap());
+            match (got, ofrecord_to_example(&decoded, lossy)) {
+                (Ok(g), Ok(w)) => prop_assert_eq!(g, w),
+                (Err(g), Err(w)) => prop_assert_eq!(g.key(), w.key()),
+                (g, w) => prop_assert!(false, "{:?} vs {:?}", g, w),
+            }
+        }
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
         #[test]
         fn examples_convert_as_the_decoded_messages_do(e in example(), split in 0usize..4) {
             for bytes in variants(&e.encode_to_vec(), split) {
-                let decoded = tensorflow::Example::decode(&bytes[..]).unwrap();
-                let mut out = Vec::new();
-                example_to_ofrecord_bytes(&bytes, &mut out).unwrap();
-                prop_assert_eq!(
-                    oneflow::OfRecord::decode(&out[..]).unwrap(),
-                    example_to_ofrecord(&decoded)
-                );
+                example_converts_as_decoded(&bytes)?;
             }
         }
 
         #[test]
         fn ofrecords_convert_as_the_decoded_messages_do(r in ofrecord(), split in 0usize..4) {
             for bytes in variants(&r.encode_to_vec(), split) {
-                let decoded = oneflow::OfRecord::decode(&bytes[..]).unwrap();
-                for lossy in [false, true] {
-                    let mut out = Vec::new();
-                    let got = ofrecord_to_example_bytes(&bytes, lossy, &mut out)
-                        .map(|()| tensorflow::Example::decode(&out[..]).unwrap());
-                    let want = ofrecord_to_example(&decoded, lossy);
-                    match (got, want) {
-                        (Ok(g), Ok(w)) => prop_assert_eq!(g, w),
-                        (Err(g), Err(w)) => prop_assert_eq!(g.key(), w.key()),
-                        (g, w) => prop_assert!(false, "{:?} vs {:?}", g, w),
-                    }
-                }
+                ofrecord_converts_as_decoded(&bytes)?;
             }
         }
 
@@ -537,31 +549,14 @@ mod tests {
         ) {
             let features: Vec<Vec<u8>> =
                 kinds.into_iter().map(|kind| oneflow::Feature { kind }.encode_to_vec()).collect();
-            let bytes = merged_entry(&features, value_each);
-            let decoded = oneflow::OfRecord::decode(&bytes[..]).unwrap();
-            for lossy in [false, true] {
-                let mut out = Vec::new();
-                let got = ofrecord_to_example_bytes(&bytes, lossy, &mut out)
-                    .map(|()| tensorflow::Example::decode(&out[..]).unwrap());
-                match (got, ofrecord_to_example(&decoded, lossy)) {
-                    (Ok(g), Ok(w)) => prop_assert_eq!(g, w),
-                    (Err(g), Err(w)) => prop_assert_eq!(g.key(), w.key()),
-                    (g, w) => prop_assert!(false, "{:?} vs {:?}", g, w),
-                }
-            }
+            ofrecord_converts_as_decoded(&merged_entry(&features, value_each))?;
             let features: Vec<Vec<u8>> =
                 tf.into_iter().map(|kind| tensorflow::Feature { kind }.encode_to_vec()).collect();
             let map = merged_entry(&features, value_each);
             let mut bytes = Vec::new();
             put_len_prefix(&mut bytes, 1, map.len());
             bytes.extend_from_slice(&map);
-            let decoded = tensorflow::Example::decode(&bytes[..]).unwrap();
-            let mut out = Vec::new();
-            example_to_ofrecord_bytes(&bytes, &mut out).unwrap();
-            prop_assert_eq!(
-                oneflow::OfRecord::decode(&out[..]).unwrap(),
-                example_to_ofrecord(&decoded)
-            );
+            example_converts_as_decoded(&bytes)?;
         }
 
         /// Damaged bytes: whatever converts decodes as the converted decode (or was refused by

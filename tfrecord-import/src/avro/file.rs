@@ -389,6 +389,16 @@ fn read_header(r: &mut (impl Read + Seek)) -> Result<Header> {
 mod tests {
     use super::*;
 
+    /// The error reading `bytes` as the Avro file `name` gives.
+    fn read_error(name: &str, bytes: &[u8]) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        crate::avro::read_all(&[path], None)
+            .unwrap_err()
+            .to_string()
+    }
+
     /// A block whose count says fewer records than it holds: the bytes after them are an
     /// error, not left unread.
     #[test]
@@ -410,12 +420,7 @@ mod tests {
         let block = file.windows(16).position(|w| w == marker).unwrap() + 16;
         assert_eq!(file[block], 4);
         file[block] = 2;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("trailing.avro");
-        std::fs::write(&path, &file).unwrap();
-        let e = crate::avro::read_all(&[path], None)
-            .unwrap_err()
-            .to_string();
+        let e = read_error("trailing.avro", &file);
         assert!(
             e.contains("holds 1 bytes after the records its count says"),
             "{e}"
@@ -451,12 +456,7 @@ mod tests {
         file.extend_from_slice(schema.as_bytes());
         zigzag(0, &mut file);
         file.extend_from_slice(&[7; 16]);
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("wide.avro");
-        std::fs::write(&path, &file).unwrap();
-        let e = crate::avro::read_all(&[path], None)
-            .unwrap_err()
-            .to_string();
+        let e = read_error("wide.avro", &file);
         assert!(e.contains("wide.avro"), "{e}");
         assert!(e.contains("more than the 16 MiB read"), "{e}");
     }
