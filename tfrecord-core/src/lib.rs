@@ -177,6 +177,15 @@ pub mod __private {
     pub use tfrecord_schema::ir;
 }
 
+/// The cores the machine gives the process ([`std::thread::available_parallelism`]), asked
+/// once: the answer reads the process's cgroup files, at a cost that a call per file or per
+/// batch would pay over and over.
+pub(crate) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES
+        .get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
+}
+
 /// The workspace README's examples, compiled and run as doctests.
 #[doc = include_str!("../../README.md")]
 #[cfg(doctest)]

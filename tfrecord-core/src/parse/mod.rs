@@ -202,7 +202,7 @@ impl ExampleParser {
     ) -> Result<Tensors> {
         const MIN_PER_THREAD: usize = 64;
         let threads = if threads == 0 {
-            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+            crate::cores()
         } else {
             threads
         };

@@ -2,7 +2,6 @@
 //! checked and decoded by the thread that took it.
 
 use std::fs::File;
-use std::num::NonZeroUsize;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -21,7 +20,7 @@ use crate::error::{Error, Result};
 /// come back in thread order.
 ///
 /// `threads` of 0 means one per core the machine gives the process
-/// ([`std::thread::available_parallelism`]); 1 reads on the calling thread, and so does an
+/// ([`std::thread::available_parallelism`], asked once per process); 1 reads on the calling thread, and so does an
 /// uncompressed file of one chunk or less (no thread would have a chunk to take: many small
 /// files are not read at the cost of starting threads for each). `init` runs on
 /// the thread that then uses the state, so setup that belongs to a thread (a thread-local,
@@ -102,7 +101,7 @@ where
         _ => usize::MAX,
     };
     let threads = match threads {
-        0 if most > 1 => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+        0 if most > 1 => crate::cores(),
         0 => 1,
         n => n,
     }
