@@ -28,6 +28,50 @@ pub(crate) struct Item<O> {
     pub(crate) end: u64,
 }
 
+/// Where a decoded record is: its index, its frame's offset and the offset after it.
+#[derive(Clone, Copy)]
+pub(crate) struct Place {
+    pub(crate) record: u64,
+    pub(crate) offset: u64,
+    pub(crate) end: u64,
+}
+
+/// Decoded records of one split: their values side by side (so that a run of them moves into a
+/// batch at once), each value's place, and the error that ends the split after them.
+pub(crate) struct Items<O> {
+    values: Vec<O>,
+    places: Vec<Place>,
+    failure: Option<(Error, Start)>,
+}
+
+impl<O> Items<O> {
+    /// Room for `n` records.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Items {
+            values: Vec::with_capacity(n),
+            places: Vec::with_capacity(n),
+            failure: None,
+        }
+    }
+
+    /// How many records it holds (the error not counted).
+    pub(crate) fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Adds a record.
+    pub(crate) fn push(&mut self, value: O, place: Place) {
+        self.values.push(value);
+        self.places.push(place);
+    }
+
+    /// Ends the records with the error that ends the split, where its next record would have
+    /// been.
+    pub(crate) fn fail(&mut self, err: Error, at: Start) {
+        self.failure = Some((err, at));
+    }
+}
+
 /// Consecutive records of one split, decoded or still raw. `last`: the split has nothing after
 /// them (its end, or an error, which is the last item).
 ///
@@ -47,7 +91,7 @@ pub(crate) struct Block<O> {
 /// What a block holds.
 pub(crate) enum Contents<O> {
     /// Decoded records.
-    Items(Vec<Item<O>>),
+    Items(Items<O>),
     /// Records to decode as they are handed out, on the thread that takes them: the value is
     /// made just before it is used, and dropped soon after.
     Raw(RawBlock),
@@ -56,13 +100,10 @@ pub(crate) enum Contents<O> {
 impl<O> Block<O> {
     /// A block holding only an error, ending the split.
     pub(crate) fn failed(err: Error, at: Start) -> Self {
+        let mut items = Items::with_capacity(0);
+        items.fail(err, at);
         Block {
-            contents: Contents::Items(vec![Item {
-                value: Err(err),
-                record: at.record,
-                offset: at.offset,
-                end: at.offset,
-            }]),
+            contents: Contents::Items(items),
             last: true,
             skipped: Vec::new(),
         }
@@ -72,7 +113,9 @@ impl<O> Block<O> {
     pub(crate) fn into_cursor(self) -> Cursor<O> {
         match self.contents {
             Contents::Items(items) => Cursor::Items(ItemCursor {
-                items: items.into_iter(),
+                values: items.values.into_iter(),
+                places: items.places.into_iter(),
+                failure: items.failure,
                 skipped: self.skipped.into(),
                 given: 0,
             }),
@@ -96,7 +139,10 @@ pub(crate) enum Cursor<O> {
 
 /// The position in a block of decoded records.
 pub(crate) struct ItemCursor<O> {
-    items: std::vec::IntoIter<Item<O>>,
+    values: std::vec::IntoIter<O>,
+    places: std::vec::IntoIter<Place>,
+    /// The error after the last value.
+    failure: Option<(Error, Start)>,
     /// The reports not handed out, with the index of the item each comes before.
     skipped: VecDeque<(usize, Skipped)>,
     /// Items handed out.
@@ -127,7 +173,9 @@ impl<O> Cursor<O> {
     /// Nothing at all.
     pub(crate) fn empty() -> Self {
         Cursor::Items(ItemCursor {
-            items: Vec::new().into_iter(),
+            values: Vec::new().into_iter(),
+            places: Vec::new().into_iter(),
+            failure: None,
             skipped: VecDeque::new(),
             given: 0,
         })
@@ -136,7 +184,7 @@ impl<O> Cursor<O> {
     /// True when every record and report has been handed out.
     pub(crate) fn is_empty(&self) -> bool {
         match self {
-            Cursor::Items(c) => c.items.len() == 0 && c.skipped.is_empty(),
+            Cursor::Items(c) => c.values.len() == 0 && c.failure.is_none() && c.skipped.is_empty(),
             Cursor::Raw(c) => {
                 c.next >= c.block.records.len() && c.block.failure.is_none() && c.skipped.is_empty()
             }
@@ -155,8 +203,7 @@ impl<O> Cursor<O> {
     ) -> Option<Item<O>> {
         match self {
             Cursor::Items(c) => {
-                // The item is the call's last act, so that it moves once (into the caller).
-                let more = c.items.len() > 0;
+                let more = c.values.len() > 0;
                 if !c.skipped.is_empty() {
                     due(
                         &mut c.skipped,
@@ -164,11 +211,50 @@ impl<O> Cursor<O> {
                         skipped,
                     );
                 }
-                c.given += usize::from(more);
-                c.items.next()
+                if !more {
+                    let (err, at) = c.failure.take()?;
+                    return Some(Item {
+                        value: Err(err),
+                        record: at.record,
+                        offset: at.offset,
+                        end: at.offset,
+                    });
+                }
+                c.given += 1;
+                let (value, place) = (c.values.next()?, c.places.next()?);
+                Some(Item {
+                    value: Ok(value),
+                    record: place.record,
+                    offset: place.offset,
+                    end: place.end,
+                })
             }
             Cursor::Raw(c) => c.next(decoder, path, skipped),
         }
+    }
+}
+
+impl<O> Cursor<O> {
+    /// Moves the values of the next decoded records into `out`, at most `max` of them, and
+    /// stops before one that a report of the bad-record policy comes before: how many moved
+    /// and the place of the last. `None` when none can move so (raw records, a report due, or
+    /// no value left), for [`next`](Self::next) to hand out what comes next.
+    pub(crate) fn take_run(&mut self, max: usize, out: &mut Vec<O>) -> Option<(usize, Place)> {
+        let Cursor::Items(c) = self else {
+            return None;
+        };
+        let free = c
+            .skipped
+            .front()
+            .map_or(usize::MAX, |&(at, _)| at.saturating_sub(c.given));
+        let n = max.min(c.values.len()).min(free);
+        if n == 0 {
+            return None;
+        }
+        out.extend(c.values.by_ref().take(n));
+        c.given += n;
+        let last = c.places.nth(n - 1)?;
+        Some((n, last))
     }
 }
 
@@ -583,16 +669,9 @@ impl RawBlock {
     /// Decodes every record; a decode error ends the block (and the split) there.
     pub(crate) fn decode<D: Decoder>(mut self, decoder: &D, path: &Path) -> Block<D::Out> {
         let n = self.records.len();
-        let mut items: Vec<Item<D::Out>> = Vec::with_capacity(n + 1);
+        let mut items = Items::with_capacity(n);
         // The values given back are moved into their places first and decoded into there.
-        let mut spares = Vec::new();
-        decoder.spares(n, &mut spares);
-        items.extend(spares.into_iter().map(|value| Item {
-            value: Ok(value),
-            record: 0,
-            offset: 0,
-            end: 0,
-        }));
+        decoder.spares(n, &mut items.values);
         let mut from = 0;
         // The place the next record decodes into: records skipped under the bad-record policy
         // leave theirs to the next one.
@@ -606,16 +685,9 @@ impl RawBlock {
             }
             let bytes = &self.data[from..to];
             from = to;
-            let res = match items.get_mut(k) {
-                Some(Item { value: Ok(v), .. }) => decoder.decode_into(v, bytes),
-                _ => decoder.decode(bytes).map(|v| {
-                    items.push(Item {
-                        value: Ok(v),
-                        record,
-                        offset,
-                        end,
-                    })
-                }),
+            let res = match items.values.get_mut(k) {
+                Some(v) => decoder.decode_into(v, bytes),
+                None => decoder.decode(bytes).map(|v| items.values.push(v)),
             };
             if let Err(e) = res {
                 match decoder.undecodable(e, path, record, offset, end - offset) {
@@ -624,13 +696,8 @@ impl RawBlock {
                         continue;
                     }
                     Err(err) => {
-                        items.truncate(k);
-                        items.push(Item {
-                            value: Err(err),
-                            record,
-                            offset,
-                            end,
-                        });
+                        items.values.truncate(k);
+                        items.fail(err, Start { record, offset });
                         return Block {
                             contents: Contents::Items(items),
                             last: true,
@@ -639,20 +706,18 @@ impl RawBlock {
                     }
                 }
             }
-            let item = &mut items[k];
-            (item.record, item.offset, item.end) = (record, offset, end);
+            items.places.push(Place {
+                record,
+                offset,
+                end,
+            });
             k += 1;
         }
         // Values given back that no record took.
-        items.truncate(k);
+        items.values.truncate(k);
         skipped.extend(raw_skipped.map(|(_, s)| (k, s)));
         if let Some((err, at)) = self.failure.take() {
-            items.push(Item {
-                value: Err(err),
-                record: at.record,
-                offset: at.offset,
-                end: at.offset,
-            });
+            items.fail(err, at);
         }
         Block {
             contents: Contents::Items(items),

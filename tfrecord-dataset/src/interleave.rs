@@ -312,6 +312,20 @@ impl<O> Interleave<O> {
             let Some(slot) = self.slots[ci].as_mut().filter(|s| s.split == split) else {
                 break;
             };
+            // Decoded records with nothing to charge between them move as one run, up to the
+            // end of the turn.
+            let turn = self.block_length - self.block_index;
+            if let Some((n, last)) = slot.pending.take_run((max - out.len()).min(turn), out) {
+                slot.next = Start {
+                    record: last.record.saturating_add(1),
+                    offset: last.end,
+                };
+                self.block_index += n;
+                if self.block_index == self.block_length {
+                    self.advance();
+                }
+                continue;
+            }
             let item = slot
                 .pending
                 .next(fetcher.decoder(), fetcher.path(split), &mut self.skipped);

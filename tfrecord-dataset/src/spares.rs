@@ -53,20 +53,23 @@ impl<T> Spares<T> {
         }
     }
 
-    /// Moves up to `n` kept values into `into`.
+    /// Moves up to `n` kept values into `into`. The values move outside the lock (a batch is
+    /// taken out, and what is left of it put back), so that a thread giving a batch back or
+    /// taking values is not put to sleep while another moves hundreds of values.
     pub(crate) fn take(&self, n: usize, into: &mut Vec<T>) {
-        let mut kept = self.lock();
         while into.len() < n {
-            let Some(last) = kept.values.last_mut() else {
+            let Some(mut batch) = self.lock().values.pop() else {
                 return;
             };
-            let from = last.len().saturating_sub(n - into.len());
-            into.extend(last.drain(from..));
-            if last.is_empty()
-                && let Some(emptied) = kept.values.pop()
-                && kept.empty.len() < KEPT_BATCHES
-            {
-                kept.empty.push(emptied);
+            let from = batch.len().saturating_sub(n - into.len());
+            into.extend(batch.drain(from..));
+            let mut kept = self.lock();
+            if batch.is_empty() {
+                if kept.empty.len() < KEPT_BATCHES {
+                    kept.empty.push(batch);
+                }
+            } else if kept.values.len() < KEPT_BATCHES {
+                kept.values.push(batch);
             }
         }
     }

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use tfrecord_core::{Compression, Format, ReaderOptions, RecordReader, Skipped};
 
 use crate::block::{
-    BLOCK_BYTES, BLOCK_RECORDS, Block, Contents, Decoder, Item, RawBlock, Start, decode,
+    BLOCK_BYTES, BLOCK_RECORDS, Block, Contents, Decoder, Items, Place, RawBlock, Start, decode,
 };
 
 use crate::error::{Error, Result};
@@ -159,7 +159,7 @@ impl SplitReader {
 
     /// Reads the next block: up to [`BLOCK_RECORDS`] records or [`BLOCK_BYTES`] of payload.
     pub(crate) fn read_block<D: Decoder>(&mut self, decoder: &D) -> Block<D::Out> {
-        let mut items = Vec::with_capacity(BLOCK_RECORDS);
+        let mut items = Items::with_capacity(BLOCK_RECORDS);
         let mut skipped = Vec::new();
         let mut bytes = 0usize;
         loop {
@@ -187,8 +187,16 @@ impl SplitReader {
                 Err(_) => before,
             };
             let end = self.reader.offset();
-            let (value, failed) = match read {
-                Ok(Ok(value)) => (Ok(value), false),
+            let failure = match read {
+                Ok(Ok(value)) => {
+                    let place = Place {
+                        record,
+                        offset,
+                        end,
+                    };
+                    items.push(value, place);
+                    None
+                }
                 Ok(Err(e)) => {
                     match decoder.undecodable(e, &self.path, record, offset, end - offset) {
                         // Charged where the record would have been handed out.
@@ -196,18 +204,13 @@ impl SplitReader {
                             skipped.push((items.len(), report));
                             continue;
                         }
-                        Err(err) => (Err(err), true),
+                        Err(err) => Some(err),
                     }
                 }
-                Err(e) => (Err(Error::Record(e)), true),
+                Err(e) => Some(Error::Record(e)),
             };
-            items.push(Item {
-                value,
-                record,
-                offset,
-                end,
-            });
-            if failed {
+            if let Some(err) = failure {
+                items.fail(err, Start { record, offset });
                 return block(items, true, skipped);
             }
             if items.len() >= BLOCK_RECORDS || bytes >= BLOCK_BYTES {
@@ -308,7 +311,7 @@ fn returned_at(reader: &RecordReader<File>) -> Start {
     }
 }
 
-fn block<O>(items: Vec<Item<O>>, last: bool, skipped: Vec<(usize, Skipped)>) -> Block<O> {
+fn block<O>(items: Items<O>, last: bool, skipped: Vec<(usize, Skipped)>) -> Block<O> {
     Block {
         contents: Contents::Items(items),
         last,

@@ -131,6 +131,54 @@ fn a_spent_budget_or_the_fail_policy_ends_the_stream_naming_the_record() {
     assert!(text.contains("record 3"), "{text}");
 }
 
+/// A budget that runs out inside a batch ends the batches after the values `values` gives before
+/// its error, and with the same error: the records after a skip are not moved into the batch
+/// ahead of its charge.
+#[test]
+fn a_budget_spent_inside_a_batch_ends_it_where_values_end() {
+    let (dir, _) = data();
+    for threads in [1, 2] {
+        for opts in [
+            DatasetOptions::new(),
+            DatasetOptions::new().interleave(2, 300),
+        ] {
+            let opts = opts.threads(threads);
+            let label = format!("{threads} threads, {opts:?}");
+            let ds = opened(dir.path(), opts.clone(), &BadRecords::skip(4));
+            let mut expected = Vec::new();
+            let mut expected_err = None;
+            for v in ds.values::<Labelled>().expect("starts") {
+                match v {
+                    Ok(v) => expected.push((v.file, v.index)),
+                    Err(e) => {
+                        expected_err = Some(e.to_string());
+                        break;
+                    }
+                }
+            }
+            let ds = opened(dir.path(), opts, &BadRecords::skip(4));
+            let mut got = Vec::new();
+            let mut err = None;
+            for batch in ds.value_batches::<Labelled>(700).expect("starts") {
+                match batch {
+                    Ok(b) => got.extend(ids(b.into_vec())),
+                    Err(e) => {
+                        err = Some(e.to_string());
+                        break;
+                    }
+                }
+            }
+            assert!(
+                expected_err.is_some(),
+                "{label}: the fifth bad record fails"
+            );
+            assert_eq!(err, expected_err, "{label}");
+            assert_eq!(got.len(), expected.len(), "{label}");
+            assert!(got == expected, "{label}");
+        }
+    }
+}
+
 /// A record read right after ones whose checksums fail (skipped inside the reader) carries its
 /// own byte offset and index, as the index file gives them, on any thread count; a checkpoint
 /// taken after it resumes at the record after it.
