@@ -89,31 +89,29 @@ impl<E: Decoder> Stage<E> {
             splits,
             reader,
         } = self;
-        let mut pull = || {
-            let (split, item) = interleave.next(fetcher)?;
-            let at = Start {
-                record: item.record,
-                offset: item.offset,
-            };
-            Some(match item.value {
-                Ok(value) => Ok(Held { value, split, at }),
-                Err(e) => Err(label(splits, split, e, reader)),
-            })
-        };
+        let mut pull = || pull(interleave, fetcher, splits, reader);
         match buffer {
             Some(b) => b.next(pull),
             None => pull(),
         }
     }
 
-    /// Values of the next records, moved into `out` up to `max` at once, when there is no
-    /// shuffle buffer (`None` otherwise, and at the end of the epoch).
+    /// Values of the next records, moved into `out` up to `max` at once: runs of a block's
+    /// records, or records drawn from a full shuffle buffer. `None` when none moved so (at the
+    /// end of the epoch, or while a shuffle buffer fills or drains), for `next` to go on.
     fn next_many(&mut self, max: usize, out: &mut Vec<E::Out>) -> Option<Result<()>> {
-        if self.buffer.is_some() {
-            return None;
+        let Stage {
+            interleave,
+            fetcher,
+            buffer,
+            splits,
+            reader,
+        } = self;
+        if let Some(b) = buffer {
+            return b.next_many(|| pull(interleave, fetcher, splits, reader), max, out);
         }
-        let moved = self.interleave.next_many(&mut self.fetcher, max, out)?;
-        Some(moved.map_err(|(split, e)| label(&self.splits, split, e, &self.reader)))
+        let moved = interleave.next_many(fetcher, max, out)?;
+        Some(moved.map_err(|(split, e)| label(splits, split, e, reader)))
     }
 
     fn save(&self, ckpt: &mut Checkpoint) {
@@ -126,6 +124,25 @@ impl<E: Decoder> Stage<E> {
                 .collect(),
         });
     }
+}
+
+/// The interleave's next record, with where it came from.
+#[inline(always)] // each value moved once, into the shuffle buffer or to the caller
+fn pull<E: Decoder>(
+    interleave: &mut Interleave<E::Out>,
+    fetcher: &mut Fetcher<E>,
+    splits: &[Split],
+    reader: &ReaderOptions,
+) -> Option<Result<Held<E::Out>>> {
+    let (split, item) = interleave.next(fetcher)?;
+    let at = Start {
+        record: item.record,
+        offset: item.offset,
+    };
+    Some(match item.value {
+        Ok(value) => Ok(Held { value, split, at }),
+        Err(e) => Err(label(splits, split, e, reader)),
+    })
 }
 
 /// An error about a record of split `split`, labelled as [`Split::label`] does.

@@ -112,6 +112,43 @@ impl<O> ShuffleBuffer<O> {
         }
     }
 
+    /// As [`next`](Self::next) called until `out` holds `max` values, each value drawn moved
+    /// straight into `out`, while the buffer is full and the input goes on (the steady state
+    /// of a long read). `None` when it moved nothing, for `next` to go on: the buffer is
+    /// filling or draining.
+    ///
+    /// # Errors
+    /// The first error `pull` gives, after the values moved before it.
+    pub(crate) fn next_many(
+        &mut self,
+        mut pull: impl FnMut() -> Option<Result<Held<O>>>,
+        max: usize,
+        out: &mut Vec<O>,
+    ) -> Option<Result<()>> {
+        let before = out.len();
+        while out.len() < max && !self.input_done && self.items.len() >= self.size {
+            self.draw_ahead();
+            let (i, drawn) = self.ahead.pop_front()?;
+            match pull() {
+                Some(Ok(held)) => out.push(std::mem::replace(&mut self.items[i], held).value),
+                Some(Err(e)) => {
+                    self.take_back(drawn);
+                    return Some(Err(e));
+                }
+                None => {
+                    // As in `next`: this draw stands, the ones after it are made again.
+                    self.input_done = true;
+                    if let Some((_, after)) = self.ahead.front() {
+                        self.rng = after.clone();
+                    }
+                    self.ahead.clear();
+                    out.push(self.items.swap_remove(i).value);
+                }
+            }
+        }
+        (out.len() > before).then_some(Ok(()))
+    }
+
     /// Tops the draws made ahead up to [`AHEAD`], prefetching the memory of the records they
     /// pick: their places in the buffer at once, what the value points to half a window later
     /// (when its place has arrived).
@@ -218,6 +255,34 @@ mod tests {
             for at in [1, 7, 150, 299 - size, 295, 299] {
                 assert_eq!(run(size, 300, 5, Some(at)), whole, "size {size}, at {at}");
             }
+        }
+    }
+
+    /// Runs of [`ShuffleBuffer::next_many`] between calls of `next` give the order `next`
+    /// alone gives, through the filling, the steady state and the draining.
+    #[test]
+    fn runs_give_the_order_of_one_by_one() {
+        for (size, n, run_len) in [(10, 300, 7), (100, 1000, 64), (1000, 1500, 1024), (3, 5, 2)] {
+            let mut buf = ShuffleBuffer::new(size, Rng::new(6, 0, Use::Buffer), no_heap);
+            let mut input = (0..n).map(|i| {
+                Ok(Held {
+                    value: i,
+                    split: 0,
+                    at: Start::default(),
+                })
+            });
+            let mut out = Vec::new();
+            loop {
+                let max = out.len() + run_len;
+                match buf.next_many(|| input.next(), max, &mut out) {
+                    Some(r) => r.expect("no errors"),
+                    None => match buf.next(|| input.next()) {
+                        Some(held) => out.push(held.expect("no errors").value),
+                        None => break,
+                    },
+                }
+            }
+            assert_eq!(out, run(size, n, 6, None), "size {size}, runs of {run_len}");
         }
     }
 
