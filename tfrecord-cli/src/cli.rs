@@ -476,10 +476,11 @@ pub(crate) struct ConvertArgs {
     /// Write over an existing output (without it, an existing output is an error). With
     /// --shards or --max-records-per-shard, an existing shard set of OUT's name (any shard
     /// count: `train-*-of-*.tfrecord` for `train.tfrecord`, or the `part-*` files of an OFRecord
-    /// directory) is replaced: once the new set is in place, the old set's other files are
-    /// removed, each named on standard error, so that the directory never holds two sets a
-    /// reader would mix (an in-place reshard, `convert 'd/t-*' --shards 2 -o d/t.tfrecord
-    /// --force`, leaves the new set alone).
+    /// directory) is replaced: once the new set is complete, the old set's files are removed
+    /// (those the new set does not replace named on standard error) and then the new shards
+    /// are renamed into place, so that the directory never holds two sets a reader would mix,
+    /// even after a crash or an error during the renames (an in-place reshard, `convert
+    /// 'd/t-*' --shards 2 -o d/t.tfrecord --force`, leaves the new set alone).
     #[arg(long)]
     pub(crate) force: bool,
     /// Output file, format and compression.

@@ -222,7 +222,7 @@ pub(crate) fn write_file(dest: &Path, body: impl FnOnce(File) -> CliResult<File>
 }
 
 /// Says on standard error, one line each, which files of other shard sets of the output's name
-/// `--force` removed once the new set was in place.
+/// `--force` removed before the new set was renamed into place (and did not replace).
 pub(crate) fn note_removed(removed: &[PathBuf]) {
     let mut err = io::stderr().lock();
     for path in removed {

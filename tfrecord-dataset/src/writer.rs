@@ -142,11 +142,12 @@ impl ShardedWriterOptions {
         self
     }
 
-    /// Whether existing files of the same naming (any shard count) may be replaced; the new
-    /// set's names replace them and the rest are removed after the renames, so that the
-    /// directory never holds two sets of one name (default `false`: such files are an error,
-    /// [`Error::Exists`], before anything is written). [`ShardedWriter::finish_report`] says
-    /// which files were removed.
+    /// Whether existing files of the same naming (any shard count) may be replaced: they are
+    /// all removed before the first shard of the new set is renamed into place, so that the
+    /// directory never holds two sets of one name, even when a crash or an error stops the
+    /// renames (what is left then is one set with shards missing) (default `false`: such files
+    /// are an error, [`Error::Exists`], before anything is written).
+    /// [`ShardedWriter::finish_report`] says which files were removed and not replaced.
     #[must_use]
     pub fn overwrite(mut self, overwrite: bool) -> Self {
         self.overwrite = overwrite;
@@ -160,9 +161,10 @@ impl ShardedWriterOptions {
 pub struct FinishedShards {
     /// The shards written, by their final paths in shard order.
     pub paths: Vec<PathBuf>,
-    /// Files of other shard sets of the output's name that were removed after the renames
-    /// (only with [`overwrite`](ShardedWriterOptions::overwrite)), sorted: another shard count's
-    /// set, or the leftovers of one, which would otherwise be read together with the new set.
+    /// Files of other shard sets of the output's name that were removed, and not replaced by a
+    /// shard of the new set (only with [`overwrite`](ShardedWriterOptions::overwrite)), sorted:
+    /// another shard count's set, or the leftovers of one, which would otherwise be read
+    /// together with the new set.
     pub removed: Vec<PathBuf>,
 }
 
@@ -181,8 +183,9 @@ struct Shard {
 /// directory, which no data set listing reads; [`finish`](Self::finish) renames them to their
 /// final names once every shard is complete and the shard count is known. A process that dies
 /// before that leaves only temporary files; dropping an unfinished writer removes them. During
-/// the renames themselves a crash can leave a set with shards missing, which a directory
-/// listing reports as an incomplete set ([`Error::MissingShards`]) for TensorFlow names.
+/// the renames themselves a crash can leave a set with shards missing (an older set it
+/// replaces is removed first), which a directory listing reports as an incomplete set
+/// ([`Error::MissingShards`]) for TensorFlow names.
 ///
 /// ```
 /// use tfrecord_dataset::{Dataset, ShardNaming, ShardSplit, ShardedWriter, ShardedWriterOptions};
@@ -421,8 +424,8 @@ impl ShardedWriter {
     }
 
     /// Completes every shard and renames them into place, as [`finish`](Self::finish) does;
-    /// returns the final paths and the files of other sets of the output's name removed
-    /// afterwards (with [`overwrite`](ShardedWriterOptions::overwrite)), for a caller to report.
+    /// returns the final paths and the files of other sets of the output's name it removed
+    /// first (with [`overwrite`](ShardedWriterOptions::overwrite)), for a caller to report.
     ///
     /// # Errors
     /// An earlier failed write; another number of records than [`ShardSplit::Even`] declared;
@@ -462,35 +465,45 @@ impl ShardedWriter {
             .collect();
         let stale = existing_members(&self.opts.naming, &self.dir)?;
         if !self.opts.overwrite
-            && let Some(existing) = stale.into_iter().next()
+            && let Some(existing) = stale.first()
         {
-            return Err(Error::Exists(existing));
+            return Err(Error::Exists(existing.clone()));
         }
         // The renames under the lock of the unfinished files: an interrupt's clean-up
         // (`remove_unfinished_shards`) waits for the whole set to be in place rather than
         // leave some shards under their final names and remove the rest.
         let mut unfinished = unfinished();
+        // Every file of an older set goes before the first shard of the new one is renamed
+        // into place, so that a crash or an error in between leaves one set with shards
+        // missing, never shards of two sets under one name.
+        let mut removed = Vec::new();
+        if self.opts.overwrite {
+            for old in stale {
+                fs::remove_file(&old).map_err(|e| Error::io(e, &old))?;
+                // By name: the listing's paths start with the directory (`./` for a bare
+                // name), the final paths as the naming gives them.
+                if !finals.iter().any(|f| f.file_name() == old.file_name()) {
+                    removed.push(old);
+                }
+            }
+            if self.opts.sync && !removed.is_empty() {
+                sync_dir(&self.dir)?;
+            }
+        }
         for (shard, dest) in self.shards.iter_mut().zip(&finals) {
-            fs::rename(&shard.temp, dest).map_err(|e| Error::io(e, dest))?;
+            fs::rename(&shard.temp, dest).map_err(|e| {
+                let note = format!(
+                    "{e} ({} of {count} shards were in place: the set is incomplete)",
+                    shard.index
+                );
+                Error::io(io::Error::new(e.kind(), note), dest)
+            })?;
             unfinished.retain(|p| p != &shard.temp);
             shard.temp = PathBuf::new();
         }
         drop(unfinished);
-        let mut removed = Vec::new();
-        if self.opts.overwrite {
-            for old in existing_members(&self.opts.naming, &self.dir)? {
-                // By name: the listing's paths start with the directory (`./` for a bare
-                // name), the final paths as the naming gives them.
-                if !finals.iter().any(|f| f.file_name() == old.file_name()) {
-                    fs::remove_file(&old).map_err(|e| Error::io(e, &old))?;
-                    removed.push(old);
-                }
-            }
-        }
         if self.opts.sync {
-            File::open(&self.dir)
-                .and_then(|d| d.sync_all())
-                .map_err(|e| Error::io(e, &self.dir))?;
+            sync_dir(&self.dir)?;
         }
         Ok(FinishedShards {
             paths: finals,
@@ -519,6 +532,13 @@ fn even_bound(i: u64, shards: u64, total: u64) -> u64 {
 }
 
 /// Existing files of `naming`'s sets in `dir`, sorted.
+/// `fsync`s a directory, so that the renames and removals in it survive a power loss.
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(e, dir))
+}
+
 fn existing_members(naming: &ShardNaming, dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,

@@ -162,6 +162,42 @@ fn existing_outputs_are_refused_unless_overwrite_which_replaces_the_whole_set() 
     );
 }
 
+/// A set overwritten by one of the same shard count whose renames stop part-way (here: the
+/// third shard's file is gone) leaves one set with shards missing, which reading reports,
+/// never the new shards beside the old ones under one name.
+#[test]
+fn renames_that_stop_part_way_never_mix_two_sets() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let naming = ShardNaming::TensorFlow(dir.path().join("o.tfrecord"));
+    write(
+        ShardedWriterOptions::new(naming.clone(), ShardSplit::RoundRobin(4)),
+        8,
+    );
+    let opts = ShardedWriterOptions::new(naming, ShardSplit::RoundRobin(4)).overwrite(true);
+    let mut w = ShardedWriter::create(opts).expect("creates");
+    for i in 0..12u8 {
+        w.write(&[i]).expect("writes");
+    }
+    let third = names(dir.path())
+        .into_iter()
+        .find(|n| n.starts_with(".o-00002.tfrecord.tmp-"))
+        .expect("the third shard's temporary file");
+    fs::remove_file(dir.path().join(third)).expect("removes");
+    let err = w.finish().expect_err("the third rename fails");
+    assert!(
+        err.to_string()
+            .contains("2 of 4 shards were in place: the set is incomplete"),
+        "{err}"
+    );
+    assert_eq!(
+        names(dir.path()),
+        ["o-00000-of-00004.tfrecord", "o-00001-of-00004.tfrecord"],
+        "the new set's first shards only"
+    );
+    let err = Dataset::open([dir.path()]).expect_err("an incomplete set");
+    assert!(matches!(err, Error::MissingShards { .. }), "{err:?}");
+}
+
 #[test]
 fn an_unfinished_writer_leaves_nothing_behind() {
     let dir = tempfile::tempdir().expect("tempdir");
