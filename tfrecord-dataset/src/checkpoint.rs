@@ -57,6 +57,36 @@ pub(crate) struct BufferState {
     pub(crate) records: Vec<[u64; 3]>,
 }
 
+impl BufferState {
+    /// Checks that the buffer fits a shuffle buffer of `size` records filled from the first
+    /// `opened` splits: no more records than that, none twice.
+    ///
+    /// # Errors
+    /// [`Error::Checkpoint`], saying what does not fit.
+    pub(crate) fn check(&self, size: usize, opened: usize) -> Result<()> {
+        if self.records.len() > size {
+            return Err(Error::Checkpoint(format!(
+                "the shuffle buffer holds {} records, more than its size of {size}",
+                self.records.len()
+            )));
+        }
+        if let Some(&[split, ..]) = self.records.iter().find(|r| r[0] >= opened as u64) {
+            return Err(Error::Checkpoint(format!(
+                "a buffered record of split {split}, which is not open ({opened} splits opened)"
+            )));
+        }
+        let mut seen: Vec<(u64, u64)> = self.records.iter().map(|r| (r[0], r[1])).collect();
+        seen.sort_unstable();
+        if let Some(w) = seen.windows(2).find(|w| w[0] == w[1]) {
+            return Err(Error::Checkpoint(format!(
+                "record {} of split {} is in the shuffle buffer twice",
+                w[0].1, w[0].0
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl Checkpoint {
     /// The position before the first record.
     pub(crate) fn start(fingerprint: String) -> Self {

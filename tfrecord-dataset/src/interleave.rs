@@ -92,6 +92,13 @@ fn failed_at<O>(e: Error, at: Start) -> Item<O> {
     }
 }
 
+/// A split open in two slots, if any.
+fn twice(slots: &[Option<SlotPosition>]) -> Option<usize> {
+    let mut splits: Vec<usize> = slots.iter().flatten().map(|s| s.split).collect();
+    splits.sort_unstable();
+    splits.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
+}
+
 impl<O> Interleave<O> {
     /// At the start of `splits` splits. A cycle longer than there are splits has slots that
     /// would never be filled: it holds one per split.
@@ -142,6 +149,11 @@ impl<O> Interleave<O> {
                 this.slots.len()
             )));
         }
+        if let Some(split) = twice(&state.slots) {
+            return Err(Error::Checkpoint(format!(
+                "the interleave position has split {split} open in two slots"
+            )));
+        }
         for (slot, saved) in this.slots.iter_mut().zip(&state.slots) {
             *slot = saved.map(|s| Slot {
                 split: s.split,
@@ -177,6 +189,11 @@ impl<O> Interleave<O> {
                 })
                 .collect(),
         }
+    }
+
+    /// How many splits have been opened (the first ones of the epoch).
+    pub(crate) fn opened(&self) -> usize {
+        self.next_input
     }
 
     /// The positions open splits resume at.

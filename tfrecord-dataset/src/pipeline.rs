@@ -56,6 +56,7 @@ impl<E: Decoder> Stage<E> {
         let buffer = match buffer_size(opts) {
             Some((seed, size)) => Some(match saved.and_then(|c| c.shuffle.as_ref()) {
                 Some(state) => {
+                    state.check(size, interleave.opened())?;
                     let rng = Rng::at(seed, epoch, Use::Buffer, state.draws);
                     let items = reread(&opts.reader, &*decoder, &splits, &state.records)?;
                     ShuffleBuffer::restore(size, rng, items, heap)

@@ -345,6 +345,62 @@ fn reseal(json: &str) -> Option<Checkpoint> {
     Checkpoint::from_json(&text.replace(&old, &format!("\"seal\":{h}"))).ok()
 }
 
+/// A checkpoint edited and sealed again so that its positions contradict each other is refused
+/// as one, on any thread count: a split open in two slots of the interleave, a shuffle buffer
+/// holding more records than its size, or one record twice.
+#[test]
+fn a_resealed_checkpoint_of_contradicting_positions_is_refused() {
+    let dir = data();
+    let opts = DatasetOptions::new()
+        .interleave(3, 2)
+        .shuffle(Shuffle::new(4).buffer_size(10));
+    let ds = open(dir.path(), opts);
+    let mut records = ds.records().expect("starts");
+    for r in records.by_ref().take(20) {
+        r.expect("reads");
+    }
+    let json = records.checkpoint().to_json();
+    drop(records);
+    let value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let mut same_split = value.clone();
+    let slots = same_split["interleave"]["slots"]
+        .as_array_mut()
+        .expect("slots");
+    let first = slots
+        .iter()
+        .find(|s| !s.is_null())
+        .cloned()
+        .expect("an open slot");
+    for slot in slots.iter_mut() {
+        *slot = first.clone();
+    }
+    let mut over = value.clone();
+    let buffered = over["shuffle"]["records"].as_array_mut().expect("buffer");
+    let copy = buffered.clone();
+    for _ in 0..3 {
+        buffered.extend(copy.iter().cloned());
+    }
+    let mut twice = value.clone();
+    let buffered = twice["shuffle"]["records"].as_array_mut().expect("buffer");
+    buffered[1] = buffered[0].clone();
+    for (edit, expected) in [
+        (same_split, "open in two slots"),
+        (over, "more than its size of 10"),
+        (twice, "in the shuffle buffer twice"),
+    ] {
+        let saved = reseal(&edit.to_string()).expect("a checkpoint");
+        for threads in [1, 3] {
+            let resumed = ds
+                .clone()
+                .with_options(ds.options().clone().threads(threads))
+                .resume(saved.clone());
+            let err = resumed.records().map(drop).expect_err(expected);
+            assert!(matches!(err, Error::Checkpoint(_)), "{err:?}");
+            assert!(err.to_string().contains(expected), "{err}");
+        }
+    }
+}
+
 fn resume_edited(ds: &Dataset) {
     let mut records = ds.records().expect("starts");
     records.next().expect("a record").expect("reads");
