@@ -15,7 +15,7 @@ use crate::split::{Split, SplitReader};
 /// The splits the interleave will ask for: those open in its cycle, and (for reading ahead)
 /// those from `next_input` on.
 pub(crate) struct Window<'a> {
-    /// Splits open in the cycle.
+    /// Splits open in the cycle, sorted.
     pub(crate) open: &'a [usize],
     /// The first split not opened yet.
     pub(crate) next_input: usize,

@@ -58,6 +58,8 @@ pub(crate) struct Interleave<O> {
     block_length: usize,
     deterministic: bool,
     slots: Vec<Option<Slot<O>>>,
+    /// The splits in the slots, sorted (splits open in increasing order, so each is pushed).
+    open: Vec<usize>,
     next_input: usize,
     cycle_index: usize,
     block_index: usize,
@@ -110,6 +112,7 @@ impl<O> Interleave<O> {
             block_length,
             deterministic,
             slots: (0..cycle_length).map(|_| None).collect(),
+            open: Vec::new(),
             next_input: 0,
             cycle_index: 0,
             block_index: 0,
@@ -165,6 +168,8 @@ impl<O> Interleave<O> {
                 ended: false,
             });
         }
+        this.open = state.slots.iter().flatten().map(|s| s.split).collect();
+        this.open.sort_unstable();
         this.next_input = state.next_split;
         this.cycle_index = state.cycle_index;
         this.block_index = state.block_index;
@@ -207,9 +212,8 @@ impl<O> Interleave<O> {
     }
 
     fn tell<D: Decoder<Out = O>>(&self, fetcher: &mut Fetcher<D>) {
-        let open: Vec<usize> = self.slots.iter().flatten().map(|s| s.split).collect();
         fetcher.window(&Window {
-            open: &open,
+            open: &self.open,
             next_input: self.next_input,
         });
     }
@@ -282,11 +286,15 @@ impl<O> Interleave<O> {
                     }
                     let split = slot.split;
                     self.slots[ci] = None;
+                    if let Ok(i) = self.open.binary_search(&split) {
+                        self.open.remove(i);
+                    }
                     fetcher.close(split);
                     self.tell(fetcher);
                     self.advance();
                 }
                 None if self.next_input < self.splits => {
+                    self.open.push(self.next_input);
                     self.slots[ci] = Some(Slot {
                         split: self.next_input,
                         next: Start::default(),
@@ -297,7 +305,7 @@ impl<O> Interleave<O> {
                     self.tell(fetcher);
                 }
                 None => {
-                    if self.slots.iter().all(Option::is_none) {
+                    if self.open.is_empty() {
                         return None;
                     }
                     self.advance();

@@ -13,7 +13,9 @@ pub enum Order {
     /// from each of `cycle_length` open splits in turn; a split that ends is replaced by the
     /// next unopened one when its turn comes again.
     Interleave {
-        /// How many splits are open at once (at least 1).
+        /// How many splits are open at once (at least 1). Each open split holds an open file
+        /// and its read buffer, as each of tf.data's does: a cycle of thousands of files needs
+        /// as many file descriptors.
         cycle_length: usize,
         /// How many consecutive records are taken from a split per turn (at least 1).
         block_length: usize,
@@ -192,10 +194,12 @@ impl DatasetOptions {
     /// With more, `threads - 1` worker threads read splits ahead into bounded queues, and the
     /// caller's thread hands records out and does the same work while its next block is not
     /// ready. A split is read by one thread at a time (in order), while its records are
-    /// decoded on every thread, so even one split gains from threads. Memory stays bounded by
-    /// `(cycle_length + threads) * (2 * threads + 2)` blocks of at most 256 records or 1 MiB
-    /// of payload each (plus the record being read when one is larger), plus the shuffle
-    /// buffer.
+    /// decoded on every thread, so even one split gains from threads. The workers read ahead
+    /// the first `max(64, 4 * threads)` open splits of the cycle (by index) and `threads`
+    /// splits after it; the caller's thread reads any other split it waits for. Memory stays
+    /// bounded by `(min(cycle_length, max(64, 4 * threads)) + threads + 1) * (2 * threads + 2)`
+    /// blocks of at most 256 records or 1 MiB of payload each (plus the record being read when
+    /// one is larger), plus the shuffle buffer.
     ///
     /// [`Dataset::value_batches`](crate::Dataset::value_batches) gains the most: its values are
     /// decoded on every thread into the values of batches already given back, so nothing is

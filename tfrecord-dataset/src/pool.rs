@@ -8,10 +8,13 @@
 //! once decoded. So one split is decoded on every thread, and several splits are read at once.
 //!
 //! Work is taken from the split the interleave needs soonest: the open splits in split order,
-//! then the next unopened ones; within a split, decoding before reading.
+//! then the next unopened ones; within a split, decoding before reading. Only the first
+//! [`scan_len`] open splits are read ahead, so that finding work costs the same with a cycle of
+//! thousands of splits (and their blocks stay bounded); the caller's thread reads the split it
+//! waits for itself when no worker does.
 //!
-//! Memory: at most `2 * threads + 2` blocks per split, for the splits open in the cycle and
-//! `threads` splits ahead of it.
+//! Memory: at most `2 * threads + 2` blocks per split, for the first [`scan_len`] splits open
+//! in the cycle, `threads` splits ahead of it, and the split the interleave waits for.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -77,6 +80,8 @@ struct State<O> {
     idle: usize,
     /// The interleave is waiting for a block.
     wanted: bool,
+    /// A window was set: the splits open then have streams.
+    windowed: bool,
 }
 
 struct Shared<D: Decoder> {
@@ -112,7 +117,7 @@ impl<D: Decoder> Shared<D> {
     /// then reads several blocks for each time it sleeps and is woken, which costs more than
     /// reading a block on a virtual machine's cores).
     fn wake_worker(&self, state: &State<D::Out>) {
-        if state.idle > 0 && worth_waking(state, self.queue_len(), D::ON_WORKERS) {
+        if state.idle > 0 && worth_waking(state, self.queue_len(), D::ON_WORKERS, self.threads) {
             self.work.notify_one();
         }
     }
@@ -169,6 +174,7 @@ impl<D: Decoder> Pool<D> {
                 broken: false,
                 idle: 0,
                 wanted: false,
+                windowed: false,
             }),
             work: Condvar::new(),
             ready: Condvar::new(),
@@ -193,12 +199,20 @@ impl<D: Decoder> Pool<D> {
     pub(crate) fn window(&mut self, window: &Window<'_>) {
         let mut state = self.shared.lock();
         let end = (window.next_input + self.shared.threads).min(self.shared.splits.len());
+        debug_assert!(window.open.is_sorted());
         state.open.clear();
         state.open.extend_from_slice(window.open);
-        state.open.sort_unstable();
         state.next_input = window.next_input;
         state.ahead_end = end;
-        for split in window.open.iter().copied().chain(window.next_input..end) {
+        // Streams for the splits open at the first window (several, when an epoch resumes),
+        // then for those ahead: a split opens as `next_input`, which the window before had
+        // ahead of it (the last open split is looked at too, at no cost).
+        let open = if std::mem::replace(&mut state.windowed, true) {
+            window.open.last().map_or(&[][..], std::slice::from_ref)
+        } else {
+            window.open
+        };
+        for split in open.iter().copied().chain(window.next_input..end) {
             if !state.streams.contains_key(&split) {
                 let start = state.starts.remove(&split).unwrap_or_default();
                 state.streams.insert(split, Stream::new(start));
@@ -230,7 +244,7 @@ impl<D: Decoder> Pool<D> {
                     .unwrap_or_default();
                 return Block::failed(broken(&shared.splits[split]), start);
             }
-            if let Some(task) = pick(&mut state, shared.queue_len(), D::ON_WORKERS) {
+            if let Some(task) = pick(&mut state, shared, D::ON_WORKERS, Some(split)) {
                 drop(state);
                 state = run(shared, task);
                 continue;
@@ -321,45 +335,71 @@ fn broken(split: &Split) -> Error {
     )
 }
 
-/// The most urgent task, taken out of the state (decoding only if `decode`).
-fn pick<O>(state: &mut State<O>, queue_len: usize, decode: bool) -> Option<Task> {
-    let order = state
-        .open
-        .iter()
+/// How many open splits (the first, by index) are read ahead: every split of a cycle of up to
+/// 64, more with many threads.
+pub(crate) fn scan_len(threads: usize) -> usize {
+    threads.saturating_mul(4).max(64)
+}
+
+/// The splits work is looked for in, most urgent first: the first [`scan_len`] open ones, then
+/// those ahead.
+fn order<O>(state: &State<O>, threads: usize) -> impl Iterator<Item = usize> + use<'_, O> {
+    let open = &state.open[..state.open.len().min(scan_len(threads))];
+    open.iter()
         .copied()
-        .chain(state.next_input..state.ahead_end);
-    for split in order {
-        let Some(stream) = state.streams.get_mut(&split) else {
-            continue;
+        .chain(state.next_input..state.ahead_end)
+}
+
+/// The most urgent task, taken out of the state (decoding only if `decode`): for split
+/// `first` if it has one, else the first of [`order`].
+fn pick<D: Decoder>(
+    state: &mut State<D::Out>,
+    shared: &Shared<D>,
+    decode: bool,
+    first: Option<usize>,
+) -> Option<Task> {
+    let queue_len = shared.queue_len();
+    if let Some(split) = first
+        && let Some(task) = task_of(state, split, queue_len, decode)
+    {
+        return Some(task);
+    }
+    // As `order`, by index: the tasks are taken out of the state.
+    for k in 0..state.open.len().min(scan_len(shared.threads)) {
+        let split = state.open[k];
+        if let Some(task) = task_of(state, split, queue_len, decode) {
+            return Some(task);
+        }
+    }
+    (state.next_input..state.ahead_end).find_map(|split| task_of(state, split, queue_len, decode))
+}
+
+/// The task split `split` has, taken out of the state: a block to decode (if `decode`), else
+/// a block to read.
+fn task_of<O>(state: &mut State<O>, split: usize, queue_len: usize, decode: bool) -> Option<Task> {
+    let stream = state.streams.get_mut(&split)?;
+    if let Some(i) = stream
+        .queue
+        .iter()
+        .position(|s| matches!(s, Slot::Raw(_)))
+        .filter(|_| decode)
+    {
+        let Slot::Raw(raw) = std::mem::replace(&mut stream.queue[i], Slot::Decoding) else {
+            return None;
         };
-        if let Some(i) = stream
-            .queue
-            .iter()
-            .position(|s| matches!(s, Slot::Raw(_)))
-            .filter(|_| decode)
-        {
-            let Slot::Raw(raw) = std::mem::replace(&mut stream.queue[i], Slot::Decoding) else {
-                continue;
-            };
-            return Some(Task::Decode(split, stream.taken + i as u64, raw));
-        }
-        if !stream.reading && !stream.ended && stream.queue.len() < queue_len {
-            stream.reading = true;
-            return Some(Task::Read(split, stream.reader.take(), stream.start));
-        }
+        return Some(Task::Decode(split, stream.taken + i as u64, raw));
+    }
+    if !stream.reading && !stream.ended && stream.queue.len() < queue_len {
+        stream.reading = true;
+        return Some(Task::Read(split, stream.reader.take(), stream.start));
     }
     None
 }
 
 /// Whether [`pick`] finds a block to decode (if `decode`), or a split to read whose queue holds
 /// at most half of `queue_len` blocks.
-fn worth_waking<O>(state: &State<O>, queue_len: usize, decode: bool) -> bool {
-    let mut order = state
-        .open
-        .iter()
-        .copied()
-        .chain(state.next_input..state.ahead_end);
-    order.any(|split| {
+fn worth_waking<O>(state: &State<O>, queue_len: usize, decode: bool, threads: usize) -> bool {
+    order(state, threads).any(|split| {
         state.streams.get(&split).is_some_and(|stream| {
             (decode && stream.queue.iter().any(|s| matches!(s, Slot::Raw(_))))
                 || (!stream.reading && !stream.ended && stream.queue.len() <= queue_len / 2)
@@ -388,7 +428,7 @@ fn work<D: Decoder>(shared: &Shared<D>) {
                 if state.shutdown {
                     return;
                 }
-                if let Some(task) = pick(&mut state, shared.queue_len(), D::ON_WORKERS) {
+                if let Some(task) = pick(&mut state, shared, D::ON_WORKERS, None) {
                     break task;
                 }
                 state.idle += 1;

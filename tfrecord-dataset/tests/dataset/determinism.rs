@@ -67,6 +67,44 @@ fn the_same_seed_gives_the_same_order_across_runs_and_thread_counts() {
     );
 }
 
+/// A cycle of more splits than the workers read ahead (the first 64 open ones; the caller's
+/// thread reads the others when it waits for them) gives tf.data's interleave over files of a
+/// few records on any thread count, one by one and in batches.
+#[test]
+fn a_cycle_of_hundreds_of_splits_gives_the_order_of_one_thread() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let counts: Vec<usize> = (0..300).map(|k| k % 5).collect();
+    let small = |n: usize| i64::try_from(n).expect("small");
+    write_typed_set(dir.path(), &counts);
+    let opts = DatasetOptions::new().interleave(300, 1);
+    // Block length 1 over a full cycle: record i of every file that has one, then record i + 1.
+    let mut expected = Vec::new();
+    for i in 0..4 {
+        for (k, &n) in counts.iter().enumerate() {
+            if i < n {
+                expected.push((small(k), small(i)));
+            }
+        }
+    }
+    for threads in [1, 2, 3, 8] {
+        let ds = open(dir.path(), opts.clone().threads(threads));
+        let one_by_one: Vec<(i64, i64)> = ds
+            .values::<Labelled>()
+            .expect("starts")
+            .map(|v| v.expect("reads"))
+            .map(|v| (v.file, v.index))
+            .collect();
+        assert_eq!(one_by_one, expected, "{threads} threads");
+        let batched: Vec<(i64, i64)> = ds
+            .value_batches::<Labelled>(7)
+            .expect("starts")
+            .flat_map(|b| b.expect("reads").into_vec())
+            .map(|v| (v.file, v.index))
+            .collect();
+        assert_eq!(batched, expected, "{threads} threads, in batches");
+    }
+}
+
 #[test]
 fn typed_values_decoded_on_threads_come_in_the_same_order() {
     let dir = tempfile::tempdir().expect("tempdir");
