@@ -590,10 +590,11 @@ pub(crate) struct ToParquetArgs {
     /// The Parquet file to write.
     #[arg(short = 'o', long = "output", value_name = "OUT.parquet")]
     pub(crate) output: PathBuf,
-    /// Records decoded per Arrow batch (a batch ends early once its records reach 256 MiB).
+    /// Records decoded per Arrow batch (a batch ends early once its records reach 64 MiB).
     #[arg(long, value_name = "N", default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) batch_size: u64,
-    /// Rows per Parquet row group.
+    /// Rows per Parquet row group (a row group also ends once it holds 128 MiB encoded: the
+    /// writer holds the row group it writes in memory).
     #[arg(long, value_name = "N", default_value_t = 131_072, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) row_group_size: u64,
     /// Parquet compression.

@@ -238,9 +238,10 @@ pub struct Inferred {
     pub record: Record,
     /// Keys left out, each with the reason, in key order: `(key, reason)`.
     pub notes: Vec<(String, String)>,
-    /// The keys of [`notes`](Self::notes) that some record gives values (of disagreeing
-    /// types, or under an empty key): what a conversion by this spec would lose. The others
-    /// never hold a value.
+    /// The keys of [`notes`](Self::notes) that some record holds (lists of disagreeing
+    /// types, even empty ones, or under an empty key): what a conversion by this spec would
+    /// lose. The others never hold a list (a feature with no kind set, a feature list that
+    /// never has a step).
     pub lost: Vec<String>,
     /// How many records were observed.
     pub records: u64,

@@ -95,9 +95,9 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
                 .unwrap_or_else(|| infer::default_name(args.inputs.first().map(PathBuf::as_path)));
             let (inferred, not_utf8) =
                 infer::infer_record(&sources, &args.read, verify, &args.dataset, ty, &name)?;
-            // A feature the inferred spec leaves out whose records hold values would not reach
-            // the file: say which, and stop, rather than write a file that looks complete. (A
-            // key that never holds a value is only noted.)
+            // A feature the inferred spec leaves out that records hold would not reach the
+            // file: say which, and stop, rather than write a file that looks complete. (A key
+            // that never holds a list is only noted.)
             let mut left_out = Vec::new();
             for (key, why) in &inferred.notes {
                 if inferred.lost.contains(key) {
@@ -113,9 +113,9 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
             }
             if !left_out.is_empty() {
                 return Err(CliError::Core(Error::feature(format!(
-                    "the spec inferred from the records leaves out {}, whose values would be \
-                     lost: pass --spec with the features to write (`tfrecord infer` prints one \
-                     to start from)",
+                    "the spec inferred from the records leaves out {}, which records hold: \
+                     their lists (even empty ones) would not reach the file: pass --spec with \
+                     the features to write (`tfrecord infer` prints one to start from)",
                     left_out.join(", ")
                 ))));
             }
@@ -178,6 +178,11 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
             let writing = scope.spawn(move || -> CliResult<File> {
                 for rb in rx {
                     writer.write(&rb).map_err(|e| parquet_error(out, e))?;
+                    // The writer holds its row group, encoded, until it is flushed: a row
+                    // group ends at `--row-group-size` rows or at this many bytes.
+                    if writer.in_progress_size() >= ROW_GROUP_BYTES {
+                        writer.flush().map_err(|e| parquet_error(out, e))?;
+                    }
                 }
                 writer.into_inner().map_err(|e| parquet_error(out, e))
             });
@@ -226,7 +231,7 @@ fn read_batches(
     let size = usize::try_from(args.batch_size).unwrap_or(usize::MAX);
     let no_columns = decoder.schema().fields().is_empty();
     // Batches of large records end early: bounded memory, and no Arrow column over 2^31 bytes.
-    let mut batch = Batch::new(files, size).with_max_bytes(tfrecord_arrow::MAX_BATCH_BYTES);
+    let mut batch = Batch::new(files, size).with_max_bytes(BATCH_BYTES);
     let flush = |batch: &mut Batch<'_>| -> CliResult<()> {
         if batch.records().is_empty() {
             return Ok(());
@@ -429,18 +434,34 @@ impl Keys {
 /// Most rows in one batch read from a Parquet file.
 const PARQUET_BATCH_ROWS: usize = 8192;
 
-/// Rows of a Parquet file read as Arrow batches: as many rows per batch as the footer's sizes
-/// say fit in [`MAX_BATCH_BYTES`](tfrecord_arrow::MAX_BATCH_BYTES) (at most
-/// [`PARQUET_BATCH_ROWS`]), and a batch that fails read again in smaller ones, down to one row.
-/// A batch of more than 2 GiB of binary values overflows Arrow's 32-bit offsets (values that
-/// the sizes did not foresee, such as a dictionary's repeated values, can make one), and a
-/// damaged row is named exactly.
+/// Rows in the first batch read from a Parquet file, before the size of a row is known.
+const FIRST_BATCH_ROWS: usize = 64;
+
+/// The bytes of values a batch holds, read from a Parquet file (as Arrow arrays) or from
+/// records (their payloads, for `to-parquet`): a few batches are in flight at once.
+const BATCH_BYTES: usize = 64 << 20;
+
+/// The bytes of a row group `to-parquet` holds, encoded, before it is written out (a row
+/// group also ends at `--row-group-size` rows).
+const ROW_GROUP_BYTES: usize = 128 << 20;
+
+/// Rows of a Parquet file read as Arrow batches of about [`BATCH_BYTES`] of values (at most
+/// [`PARQUET_BATCH_ROWS`] rows): the first of [`FIRST_BATCH_ROWS`] rows or fewer, as the
+/// footer's sizes say, and the rest as the batches read so far measure a row. The footer's
+/// sizes are of the encoded pages, which can be far smaller than the values (a dictionary's
+/// repeated values). A batch that fails is read again in smaller ones, down to one row: a
+/// batch of more than 2 GiB of binary values overflows Arrow's 32-bit offsets, and a damaged
+/// row is named exactly.
 struct RowReader<'a> {
     path: &'a Path,
     /// The next row to read, counted in the file.
     row: u64,
     end: u64,
     rows_per_batch: usize,
+    /// The most bytes a row of the batches read so far took.
+    row_bytes: usize,
+    /// The batch size was set from measured rows once already.
+    measured: bool,
     reader: tfrecord_arrow::parquet::arrow::arrow_reader::ParquetRecordBatchReader,
 }
 
@@ -463,18 +484,41 @@ impl<'a> RowReader<'a> {
             .max()
             .unwrap_or(1)
             .max(1);
-        let max = tfrecord_arrow::MAX_BATCH_BYTES as u64;
-        let rows_per_batch = usize::try_from(max / per_row)
-            .unwrap_or(PARQUET_BATCH_ROWS)
-            .clamp(1, PARQUET_BATCH_ROWS);
+        let rows_per_batch = usize::try_from(BATCH_BYTES as u64 / per_row)
+            .unwrap_or(FIRST_BATCH_ROWS)
+            .clamp(1, FIRST_BATCH_ROWS);
         let reader = Self::reader(path, builder, first, count, rows_per_batch)?;
         Ok(RowReader {
             path,
             row: first,
             end: first + count,
             rows_per_batch,
+            row_bytes: 0,
+            measured: false,
             reader,
         })
+    }
+
+    /// Sizes the batches after this one by the rows measured so far (`batch` the last read):
+    /// larger once, from the first batches, and smaller whenever a batch took more than twice
+    /// [`BATCH_BYTES`]. The reader is made again at the next row for a new size.
+    fn resize(&mut self, batch: &RecordBatch) -> CliResult<()> {
+        let rows = batch.num_rows().max(1);
+        self.row_bytes = self
+            .row_bytes
+            .max(batch.get_array_memory_size().div_ceil(rows))
+            .max(1);
+        let wanted = (BATCH_BYTES / self.row_bytes).clamp(1, PARQUET_BATCH_ROWS);
+        let grow = !self.measured && wanted > self.rows_per_batch;
+        let shrink = batch.get_array_memory_size() > 2 * BATCH_BYTES && wanted < rows;
+        if (grow || shrink) && self.row < self.end {
+            self.measured = true;
+            self.rows_per_batch = wanted;
+            let builder = Self::builder(self.path)?;
+            let count = self.end - self.row;
+            self.reader = Self::reader(self.path, builder, self.row, count, wanted)?;
+        }
+        Ok(())
     }
 
     fn builder(path: &Path) -> CliResult<ParquetRecordBatchReaderBuilder<File>> {
@@ -508,6 +552,7 @@ impl<'a> RowReader<'a> {
                 Some(Ok(batch)) => {
                     let at = self.row;
                     self.row += u64::try_from(batch.num_rows()).unwrap_or(u64::MAX);
+                    self.resize(&batch)?;
                     return Ok(Some((at, batch)));
                 }
                 Some(Err(e)) if self.rows_per_batch == 1 => {
@@ -695,7 +740,55 @@ mod tests {
     use tfrecord_arrow::parquet::schema::parser::parse_message_type;
     use tfrecord_arrow::parquet::schema::types::SchemaDescriptor;
 
-    use super::check_chunks;
+    use tfrecord_arrow::arrow_array::{BinaryArray, RecordBatch};
+    use tfrecord_arrow::arrow_schema::{DataType, Field, Schema};
+    use tfrecord_arrow::parquet::arrow::ArrowWriter;
+
+    use super::{BATCH_BYTES, FIRST_BATCH_ROWS, RowReader, check_chunks};
+
+    /// A column of one value repeated, dictionary-encoded as the Parquet writer does by
+    /// default, is a few KiB in the file and hundreds of MiB once read: the batches are sized by
+    /// the rows read, not by the footer's sizes of the encoded pages, and every row comes back.
+    #[test]
+    fn batches_are_sized_by_the_rows_read_not_the_encoded_pages() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.parquet");
+        let value = vec![7u8; 256 << 10];
+        let rows = 1200;
+        let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Binary, false)]));
+        let column = BinaryArray::from_iter_values(std::iter::repeat_n(&value[..], rows));
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(column)]).unwrap();
+        let mut writer =
+            ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        assert!(
+            std::fs::metadata(&path).unwrap().len() < 1 << 20,
+            "dictionary-encoded"
+        );
+        let count = u64::try_from(rows).unwrap();
+        let mut reader = RowReader::open(&path, 0, count).unwrap();
+        let mut sizes = Vec::new();
+        let mut next = 0;
+        while let Some((at, batch)) = reader.next_batch().unwrap() {
+            assert_eq!(at, next);
+            next += u64::try_from(batch.num_rows()).unwrap();
+            assert!(
+                batch.get_array_memory_size() <= 2 * BATCH_BYTES,
+                "{sizes:?}"
+            );
+            sizes.push(batch.num_rows());
+        }
+        assert_eq!(next, count);
+        assert!(sizes[0] <= FIRST_BATCH_ROWS, "{sizes:?}");
+        // About 256 rows of 256 KiB in 64 MiB, then what is left.
+        let middle = &sizes[1..sizes.len() - 1];
+        assert!(!middle.is_empty(), "{sizes:?}");
+        assert!(
+            middle.iter().all(|&n| (200..=256).contains(&n)),
+            "{sizes:?}"
+        );
+    }
 
     /// A footer of one row group whose column chunk starts at `dictionary` (else `data`) and is
     /// `size` bytes long.
