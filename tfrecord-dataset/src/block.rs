@@ -232,9 +232,7 @@ impl<O> Cursor<O> {
             Cursor::Raw(c) => c.next(decoder, path, skipped),
         }
     }
-}
 
-impl<O> Cursor<O> {
     /// Moves the values of the next decoded records into `out`, at most `max` of them, and
     /// stops before one that a report of the bad-record policy comes before: how many moved
     /// and the place of the last. `None` when none can move so (raw records, a report due, or

@@ -83,15 +83,16 @@ impl<E: Decoder> Stage<E> {
     }
 
     fn next(&mut self) -> Option<Result<Held<E::Out>>> {
-        let Stage {
-            interleave,
-            fetcher,
-            buffer,
-            splits,
-            reader,
-        } = self;
-        let mut pull = || pull(interleave, fetcher, splits, reader);
-        match buffer {
+        // The closure takes the fields it reads, apart from the buffer.
+        let mut pull = || {
+            pull(
+                &mut self.interleave,
+                &mut self.fetcher,
+                &self.splits,
+                &self.reader,
+            )
+        };
+        match &mut self.buffer {
             Some(b) => b.next(pull),
             None => pull(),
         }
@@ -101,18 +102,19 @@ impl<E: Decoder> Stage<E> {
     /// records, or records drawn from a full shuffle buffer. `None` when none moved so (at the
     /// end of the epoch, or while a shuffle buffer fills or drains), for `next` to go on.
     fn next_many(&mut self, max: usize, out: &mut Vec<E::Out>) -> Option<Result<()>> {
-        let Stage {
-            interleave,
-            fetcher,
-            buffer,
-            splits,
-            reader,
-        } = self;
-        if let Some(b) = buffer {
-            return b.next_many(|| pull(interleave, fetcher, splits, reader), max, out);
+        if let Some(b) = &mut self.buffer {
+            let pull = || {
+                pull(
+                    &mut self.interleave,
+                    &mut self.fetcher,
+                    &self.splits,
+                    &self.reader,
+                )
+            };
+            return b.next_many(pull, max, out);
         }
-        let moved = interleave.next_many(fetcher, max, out)?;
-        Some(moved.map_err(|(split, e)| label(splits, split, e, reader)))
+        let moved = self.interleave.next_many(&mut self.fetcher, max, out)?;
+        Some(moved.map_err(|(split, e)| label(&self.splits, split, e, &self.reader)))
     }
 
     fn save(&self, ckpt: &mut Checkpoint) {

@@ -63,14 +63,8 @@ impl<T> Spares<T> {
             };
             let from = batch.len().saturating_sub(n - into.len());
             into.extend(batch.drain(from..));
-            let mut kept = self.lock();
-            if batch.is_empty() {
-                if kept.empty.len() < KEPT_BATCHES {
-                    kept.empty.push(batch);
-                }
-            } else if kept.values.len() < KEPT_BATCHES {
-                kept.values.push(batch);
-            }
+            // What is left of it goes back on top (or the emptied vector with the others).
+            self.give(batch);
         }
     }
 

@@ -504,13 +504,11 @@ impl<'a> RowReader<'a> {
     /// [`BATCH_BYTES`]. The reader is made again at the next row for a new size.
     fn resize(&mut self, batch: &RecordBatch) -> CliResult<()> {
         let rows = batch.num_rows().max(1);
-        self.row_bytes = self
-            .row_bytes
-            .max(batch.get_array_memory_size().div_ceil(rows))
-            .max(1);
+        let bytes = batch.get_array_memory_size();
+        self.row_bytes = self.row_bytes.max(bytes.div_ceil(rows)).max(1);
         let wanted = (BATCH_BYTES / self.row_bytes).clamp(1, PARQUET_BATCH_ROWS);
         let grow = !self.measured && wanted > self.rows_per_batch;
-        let shrink = batch.get_array_memory_size() > 2 * BATCH_BYTES && wanted < rows;
+        let shrink = bytes > 2 * BATCH_BYTES && wanted < rows;
         if (grow || shrink) && self.row < self.end {
             self.measured = true;
             self.rows_per_batch = wanted;
