@@ -13,4 +13,18 @@ struct Mnist {
     tags: Vec<String>,
 }
 
+
+// An array holds the spec's count of values, but not its shape: `shape = [28, 28]` says so.
+#[derive(Example)]
+#[example(schema = "ui/schema/mnist.toml", record = "Mnist")]
+struct MnistArray {
+    #[example(key = "image/encoded")]
+    image: Vec<u8>,
+    #[example(default = 0)]
+    label: i64,
+    pixels: [f32; 784],
+    #[example(default)]
+    tags: Vec<String>,
+}
+
 fn main() {}

@@ -96,6 +96,8 @@ fn derive(input: &syn::DeriveInput, kind: RecordKind) -> TokenStream {
                 );
             }
             let mut variants = Vec::new();
+            // Each stored name, the variant stored as it and where the name was written.
+            let mut stored: Vec<(String, syn::Ident, Span)> = Vec::new();
             for v in &data.variants {
                 if !matches!(v.fields, syn::Fields::Unit) {
                     cx.error(
@@ -109,10 +111,15 @@ fn derive(input: &syn::DeriveInput, kind: RecordKind) -> TokenStream {
                     Some(rule) => crate::symbol::rename(rule, &v.ident.to_string()),
                     None => v.ident.to_string(),
                 };
+                let mut name_span = v.ident.span();
+                let mut once = attrs::Once::default();
                 for attr in v.attrs.iter().filter(|a| a.path().is_ident("example")) {
                     let res = attr.parse_nested_meta(|meta| {
+                        once.check(&mut cx, &meta.path, crate::symbol::VARIANT);
                         if meta.path.is_ident("rename") {
-                            name = meta.value()?.parse::<syn::LitStr>()?.value();
+                            let s = meta.value()?.parse::<syn::LitStr>()?;
+                            name = s.value();
+                            name_span = s.span();
                         } else {
                             attrs::unknown_attr(
                                 &mut cx,
@@ -126,6 +133,26 @@ fn derive(input: &syn::DeriveInput, kind: RecordKind) -> TokenStream {
                     });
                     if let Err(e) = res {
                         cx.push(e);
+                    }
+                }
+                // Stored as names, two variants of one name would read back as the first.
+                if !cattrs.repr_int64 {
+                    if let Some((_, first, at)) = stored.iter().find(|(n, ..)| *n == name) {
+                        let mut e = syn::Error::new(
+                            name_span,
+                            format!(
+                                "duplicate stored name `{name}`: variant `{}` is stored as it, and \
+                                 so is variant `{first}`; reading would give `{first}` for both",
+                                v.ident
+                            ),
+                        );
+                        e.combine(syn::Error::new(
+                            *at,
+                            format!("note: first used by variant `{first}`"),
+                        ));
+                        cx.push(e);
+                    } else {
+                        stored.push((name.clone(), v.ident.clone(), name_span));
                     }
                 }
                 let disc = v.discriminant.as_ref().map(|(_, e)| e.clone());

@@ -1,7 +1,7 @@
 //! Parsing the container attributes: the `#[example(..)]` on a struct or an enum.
 
 use super::ctxt::Ctxt;
-use super::meta::{lit_str, skip_value, unknown_attr};
+use super::meta::{Once, lit_str, skip_value, unknown_attr};
 use crate::ir::Dialect;
 use crate::symbol;
 
@@ -28,8 +28,11 @@ pub(crate) fn container_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> Contai
         schema: None,
         record: None,
     };
+    // Over all of the item's `#[example(..)]` attributes together.
+    let mut once = Once::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("example")) {
         let res = attr.parse_nested_meta(|meta| {
+            once.check(cx, &meta.path, symbol::CONTAINER);
             if meta.path.is_ident("rename_all") {
                 let s = lit_str(&meta)?;
                 if symbol::RENAME_RULES.contains(&s.value().as_str()) {
@@ -66,17 +69,9 @@ pub(crate) fn container_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> Contai
                     Err(_) => cx.error(s.span(), format!("`{}` is not a path", s.value())),
                 }
             } else if meta.path.is_ident("schema") {
-                let s = lit_str(&meta)?;
-                if out.schema.is_some() {
-                    cx.error(s.span(), "duplicate `schema` attribute");
-                }
-                out.schema = Some(s);
+                out.schema = Some(lit_str(&meta)?);
             } else if meta.path.is_ident("record") {
-                let s = lit_str(&meta)?;
-                if out.record.is_some() {
-                    cx.error(s.span(), "duplicate `record` attribute");
-                }
-                out.record = Some(s);
+                out.record = Some(lit_str(&meta)?);
             } else if meta.path.is_ident("repr") {
                 let s = lit_str(&meta)?;
                 match s.value().as_str() {

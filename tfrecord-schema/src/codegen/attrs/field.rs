@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, Lit};
 
 use super::ctxt::Ctxt;
-use super::meta::{lit_str, skip_value, unknown_attr};
+use super::meta::{Once, lit_str, skip_value, unknown_attr};
 use crate::ir::Literal;
 use crate::symbol;
 
@@ -84,8 +84,10 @@ fn sparse_attr(cx: &mut Ctxt, meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Res
         size: Vec::new(),
         already_sorted: false,
     };
+    let mut once = Once::default();
     meta.parse_nested_meta(|inner| {
         let p = &inner.path;
+        once.check(cx, p, symbol::SPARSE);
         if p.is_ident("index") {
             let e: Expr = inner.value()?.parse()?;
             let keys = match &e {
@@ -199,15 +201,14 @@ pub(super) fn field_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs
         sequence: false,
         sparse: None,
     };
+    // Over all of the field's `#[example(..)]` attributes together.
+    let mut once = Once::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("example")) {
         let res = attr.parse_nested_meta(|meta| {
             let p = &meta.path;
+            once.check(cx, p, symbol::FIELD);
             if p.is_ident("key") {
-                let s = lit_str(&meta)?;
-                if out.key.is_some() {
-                    cx.error(s.span(), "duplicate `key` attribute");
-                }
-                out.key = Some(s);
+                out.key = Some(lit_str(&meta)?);
             } else if p.is_ident("skip") {
                 out.skip = true;
             } else if p.is_ident("flatten") {

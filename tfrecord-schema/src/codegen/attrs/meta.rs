@@ -41,6 +41,28 @@ pub(crate) fn unknown_attr(cx: &mut Ctxt, path: &syn::Path, known: &[&str], what
     cx.error(path.span(), msg);
 }
 
+/// The attributes one item was given so far, so that one given twice (whose later value would
+/// silently win) is an error at its second place.
+#[derive(Default)]
+pub(crate) struct Once(Vec<String>);
+
+impl Once {
+    /// Reports `path` at its span when it is one of `known` and this item already had it.
+    pub(crate) fn check(&mut self, cx: &mut Ctxt, path: &syn::Path, known: &[&str]) {
+        let Some(name) = path.get_ident().map(ToString::to_string) else {
+            return;
+        };
+        if !known.contains(&name.as_str()) {
+            return;
+        }
+        if self.0.contains(&name) {
+            cx.error(path.span(), format!("duplicate `{name}` attribute"));
+        } else {
+            self.0.push(name);
+        }
+    }
+}
+
 pub(super) fn lit_str(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<syn::LitStr> {
     meta.value()?.parse::<syn::LitStr>()
 }

@@ -15,7 +15,7 @@ mod types;
 pub(crate) use container::container_attrs;
 pub(crate) use ctxt::Ctxt;
 pub(crate) use lower::{Binding, Lowered, Spans, lower_struct};
-pub(crate) use meta::{skip_value, unknown_attr};
+pub(crate) use meta::{Once, skip_value, unknown_attr};
 pub(crate) use types::{BytesRepr, Container, classify};
 
 #[cfg(test)]
