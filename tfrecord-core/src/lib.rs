@@ -85,8 +85,11 @@
 //! | field | `sequence` | a feature list of a `SequenceExample` |
 //!
 //! Decoding accepts every valid protobuf encoding (packed and unpacked lists, split runs,
-//! repeated keys with the last one winning, unknown fields) and skips features the type does
-//! not read. Errors name the feature key, the field, and expected versus found:
+//! repeated keys with the last one winning, unknown fields) and reads it as protobuf does; on
+//! the few non-canonical encodings where TensorFlow's fast parser departs from protobuf (a
+//! packed list split into runs, a `Feature` holding two lists, a map entry without a value),
+//! its results differ from `tf.io.parse_example`'s, as [`parse`] lists. No writer produces
+//! those encodings. It skips features the type does not read. Errors name the feature key, the field, and expected versus found:
 //! `bad feature "label": expected int64_list, found float_list (field `Mnist::label`)`.
 //!
 //! # Records without a type
@@ -159,11 +162,12 @@ pub mod __private {
         Container, Decode, DecodeElem, DecodeField, DecodeFields, DecodeSteps, Dialect, Encode,
         EncodeElem, EncodeField, EncodeFields, EncodeSteps, FeatureBytes, FeatureView, FieldInfo,
         FieldTable, KeyTable, Of, OfRecord, RawValue, Tf, TfExample, TfLossy, TfSequenceExample,
-        check_len, check_rows, decode_one_into, decode_record, entry_len, example_len, field,
-        flat_clash, join_prefix, key_clash, key_prefix_word, kindful, missing, one_canonical,
-        present, present_into, put_context_header, put_entry, put_example_header, put_lists_header,
-        put_sparse, put_steps_entry, scan_features, scan_sequence, sequence_len, sparse,
-        sparse_entries_len, steps, steps_entry_len, steps_into, unknown_key, walk_canonical,
+        check_len, check_rows, check_sparse, decode_one_into, decode_record, entry_len,
+        example_len, field, flat_clash, join_prefix, key_clash, key_prefix_word, kindful, missing,
+        one_canonical, present, present_into, put_context_header, put_entry, put_example_header,
+        put_lists_header, put_sparse, put_steps_entry, scan_features, scan_sequence, sequence_len,
+        sparse, sparse_entries_len, steps, steps_entry_len, steps_into, unknown_key,
+        walk_canonical,
     };
     pub use crate::described::RecordSchema;
     pub use crate::error::{Error, Result};

@@ -356,3 +356,85 @@ fn the_writers_refuse_a_value_that_does_not_fit_its_declared_shape() {
         .expect_err("the context does not fit");
     assert_eq!(err.key(), Some("ctx"), "{err}");
 }
+
+/// A sparse value the readers would refuse is refused by the writers, naming the key: an
+/// index outside the declared size (negative or past it), index and value lists of different
+/// lengths (TensorFlow 2.21's `parse_example` with `SparseFeature("i", "v", tf.float32, 10)`
+/// raises "Dimensions 2 and 1 are not compatible"), and indices of another rank than the
+/// field's index keys (whose extra dimensions would not be written).
+#[test]
+fn the_writers_refuse_a_sparse_value_the_readers_would_refuse() {
+    use tfrecord_core::{Example, Sparse, TfExample, Writer};
+
+    #[derive(Example, Debug, PartialEq, Default)]
+    struct Sparsely {
+        #[example(sparse(index = "i", value = "v", size = [10]))]
+        one: Sparse<f32>,
+        #[example(sparse(index = ["r", "c"], value = "w", size = [3, 3]))]
+        two: Sparse<i64>,
+    }
+    let fits = Sparsely {
+        one: Sparse::new_1d(vec![0, 9], vec![1.0, 2.0]),
+        two: Sparse {
+            indices: vec![vec![2], vec![0]],
+            values: vec![7],
+        },
+    };
+    let mut w =
+        Writer::<Sparsely, TfExample, _>::new(Vec::new(), tfrecord_core::WriterOptions::new());
+    w.write(&fits).expect("fits");
+    let one = |indices: Vec<Vec<i64>>, values: Vec<f32>| Sparsely {
+        one: Sparse { indices, values },
+        ..Sparsely::default()
+    };
+    let bad = [
+        ("i", one(vec![vec![10]], vec![1.0]), "sparse index 10"),
+        ("i", one(vec![vec![-1]], vec![1.0]), "sparse index -1"),
+        (
+            "i",
+            one(vec![vec![1, 2]], vec![1.0]),
+            "expected 1 value, found 2",
+        ),
+        ("v", one(vec![], vec![1.0]), "indices of 0 dimension(s)"),
+        (
+            "v",
+            one(vec![vec![1], vec![1]], vec![1.0]),
+            "indices of 2 dimension(s)",
+        ),
+        (
+            "c",
+            Sparsely {
+                two: Sparse {
+                    indices: vec![vec![1], vec![]],
+                    values: vec![1],
+                },
+                ..Sparsely::default()
+            },
+            "expected 1 value, found 0",
+        ),
+    ];
+    for (key, value, says) in &bad {
+        let err = w.write(value).expect_err("does not fit");
+        assert_eq!(err.key(), Some(*key), "{err}");
+        assert!(err.to_string().contains(says), "{err}");
+        assert!(err.to_string().contains("Sparsely::"), "{err}");
+    }
+    // An empty value with no index lists, as `Default` makes it, is written as empty lists.
+    w.write(&Sparsely::default())
+        .expect("an empty sparse value");
+    let bytes = w.finish().expect("finishes");
+    let empty = Sparsely {
+        one: Sparse::new_1d(vec![], vec![]),
+        two: Sparse {
+            indices: vec![vec![], vec![]],
+            values: vec![],
+        },
+    };
+    let read: Vec<Sparsely> = tfrecord_core::Reader::<Sparsely, TfExample, _>::new(
+        &bytes[..],
+        tfrecord_core::ReaderOptions::new(),
+    )
+    .collect::<Result<_, _>>()
+    .expect("reads");
+    assert_eq!(read, [fits, empty]);
+}

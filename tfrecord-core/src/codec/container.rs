@@ -60,7 +60,8 @@ pub trait Encode<C: Container = TfExample> {
     fn encode_raw(&self, buf: &mut Vec<u8>);
 
     /// Checks that the value fits the layout its type declares (a fixed `shape`'s count of
-    /// values, whole rows of a `[-1, ..]` shape), as decoding checks it: the writers call it
+    /// values, whole rows of a `[-1, ..]` shape, a sparse field's index lists: one per index
+    /// key, one index per value, each inside the declared size), as decoding checks it: the writers call it
     /// before encoding, so that a record that TensorFlow's parser and this crate's readers
     /// would refuse is not written. The default accepts every value.
     ///

@@ -35,7 +35,7 @@ pub use keys::{KeyTable, flat_clash, key_clash};
 pub use message::FeatureBytes;
 pub(crate) use record::for_each_entry;
 pub use record::*;
-pub use sparse::{Sparse, put_sparse, sparse, sparse_entries_len};
+pub use sparse::{Sparse, check_sparse, put_sparse, sparse, sparse_entries_len};
 pub use steps::{DecodeSteps, EncodeSteps, Ragged};
 pub(crate) use steps::{canonical_step_values, for_each_step};
 pub use view::{FeatureView, one_canonical};

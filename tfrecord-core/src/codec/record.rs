@@ -254,8 +254,8 @@ pub trait EncodeFields<D: Dialect> {
     fn put_entries(&self, prefix: &[u8], buf: &mut Vec<u8>);
 
     /// Checks that the values fit the layout the type declares (the count of a fixed
-    /// `shape`, whole rows of a `[-1, ..]` one), as decoding checks them; the default accepts
-    /// every value.
+    /// `shape`, whole rows of a `[-1, ..]` one, a sparse field's index lists), as decoding
+    /// checks them; the default accepts every value.
     ///
     /// # Errors
     /// A field whose values do not fit, naming it.

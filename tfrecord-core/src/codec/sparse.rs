@@ -96,6 +96,60 @@ pub fn put_sparse<D: Dialect, T: EncodeElem<D>>(
     put_entry::<D, Vec<T>>(buf, prefix, value_key, &s.values);
 }
 
+/// Checks a sparse field about to be written as [`sparse`] checks what it reads, so that a
+/// writer never writes one that this crate's readers or `tf.io.SparseFeature` would refuse:
+/// one index list per index key, each with one entry per value, each index in `0..size[d]`
+/// when a size is given. An empty value with no index lists (`Sparse::default()`) is written
+/// as empty lists, and passes.
+///
+/// # Errors
+/// The first list that does not fit, naming its key.
+pub fn check_sparse<T>(
+    s: &Sparse<T>,
+    index_infos: &[FieldInfo],
+    value_info: &FieldInfo,
+    size: &[u64],
+) -> Result<()> {
+    if s.indices.is_empty() && s.values.is_empty() {
+        return Ok(());
+    }
+    if s.indices.len() != index_infos.len() {
+        let detail = format!(
+            "the sparse value holds indices of {} dimension(s), but the field stores {} index \
+             feature(s) ({}) (field `{}::{}`)",
+            s.indices.len(),
+            index_infos.len(),
+            index_infos
+                .iter()
+                .map(|i| format!("{:?}", i.key))
+                .collect::<Vec<_>>()
+                .join(", "),
+            value_info.record,
+            value_info.member
+        );
+        return Err(
+            crate::Error::feature_problem(FeatureProblem::Other, detail).with_key(value_info.key)
+        );
+    }
+    for (d, (idx, info)) in s.indices.iter().zip(index_infos).enumerate() {
+        if idx.len() != s.values.len() {
+            return Err(info.error(FeatureProblem::Count {
+                expected: s.values.len(),
+                found: idx.len(),
+            }));
+        }
+        if let Some(&bound) = size.get(d)
+            && let Some(&bad) = idx.iter().find(|&&i| i < 0 || i.cast_unsigned() >= bound)
+        {
+            return Err(info.error(FeatureProblem::IndexOutOfRange {
+                index: bad,
+                size: bound,
+            }));
+        }
+    }
+    Ok(())
+}
+
 fn list<'de, D: Dialect, T: DecodeElem<'de, D>>(
     slot: Option<FeatureBytes<'de>>,
     info: &FieldInfo,

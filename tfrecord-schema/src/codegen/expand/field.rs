@@ -95,6 +95,23 @@ impl Ctx<'_> {
                     quote!(#p::check_rows(#v, #row, &__INFO)?;)
                 }
             }
+            (
+                FeatureKind::Sparse {
+                    index_keys, size, ..
+                },
+                _,
+            ) => {
+                let record = &self.lowered.record.name;
+                let member = &f.member;
+                let infos = index_keys
+                    .iter()
+                    .map(|k| quote!(#p::FieldInfo { record: #record, member: #member, key: #k }));
+                let size = size.iter().map(|&n| Lit::u64_suffixed(n));
+                quote! {{
+                    const __IDX: &[#p::FieldInfo] = &[#(#infos),*];
+                    #p::check_sparse(#v, __IDX, &__INFO, &[#(#size),*])?;
+                }}
+            }
             _ => quote!(),
         }
     }
