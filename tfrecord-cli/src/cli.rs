@@ -770,7 +770,9 @@ pub(crate) struct FromRecordsArgs {
     #[arg(long, value_enum, ignore_case = true)]
     pub(crate) format: Option<RecordFormatArg>,
     /// A TOML spec forcing the dtype (and shape, default) of some fields: each feature reads
-    /// the field its `source` names (`a/b` for nested objects), else its key.
+    /// the field its `source` names (`a/b` for nested objects), else its key. Fields the spec
+    /// does not read keep their own names; one whose name is the key of a spec feature read
+    /// from another field is an error (one of the two values would be lost).
     #[arg(long, value_name = "SPEC.toml")]
     pub(crate) spec: Option<PathBuf>,
     /// The record of the spec to use [default: the spec's only record].

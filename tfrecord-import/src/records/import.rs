@@ -91,6 +91,15 @@ pub fn import_records(
     let mut csv_kinds: BTreeMap<String, (bool, bool, bool)> = BTreeMap::new();
     // JSON fields met only as empty lists, with the first record that holds one.
     let mut empty: BTreeMap<String, u64> = BTreeMap::new();
+    // The feature key each spec feature writes, and the field it is read from.
+    let spec_keys: BTreeMap<&str, &str> = spec
+        .rules
+        .iter()
+        .map(|(source, rule)| (rule.key.as_str(), source.as_str()))
+        .collect();
+    // Fields not in the spec whose own key a spec feature writes: with the first record that
+    // holds one, and what it clashes with.
+    let mut clashes: BTreeMap<String, (u64, String)> = BTreeMap::new();
     for_each_record(&source, format, delimiter, |raw, _| {
         let Ok(fields) = &raw.fields else {
             return Ok(());
@@ -98,6 +107,18 @@ pub fn import_records(
         for (key, field) in fields {
             if spec.rules.contains_key(key) {
                 continue;
+            }
+            if let Some(from) = spec_keys.get(key.as_str())
+                && !clashes.contains_key(key)
+            {
+                let msg = format!(
+                    "is written as feature `{key}`, the key of the spec's feature read from field \
+                     `{from}` (line {}): one of the two values would be lost; give this field a \
+                     feature of its own in the spec (`source = \"{key}\"` under another key) to \
+                     keep it",
+                    raw.line
+                );
+                clashes.insert(key.clone(), (raw.index, msg));
             }
             let Ok(scalars) = field else { continue };
             if csv {
@@ -148,6 +169,9 @@ pub fn import_records(
             ListKind::Bytes
         };
         kinds.insert(key, k);
+    }
+    for (key, (record, msg)) in clashes {
+        kinds.insert(key, ListKind::Conflict(record, msg));
     }
     // A field that is never more than an empty list has no kind to write it with: said, not
     // left out silently.
@@ -322,6 +346,29 @@ mod tests {
         assert!(!r.contains_key("n"));
         // An integer where other records hold floats is a float.
         assert_eq!(rows[1].features["f"], Values::Float32(vec![2.0]));
+    }
+
+    /// The integer literal `-0` is the integer 0, as Python's `json.loads` reads it (a float
+    /// list would round every large integer of the field): `-0.0` and `-0e0` stay floats.
+    #[test]
+    fn the_integer_minus_zero_is_an_integer() {
+        let (rows, _) = run(
+            "{\"k\": 16777217, \"s\": \"-0\"}\n{\"k\": -0, \"l\": [1, -0], \"s\": \"-0\"}\n{\"f\": -0.0, \"g\": [-0e0, -0], \"k\": 2}\n",
+            &RecordOptions::default(),
+        );
+        let rows = rows.unwrap();
+        assert_eq!(rows[0].features["k"], Values::Int64(vec![16_777_217]));
+        assert_eq!(rows[1].features["k"], Values::Int64(vec![0]));
+        assert_eq!(rows[1].features["l"], Values::Int64(vec![1, 0]));
+        assert_eq!(rows[1].features["s"], Values::from(&b"-0"[..]));
+        let Values::Float32(f) = &rows[2].features["f"] else {
+            panic!("{:?}", rows[2].features["f"]);
+        };
+        assert!(f[0] == 0.0 && f[0].is_sign_negative());
+        let Values::Float32(g) = &rows[2].features["g"] else {
+            panic!("{:?}", rows[2].features["g"]);
+        };
+        assert!(g[0].is_sign_negative() && g[1] == 0.0 && !g[1].is_sign_negative());
     }
 
     #[test]
@@ -514,6 +561,14 @@ mod tests {
         assert_eq!(big, &Values::from(&b"99999999999999999999"[..]));
         assert_eq!(rows[1].features["big"], Values::from(&b"1"[..]));
         assert_eq!(rows[0].features["f"], Values::Float32(vec![1e20]));
+        // Read straight to the nearest float, as `tf.io.decode_csv` reads it: just past the
+        // halfway point between 1 and the next float, which a double would round down to.
+        let (rows, _) = run("x\n1.00000005960464477539062500001\n1.5\n", &opts);
+        let rows = rows.unwrap();
+        assert_eq!(
+            rows[0].features["x"],
+            Values::Float32(vec![f32::from_bits(0x3f80_0001)])
+        );
         // Zero-padded codes keep their zeros: the column stays text. A lone 0 is a number.
         let (rows, _) = run("zip,n,x\n007,0,-01\n10,-0,0.5\n", &opts);
         let rows = rows.unwrap();
@@ -578,5 +633,48 @@ dtype = "string"
         );
         let e = r.unwrap_err().to_string();
         assert!(e.contains("a float (1.5) does not convert to int64"), "{e}");
+    }
+
+    /// A field the spec does not read, whose own key a spec feature writes (read from another
+    /// field), would lose one of the two values: an error, or with `skip_unmappable` the field
+    /// left out with a warning; never one value silently replacing the other.
+    #[test]
+    fn a_field_whose_key_a_spec_feature_writes_is_refused() {
+        let schema = ir::Schema::from_toml_str(
+            "[records.R.features]\nlabel = { source = \"id\", dtype = \"int64\" }\n",
+            "r.toml",
+        )
+        .unwrap();
+        let spec = RecordSpec::from_record(&schema.records[0]).unwrap();
+        for (format, text) in [
+            (RecordFormat::Csv, "id,label\n1,cat\n2,dog\n"),
+            (
+                RecordFormat::JsonLines,
+                "{\"id\": 1, \"label\": \"cat\"}\n{\"label\": \"dog\", \"id\": 2}\n",
+            ),
+        ] {
+            let opts = RecordOptions {
+                spec: Some(spec.clone()),
+                format: Some(format),
+                ..RecordOptions::default()
+            };
+            let (r, _) = run(text, &opts);
+            let e = r.unwrap_err().to_string();
+            assert!(
+                e.contains("record 0: field \"label\": is written as feature `label`"),
+                "{e}"
+            );
+            assert!(e.contains("read from field `id`"), "{e}");
+            let opts = RecordOptions {
+                skip_unmappable: true,
+                ..opts
+            };
+            let (rows, w) = run(text, &opts);
+            let rows = rows.unwrap();
+            assert_eq!(rows[0].features["label"], Values::Int64(vec![1]));
+            assert_eq!(rows[1].features["label"], Values::Int64(vec![2]));
+            assert_eq!(w.len(), 1, "{w:?}");
+            assert!(w[0].contains("left out of every record"), "{w:?}");
+        }
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use super::csv_quotes::{Quotes, csv_unclosed};
-use super::json_lines::json_without_duplicates;
+use super::json_lines::{json_without_duplicates, number_tokens};
 use crate::error::{Error, Result};
 
 /// The input format.
@@ -139,43 +139,14 @@ fn out_of_range_integer(fields: &[(String, Field)], line: &[u8]) -> Option<Strin
     if !suspect {
         return None;
     }
-    let mut i = 0;
-    while i < line.len() {
-        match line[i] {
-            b'"' => {
-                i += 1;
-                while i < line.len() {
-                    match line[i] {
-                        b'\\' => i += 2,
-                        b'"' => {
-                            i += 1;
-                            break;
-                        }
-                        _ => i += 1,
-                    }
-                }
-            }
-            b'-' | b'0'..=b'9' => {
-                let start = i;
-                i += 1;
-                while i < line.len()
-                    && matches!(line[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
-                {
-                    i += 1;
-                }
-                let token = std::str::from_utf8(&line[start..i]).unwrap_or_default();
-                let digits = token.strip_prefix('-').unwrap_or(token);
-                if !digits.is_empty()
-                    && digits.bytes().all(|b| b.is_ascii_digit())
-                    && token.parse::<i64>().is_err()
-                {
-                    return Some(token.to_owned());
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    None
+    number_tokens(line).find_map(|(start, end)| {
+        let token = std::str::from_utf8(&line[start..end]).unwrap_or_default();
+        let digits = token.strip_prefix('-').unwrap_or(token);
+        (!digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && token.parse::<i64>().is_err())
+        .then(|| token.to_owned())
+    })
 }
 
 /// The input, readable twice.

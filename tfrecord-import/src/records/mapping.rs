@@ -165,11 +165,21 @@ pub(super) fn convert_to_dtype(
         ),
         // A number beyond the float's range does not convert (it is not infinity): written
         // out (`3.5e38`) or beyond even a double (`1e400`, which parses as infinity). Only
-        // `inf`, `infinity` and `nan` (any case, signed) are the special values.
+        // `inf`, `infinity` and `nan` (any case, signed) are the special values. Text is read
+        // straight to the nearest float, as `tf.io.decode_csv` and `tf.strings.to_number`
+        // read it (through a double, a decimal near a halfway point would be rounded twice).
         DType::Float => Values::Float32(
             scalars
                 .iter()
                 .map(|s| {
+                    if let Scalar::Str(t) = s {
+                        let x = t.trim().parse::<f32>().map_err(|_| bad(s))?;
+                        return if overflows(s, f64::from(x)) {
+                            Err(beyond(s, "a float (about 3.4e38)"))
+                        } else {
+                            Ok(x)
+                        };
+                    }
                     let x = as_f64(s).ok_or_else(|| bad(s))?;
                     match narrow_f64(x) {
                         Some(v) if !overflows(s, x) => Ok(v),

@@ -4,7 +4,7 @@
 //!
 //! | record field | feature |
 //! | --- | --- |
-//! | integer (JSON integer; CSV column of integers) | `int64_list` |
+//! | integer (JSON integer, `-0` included, as Python's `json` reads it; CSV column of integers) | `int64_list` |
 //! | float (JSON number with a fraction or exponent; CSV column of numbers) | `float_list` |
 //! | string (CSV: any other column) | `bytes_list` (UTF-8) |
 //! | boolean (`true` / `false`) | `int64_list` of 0 / 1, as [TensorFlow's guide][guide] maps `bool` |
@@ -36,7 +36,10 @@
 //! under its key; `fixed` features need exactly `shape`'s count of values and take their
 //! `default` when the field is absent (no default: an error; `optional`: left out), `var`
 //! features take any count. Other fields are mapped by the table above (or are unmappable with
-//! `deny_unknown_keys = true`).
+//! `deny_unknown_keys = true`); one whose name is the key of a spec feature read from another
+//! field is unmappable too, since one of the two values would be lost. Text read into a `float`
+//! (a CSV cell, a JSON string) is rounded once, straight to the nearest float, as
+//! `tf.io.decode_csv` reads it.
 //!
 //! [guide]: https://www.tensorflow.org/tutorials/load_data/tfrecord
 
