@@ -1,7 +1,7 @@
 //! Whether an image file is whole: a walk over its structure to its end marker, without
 //! decoding any pixel.
 
-use super::header::{ImageFormat, ImageInfo};
+use super::header::{ImageFormat, ImageInfo, crc32};
 
 /// Checks that an image file is not cut short, for the format and size `info` (from
 /// [`read_header`](super::header::read_header)) gives.
@@ -14,7 +14,9 @@ use super::header::{ImageFormat, ImageInfo};
 ///   (skipping stuffed `FF 00`, restart markers and fill bytes), up to the end-of-image marker
 ///   `FF D9`; bytes after it are allowed.
 /// - PNG: the chunks are followed by their lengths up to a whole `IEND` chunk, its CRC
-///   included; bytes after it are allowed. CRCs are not checked.
+///   included; bytes after it are allowed. The CRC of every critical chunk (`IHDR`, `PLTE`,
+///   `IDAT`, `IEND`) is checked, as libpng checks it (it passes over an ancillary chunk with
+///   a bad CRC, and so does this), and an image without `IDAT` chunks is refused.
 /// - WebP: the file holds at least the 8 + RIFF size bytes its header gives.
 /// - BMP: the file is exactly the pixel-data offset plus |height| rows of depth x width bytes,
 ///   each padded to 4: TensorFlow refuses a BMP with bytes missing and one with bytes added.
@@ -23,6 +25,8 @@ use super::header::{ImageFormat, ImageInfo};
 ///   one cut after that (the images that are whole), trailer or not.
 ///
 /// The walk reads each byte at most once, and only the scan data of a JPEG byte by byte.
+/// A second JPEG start-of-image marker (`FF D8`) is refused, as libjpeg refuses it: a JPEG cut
+/// short with another one after it does not pass for whole.
 ///
 /// # Errors
 /// A message that starts `truncated JPEG`, `truncated PNG`, ... and says where the file ends,
@@ -89,7 +93,15 @@ fn jpeg(b: &[u8]) -> Result<(), String> {
         at += 1;
         match code {
             0xd9 => return Ok(()),
-            0x00 | 0x01 | 0xd0..=0xd8 => continue,
+            0x00 | 0x01 | 0xd0..=0xd7 => continue,
+            0xd8 => {
+                return Err(format!(
+                    "malformed JPEG: a second start-of-image marker (FF D8) at offset {}, before \
+                     the end-of-image marker (FF D9): the file is cut short and another JPEG \
+                     follows",
+                    at - 2
+                ));
+            }
             _ => {}
         }
         let Some(len) = be16(b, at) else {
@@ -125,6 +137,7 @@ fn jpeg(b: &[u8]) -> Result<(), String> {
 
 fn png(b: &[u8]) -> Result<(), String> {
     let mut at = 8usize;
+    let mut image_data = false;
     loop {
         let (Some(len), Some(kind)) = (be32(b, at), b.get(at + 4..at + 8)) else {
             let where_ = if at >= b.len() {
@@ -155,10 +168,33 @@ fn png(b: &[u8]) -> Result<(), String> {
                 b.len()
             ));
         }
-        if kind == b"IEND" {
-            return Ok(());
+        let end = end.unwrap_or(b.len());
+        // A critical chunk's type starts with a capital letter.
+        if kind[0].is_ascii_uppercase() {
+            let stored = be32(b, end - 4).unwrap_or(0);
+            let computed = crc32(&b[at + 4..end - 4]);
+            if u32::try_from(stored).ok() != Some(computed) {
+                return Err(format!(
+                    "malformed PNG: the {} chunk at offset {at} has the CRC {stored:08x}, its \
+                     bytes give {computed:08x} (damaged data, which tf.io.decode_image does not \
+                     decode)",
+                    String::from_utf8_lossy(kind)
+                ));
+            }
         }
-        at = end.unwrap_or(b.len());
+        match kind {
+            b"IDAT" => image_data = true,
+            b"IEND" if image_data => return Ok(()),
+            b"IEND" => {
+                return Err(
+                    "malformed PNG: no IDAT chunk before IEND (no image data, which \
+                     tf.io.decode_image does not decode)"
+                        .into(),
+                );
+            }
+            _ => {}
+        }
+        at = end;
     }
 }
 
@@ -284,6 +320,12 @@ mod tests {
             let e = check(&j[..n]).unwrap_err();
             assert!(e.starts_with("truncated JPEG"), "{n}: {e}");
         }
+        // Cut inside its scan data with another JPEG after it: the second start of image is
+        // refused (TensorFlow 2.21: "jpeg::Uncompress failed"), not its end marker taken.
+        let mut two = j[..j.len() - 3].to_vec();
+        two.extend(&j);
+        let e = check(&two).unwrap_err();
+        assert!(e.contains("a second start-of-image marker (FF D8)"), "{e}");
         // Stray bytes between segments (after the frame header) are skipped, as libjpeg does.
         let mut stray = j[..sof + 19].to_vec();
         stray.extend([0x00, 0x12]);
@@ -315,6 +357,37 @@ mod tests {
             let e = check(&p[..n]).unwrap_err();
             assert!(e.starts_with("truncated PNG"), "{n}: {e}");
         }
+        // A critical chunk whose CRC does not match its bytes (TensorFlow 2.21: "Invalid PNG
+        // data" for IDAT and IEND, "Failed to initialize decoder" for PLTE); an ancillary
+        // chunk's is passed over, as libpng does (TensorFlow decoded such a file).
+        for kind in [&b"IDAT"[..], b"IEND", b"PLTE"] {
+            let mut bad = p[..33].to_vec();
+            for (k, data) in [
+                (&b"PLTE"[..], &[0u8; 3][..]),
+                (b"IDAT", &[1; 20]),
+                (b"IEND", &[]),
+            ] {
+                let mut c = chunk(k, data);
+                if k == kind {
+                    *c.last_mut().unwrap() ^= 1;
+                }
+                bad.extend(c);
+            }
+            let e = check(&bad).unwrap_err();
+            let name = String::from_utf8_lossy(kind);
+            assert!(e.contains(&format!("the {name} chunk at offset")), "{e}");
+        }
+        let mut ancillary = p[..33].to_vec();
+        let mut text = chunk(b"tEXt", b"k\0v");
+        *text.last_mut().unwrap() ^= 1;
+        ancillary.extend(text);
+        ancillary.extend(&p[33..]);
+        assert_eq!(check(&ancillary), Ok(()));
+        // No image data (TensorFlow 2.21: "Failed to initialize decoder").
+        let mut empty = p[..33].to_vec();
+        empty.extend(chunk(b"IEND", &[]));
+        let e = check(&empty).unwrap_err();
+        assert!(e.contains("no IDAT chunk before IEND"), "{e}");
         // A chunk length beyond the file (4 GiB) is a cut too, not an overflow.
         let mut huge = p[..33].to_vec();
         huge.extend([0xff, 0xff, 0xff, 0xff]);

@@ -143,33 +143,14 @@ fn truncated(format: &str) -> String {
     format!("truncated or malformed {format} header")
 }
 
-/// The CRC-32 of PNG chunks (ISO 3309, reflected polynomial `0xEDB88320`), a byte at a time.
-const CRC_TABLE: [u32; 256] = {
-    let mut table = [0u32; 256];
-    let mut n = 0;
-    while n < 256 {
-        let mut c = n as u32;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 == 1 {
-                0xedb8_8320 ^ (c >> 1)
-            } else {
-                c >> 1
-            };
-            k += 1;
-        }
-        table[n] = c;
-        n += 1;
-    }
-    table
-};
-
-/// The CRC-32 of `bytes`, as a PNG chunk stores it (over the chunk type and data).
+/// The CRC-32 of `bytes` (ISO 3309, as a PNG chunk stores it over its type and data).
 pub(super) fn crc32(bytes: &[u8]) -> u32 {
-    !bytes.iter().fold(!0u32, |c, &x| {
-        CRC_TABLE[usize::from(c.to_le_bytes()[0] ^ x)] ^ (c >> 8)
-    })
+    crc32fast::hash(bytes)
 }
+
+/// TensorFlow's limit on a decoded image: a PNG of this many pixels or more, and a JPEG of
+/// this many bytes of pixels or more (width x height x channels), are refused.
+const MAX_DECODED: u64 = 1 << 29;
 
 /// libpng's default limit on a PNG's width and height, which TensorFlow keeps.
 const PNG_MAX_SIDE: u32 = 1_000_000;
@@ -205,6 +186,12 @@ fn png(b: &[u8]) -> Result<ImageInfo, String> {
         return Err(format!(
             "a PNG of {width} x {height}, which tf.io.decode_image does not decode (libpng \
              refuses a width or height above {PNG_MAX_SIDE})"
+        ));
+    }
+    if u64::from(width) * u64::from(height) >= MAX_DECODED {
+        return Err(format!(
+            "a PNG of {width} x {height}, which tf.io.decode_image does not decode (it refuses \
+             a PNG of 2^29 pixels or more: \"PNG size too large for int\")"
         ));
     }
     if compression != 0 || filter != 0 || interlace > 1 {
@@ -281,7 +268,14 @@ fn jpeg(b: &[u8]) -> Result<ImageInfo, String> {
         at += 1;
         match code {
             // Markers without a length.
-            0x01 | 0xd0..=0xd8 => continue,
+            0x01 | 0xd0..=0xd7 => continue,
+            // libjpeg refuses a second start of image.
+            0xd8 => {
+                return Err(format!(
+                    "malformed JPEG: a second start-of-image marker (FF D8) at offset {}",
+                    at - 2
+                ));
+            }
             0xd9 | 0xda => {
                 return Err("malformed JPEG: no frame header before the image data".into());
             }
@@ -330,6 +324,13 @@ fn jpeg(b: &[u8]) -> Result<ImageInfo, String> {
                     ));
                 }
             };
+            if u64::from(width) * u64::from(height) * u64::from(depth) >= MAX_DECODED {
+                return Err(format!(
+                    "a JPEG of {width} x {height} x {depth}, which tf.io.decode_image does not \
+                     decode (it refuses a JPEG of 2^29 bytes of pixels or more: \"Image too \
+                     large\")"
+                ));
+            }
             return Ok(ImageInfo {
                 format: ImageFormat::Jpeg,
                 width,
@@ -656,6 +657,38 @@ pub(super) mod tests {
         b
     }
 
+    /// 2^29 bytes of pixels or more (width x height x channels): TensorFlow 2.21 refused an
+    /// RGB JPEG of 13378 x 13378 and a grayscale one of 23171 x 23171 ("Image too large"), and
+    /// went on past the header for 13377 x 13377 and 23170 x 23170.
+    #[test]
+    fn jpeg_of_too_many_bytes_of_pixels() {
+        let sized = |n: u8, w: u16, h: u16| {
+            let mut b = jpeg_sof(n, None);
+            b[7..9].copy_from_slice(&h.to_be_bytes());
+            b[9..11].copy_from_slice(&w.to_be_bytes());
+            b
+        };
+        for (n, side) in [(3, 13_378), (1, 23_171)] {
+            let e = read_header(&sized(n, side, side)).unwrap_err();
+            assert!(e.contains("2^29 bytes of pixels or more"), "{e}");
+        }
+        for (n, side) in [(3, 13_377), (1, 23_170)] {
+            let info = read_header(&sized(n, side, side)).unwrap();
+            assert_eq!(
+                (info.width, info.height),
+                (u32::from(side), u32::from(side))
+            );
+        }
+        // A second start of image before the frame header: libjpeg refuses it.
+        let mut twice = vec![0xff, 0xd8];
+        twice.extend(jpeg_sof(3, None));
+        let e = read_header(&twice).unwrap_err();
+        assert!(
+            e.contains("a second start-of-image marker (FF D8) at offset 2"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn jpeg_components_are_decode_image_channels() {
         // What tf.io.decode_image returned for such files (TensorFlow 2.21): CMYK and YCCK
@@ -791,6 +824,19 @@ pub(super) mod tests {
         for f in [(0, 5, 8, 2, 0, 0, 0), (7, 0, 8, 2, 0, 0, 0)] {
             let e = read_header(&png_ihdr(f, &[])).unwrap_err();
             assert!(e.contains("size of"), "{e}");
+        }
+        // 2^29 pixels or more, whatever the channels: TensorFlow 2.21 refused 16384 x 32768
+        // and 23171 x 23171 ("PNG size too large for int"), and went on past the header for
+        // 16384 x 32767 and 23170 x 23170.
+        for (w, h) in [(16_384, 32_768), (23_171, 23_171)] {
+            for color in [0, 2, 6] {
+                let e = read_header(&png_ihdr((w, h, 8, color, 0, 0, 0), &[])).unwrap_err();
+                assert!(e.contains("2^29 pixels or more"), "{e}");
+            }
+        }
+        for (w, h) in [(16_384, 32_767), (23_170, 23_170)] {
+            let info = read_header(&png_ihdr((w, h, 8, 6, 0, 0, 0), &[])).unwrap();
+            assert_eq!((info.width, info.height), (w, h));
         }
         for f in [
             (7, 5, 8, 2, 1, 0, 0),

@@ -46,17 +46,20 @@
 //! An image that cannot be stored stops the import with an error naming the file (no output
 //! file is left): an unreadable file, an unknown signature, a header that does not read, and a
 //! header TensorFlow's decoder refuses, for which there is no `depth` to give (a JPEG of 2 or of
-//! 5 and more components, of other than 8-bit samples, or lossless or differential; a PNG whose
-//! IHDR chunk has a bad CRC, a bit depth its colour type does not allow, another field libpng
-//! refuses or a side above 1000000, or a palette PNG without a PLTE chunk; a GIF without a
-//! whole image or whose first image has no colour table; a BMP of other than 8, 24 or 32 bits
-//! per pixel, of negative width or with the 12-byte OS/2 header), and a file cut short. The header alone does not show a file cut inside its image data (a failed
-//! download, a copy stopped midway), which TensorFlow then fails to decode, so every file's
-//! structure is followed to its end marker ([`check_complete`]; no pixel is decoded): a JPEG
-//! must reach its end-of-image marker `FF D9` and a PNG a whole `IEND` chunk (bytes after
-//! either are allowed, as TensorFlow allows them), a WebP must hold the size its RIFF header
-//! gives, and a BMP must be exactly the size its header gives (TensorFlow refuses one byte
-//! more or less). The error says `truncated JPEG: the file ends inside its scan data, ...`.
+//! 5 and more components, of other than 8-bit samples, lossless or differential, or of 2^29
+//! bytes of pixels or more; a PNG whose IHDR chunk has a bad CRC, a bit depth its colour type
+//! does not allow, another field libpng refuses, a side above 1000000 or 2^29 pixels or more,
+//! or a palette PNG without a PLTE chunk; a GIF without a whole image or whose first image has
+//! no colour table; a BMP of other than 8, 24 or 32 bits per pixel, of negative width or with
+//! the 12-byte OS/2 header), and a file cut short. The header alone does not show a file cut
+//! inside its image data (a failed download, a copy stopped midway), which TensorFlow then
+//! fails to decode, so every file's structure is followed to its end marker
+//! ([`check_complete`]; no pixel is decoded): a JPEG must reach its end-of-image marker `FF D9`
+//! with no second start-of-image marker before it, and a PNG a whole `IEND` chunk after image
+//! data, every critical chunk's CRC matching its bytes (bytes after either end are allowed, as
+//! TensorFlow allows them), a WebP must hold the size its RIFF header gives, and a BMP must be
+//! exactly the size its header gives (TensorFlow refuses one byte more or less). The error says
+//! `truncated JPEG: the file ends inside its scan data, ...`.
 //! A GIF's blocks are walked by [`read_header`]: one cut before its first image is whole is
 //! refused, and one cut later is taken, as TensorFlow decodes it (the images that are whole).
 //! Image data is not decompressed, so a GIF whose first image's LZW data is corrupt is not
