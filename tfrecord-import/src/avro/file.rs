@@ -178,26 +178,33 @@ impl<'s> AvroFile<'s> {
             let Some(count) = read_long(&mut self.source)? else {
                 return Ok(false);
             };
-            self.block_index = Some(self.block_index.map_or(0, |i| i + 1));
+            let block = self.block_index.map_or(0, |i| i + 1);
+            self.block_index = Some(block);
             self.block_start = start;
-            let count = u64::try_from(count).map_err(|_| {
+            let at = |e: Error| {
                 Error::new(format!(
-                    "malformed Avro file: negative block record count {count}"
+                    "{} (block {block}, at byte {start} of the file)",
+                    e.message()
                 ))
+            };
+            let count = u64::try_from(count).map_err(|_| {
+                at(Error::new(format!(
+                    "malformed Avro file: negative block record count {count}"
+                )))
             })?;
-            let size = need_long(&mut self.source, "block size")?;
-            let size = bounded(&mut self.source, size, "data block", self.end)?;
+            let size = need_long(&mut self.source, "block size").map_err(at)?;
+            let size = bounded(&mut self.source, size, "data block", self.end).map_err(at)?;
             self.block.clear();
             self.block.resize(size, 0);
             self.source.read_exact(&mut self.block)?;
             let mut marker = [0u8; 16];
-            bounded(&mut self.source, 16, "block sync marker", self.end)?;
+            bounded(&mut self.source, 16, "block sync marker", self.end).map_err(at)?;
             self.source.read_exact(&mut marker)?;
             self.read = self.source.stream_position().unwrap_or(self.read);
             if marker != self.marker {
-                return Err(Error::new(
+                return Err(at(Error::new(
                     "corrupted Avro file: a block's sync marker differs from the header's",
-                ));
+                )));
             }
             if matches!(self.codec, Codec::Snappy) {
                 check_snappy_length(&self.block).map_err(|e| {
@@ -255,12 +262,19 @@ impl<'s> AvroFile<'s> {
             })?;
             self.empty_left = empty_left;
             let mut datum = self.block.get(start..end).unwrap_or(&[]);
+            // Where the record lies: a block's data may be compressed, so its place in the
+            // block's decompressed data.
+            let place = format!(
+                "in block {} (at byte {} of the file), at byte {start} of the block's data",
+                self.block_index.unwrap_or(0),
+                self.block_start
+            );
             let v = reader.read_value(&mut datum).map_err(|e| {
-                Error::new(format!("cannot decode the record: {e}")).with_record(index)
+                Error::new(format!("cannot decode the record {place}: {e}")).with_record(index)
             })?;
             if !datum.is_empty() {
                 return Err(Error::new(format!(
-                    "cannot decode the record: {} of its {} bytes were left unread",
+                    "cannot decode the record {place}: {} of its {} bytes were left unread",
                     datum.len(),
                     end - start
                 ))
@@ -423,6 +437,52 @@ mod tests {
         let e = read_error("trailing.avro", &file);
         assert!(
             e.contains("holds 1 bytes after the records its count says"),
+            "{e}"
+        );
+    }
+
+    /// A damaged sync marker, bytes after the last block and an enum index past the symbols
+    /// are errors naming the block and its byte offset in the file.
+    #[test]
+    fn block_errors_name_the_block_and_its_offset() {
+        let schema = Schema::parse_str(
+            r#"{"type": "record", "name": "r", "fields": [
+                {"name": "e", "type": {"type": "enum", "name": "ab", "symbols": ["a", "b"]}}]}"#,
+        )
+        .unwrap();
+        let mut w = apache_avro::Writer::with_codec(&schema, Vec::new(), Codec::Null).unwrap();
+        let mut r = apache_avro::types::Record::new(&schema).unwrap();
+        r.put("e", Value::Enum(1, "b".into()));
+        w.append_value(r).unwrap();
+        let file = w.into_inner().unwrap();
+        let marker = file[file.len() - 16..].to_vec();
+        let block = file.windows(16).position(|w| w == marker).unwrap() + 16;
+        // count 1 (zigzag 2), size 1 (zigzag 2), the enum index 1 (zigzag 2), the marker.
+        assert_eq!(file[block..block + 3], [2, 2, 2]);
+        let mut bad_marker = file.clone();
+        *bad_marker.last_mut().unwrap() ^= 1;
+        let e = read_error("marker.avro", &bad_marker);
+        assert!(
+            e.contains(&format!(
+                "sync marker differs from the header's (block 0, at byte {block} of the file)"
+            )),
+            "{e}"
+        );
+        let mut trailing = file.clone();
+        trailing.push(2);
+        let e = read_error("trailing.avro", &trailing);
+        assert!(
+            e.contains(&format!(
+                "no block size (block 1, at byte {} of the file)",
+                file.len()
+            )),
+            "{e}"
+        );
+        let mut index = file;
+        index[block + 2] = 10;
+        let e = read_error("enum.avro", &index);
+        assert!(
+            e.contains(&format!("record 0: cannot decode the record in block 0 (at byte {block} of the file), at byte 0 of the block's data")),
             "{e}"
         );
     }
