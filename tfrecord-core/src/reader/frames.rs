@@ -560,12 +560,18 @@ impl<R: Read> RecordReader<R> {
             };
             return Err(broken(kind, &[header]));
         };
+        // A cut frame is measured from its header on, the same whether the stream's length is
+        // known (above) or not: the payload and the footer expected, the bytes found of them.
         if let Err(e) = self.read_payload(buf, len_usize) {
             return Err(match e {
                 Payload::Io(e) => stream(e),
-                Payload::Short { needed, found } => {
-                    broken(ErrorKind::Truncated { needed, found }, &[header, buf])
-                }
+                Payload::Short { needed, found } => broken(
+                    ErrorKind::Truncated {
+                        needed: needed.saturating_add(footer_len),
+                        found,
+                    },
+                    &[header, buf],
+                ),
             });
         }
         let mut stored_crc = None;
@@ -574,8 +580,8 @@ impl<R: Read> RecordReader<R> {
             let n = read_full(&mut self.src, &mut footer).map_err(stream)?;
             if n < 4 {
                 let kind = ErrorKind::Truncated {
-                    needed: 4,
-                    found: n as u64,
+                    needed: len.saturating_add(footer_len),
+                    found: len.saturating_add(n as u64),
                 };
                 return Err(broken(kind, &[header, buf, &footer[..n]]));
             }
