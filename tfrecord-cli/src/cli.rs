@@ -587,7 +587,7 @@ pub(crate) struct ToParquetArgs {
     /// feature lists read as an Example is an error, not a record whose lists are dropped.
     #[arg(long)]
     pub(crate) sequence: bool,
-    /// The Parquet file to write.
+    /// The Parquet file to write, or `-` for standard output.
     #[arg(short = 'o', long = "output", value_name = "OUT.parquet")]
     pub(crate) output: PathBuf,
     /// Records decoded per Arrow batch (a batch ends early once its records reach 64 MiB).

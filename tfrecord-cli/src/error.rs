@@ -4,6 +4,8 @@ use std::fmt;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+use crate::stdio::{STDOUT_NAME, is_dash};
+
 /// Why a command failed.
 #[derive(Debug)]
 pub(crate) enum CliError {
@@ -27,10 +29,16 @@ pub(crate) type CliResult<T> = Result<T, CliError>;
 
 impl CliError {
     /// True when the error only says that the reader of our standard output went away (as
-    /// `tfrecord cat x | head` does): that ends the command quietly and successfully.
+    /// `tfrecord cat x | head` does): that ends the command quietly and successfully. A broken
+    /// pipe on an output named with `-o` (a FIFO whose reader left) is an error: the output is
+    /// incomplete.
     pub(crate) fn is_broken_pipe(&self) -> bool {
         match self {
-            CliError::Core(e) => e.is_io(io::ErrorKind::BrokenPipe),
+            CliError::Core(e) => {
+                e.is_io(io::ErrorKind::BrokenPipe)
+                    && e.path()
+                        .is_none_or(|p| is_dash(p) || p.as_os_str() == STDOUT_NAME)
+            }
             CliError::Output(e) => e.kind() == io::ErrorKind::BrokenPipe,
             CliError::Usage(_)
             | CliError::Spec(_)
@@ -52,7 +60,7 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CliError::Core(e) => write!(f, "{e}"),
-            CliError::Output(e) => write!(f, "<stdout>: I/O error: {e}"),
+            CliError::Output(e) => write!(f, "{STDOUT_NAME}: I/O error: {e}"),
             CliError::Usage(msg) | CliError::Failed(msg) => f.write_str(msg),
             CliError::Spec(e) => {
                 let n = e.count();

@@ -14,9 +14,7 @@ use tfrecord_dataset::Sources;
 
 use crate::cli::ReadOpts;
 use crate::error::{CliError, CliResult};
-
-/// The name standard input goes by in messages.
-pub(crate) const STDIN_NAME: &str = "<stdin>";
+use crate::stdio::{STDIN_NAME, is_dash};
 
 /// One input stream: standard input or a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,11 +43,6 @@ impl Source {
             (None, Source::File(p)) => Compression::from_path(p),
         }
     }
-}
-
-/// True when the argument means standard input / output.
-pub(crate) fn is_dash(path: &Path) -> bool {
-    path.as_os_str() == "-"
 }
 
 /// Resolves one command-line argument: `-` is standard input; a directory or a glob pattern

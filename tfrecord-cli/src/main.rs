@@ -36,6 +36,7 @@ mod interrupt;
 mod output;
 mod sharded;
 mod spec;
+mod stdio;
 mod stdout;
 
 use std::process::ExitCode;

@@ -8,11 +8,8 @@ use tfrecord_core::{Error, RecordWriter, WriterOptions};
 
 use crate::cli::WriteOpts;
 use crate::error::{CliError, CliResult};
-use crate::input::is_dash;
 use crate::interrupt::Staged;
-
-/// The name standard output goes by in messages.
-pub(crate) const STDOUT_NAME: &str = "<stdout>";
+use crate::stdio::{STDOUT_NAME, is_dash};
 
 /// Removes a temporary file when dropped (and on interrupt while it lives), unless it was
 /// [`disarm`](TempFile::disarm)ed.
@@ -189,19 +186,17 @@ pub(crate) fn write_text_file(
 }
 
 /// Writes a file with `body`, which gets the open file and gives it back when done: in place
-/// for a device or FIFO, else to a temporary file beside `dest` renamed into place when `body`
-/// succeeds (and removed when it fails, or on interrupt). Standard output (`-`) is refused:
-/// the formats written this way are files.
+/// for standard output (`-`), a device or a FIFO (the formats written this way are written
+/// front to back, with no seeking), else to a temporary file beside `dest` renamed into place
+/// when `body` succeeds (and removed when it fails, or on interrupt).
 ///
 /// # Errors
 /// What `body` returns, and I/O errors creating, syncing or renaming the file (naming `dest`).
 pub(crate) fn write_file(dest: &Path, body: impl FnOnce(File) -> CliResult<File>) -> CliResult<()> {
     let located = |e: io::Error| Error::from(e).with_path(dest);
     if is_dash(dest) {
-        return Err(crate::error::CliError::Usage(
-            "this output is a file: give its path with -o (standard output is not supported)"
-                .into(),
-        ));
+        body(stdout_file().map_err(located)?)?;
+        return Ok(());
     }
     if fs::metadata(dest).is_ok_and(|m| !m.is_file()) {
         body(File::create(dest).map_err(located)?)?;
@@ -219,6 +214,22 @@ pub(crate) fn write_file(dest: &Path, body: impl FnOnce(File) -> CliResult<File>
     }
     temp.disarm();
     Ok(())
+}
+
+/// Standard output as a `File` of its own (a duplicate of its descriptor), for writers that
+/// take a file. Nothing else is written to standard output meanwhile.
+fn stdout_file() -> io::Result<File> {
+    #[cfg(unix)]
+    let owned = {
+        use std::os::fd::AsFd;
+        io::stdout().as_fd().try_clone_to_owned()?
+    };
+    #[cfg(windows)]
+    let owned = {
+        use std::os::windows::io::AsHandle;
+        io::stdout().as_handle().try_clone_to_owned()?
+    };
+    Ok(File::from(owned))
 }
 
 /// Says on standard error, one line each, which files of other shard sets of the output's name

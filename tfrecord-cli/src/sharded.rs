@@ -6,8 +6,8 @@ use tfrecord_dataset::{ShardNaming, ShardSplit, ShardedWriter, ShardedWriterOpti
 
 use crate::cli::{ShardOpts, WriteOpts};
 use crate::error::{CliError, CliResult};
-use crate::input::is_dash;
 use crate::output::{RecordSink, check_overwrite, names_directory, note_removed};
+use crate::stdio::is_dash;
 
 /// Where written records go: one file (or standard output), or a set of shards.
 pub(crate) enum RecordOutput {

@@ -369,6 +369,38 @@ fn closed_stdout_pipe_is_quiet_success() {
     assert_eq!(stderr(&out), "");
 }
 
+/// A named output (`-o FIFO`) whose reader goes away is an error: the output is incomplete.
+/// Only standard output closed by its reader (`| head`) ends a command quietly.
+#[cfg(unix)]
+#[test]
+fn a_named_output_whose_reader_left_is_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("many.tfrecord");
+    write_examples(&path, &samples(20_000));
+    let fifo = dir.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut head = [0u8; 64];
+            std::fs::File::open(&fifo)
+                .expect("opens the FIFO")
+                .read_exact(&mut head)
+                .expect("some output");
+            // Closed here, with most of the output unread.
+        })
+    };
+    let out = run(&["convert", s(&path), "-o", s(&fifo)]);
+    reader.join().expect("reader");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(s(&fifo)) && err.contains("roken pipe"),
+        "{err}"
+    );
+}
+
 #[test]
 fn usage_errors_exit_2() {
     let o = run(&["cat", "--no-such-flag", "x"]);
@@ -845,6 +877,16 @@ fn from_json_error_names_file_line_and_field() {
     std::fs::write(&input, "{\"feature\": {}}\n").expect("write");
     let err = fails(&run(&["from-json", "-o", s(&out), s(&input)]));
     assert!(err.contains("unknown field"), "{err}");
+
+    // Gzip-compressed JSON Lines are not decompressed: the error says what the data looks like.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(good.to_string().as_bytes()).expect("compress");
+    std::fs::write(&input, gz.finish().expect("compress")).expect("write");
+    let err = fails(&run(&["from-json", "-o", s(&out), s(&input)]));
+    assert!(
+        err.contains("line 1") && err.contains("starts like a gzip stream"),
+        "{err}"
+    );
 }
 
 #[test]

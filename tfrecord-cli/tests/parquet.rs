@@ -706,6 +706,24 @@ fn outputs_in_missing_directories_are_written() {
     assert_eq!(n, m.replace(&input, s(&back)));
 }
 
+/// `-o -` writes the Parquet file to standard output, byte for byte the file `-o FILE`
+/// writes (a Parquet file is written front to back).
+#[test]
+fn to_parquet_writes_standard_output() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = fixture("examples.tfrecord");
+    let pq = dir.path().join("x.parquet");
+    ok(&run(&["to-parquet", &input, "-o", s(&pq)]));
+    let piped = run(&["to-parquet", &input, "-o", "-"]);
+    assert!(piped.status.success(), "{}", support::stderr(&piped));
+    assert_eq!(piped.stdout, std::fs::read(&pq).expect("reads"));
+    let back = dir.path().join("x.tfrecord");
+    let from_stdout = dir.path().join("stdout.parquet");
+    std::fs::write(&from_stdout, &piped.stdout).expect("writes");
+    ok(&run(&["from-parquet", s(&from_stdout), "-o", s(&back)]));
+    assert_eq!(json_lines(s(&back), &[]), json_lines(&input, &[]));
+}
+
 #[test]
 fn an_example_spec_does_not_drop_feature_lists() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -10,8 +10,9 @@ use tfrecord_core::{Error, ErrorKind};
 
 use crate::cli::FromJsonArgs;
 use crate::error::{CliError, CliResult};
-use crate::input::{RecordType, Source, is_dash};
+use crate::input::{RecordType, Source};
 use crate::output::{RecordSink, check_not_input};
+use crate::stdio::is_dash;
 
 /// The message of a JSON error, without the "invalid JSON record" prefix the library adds.
 fn json_detail(e: &Error) -> String {
@@ -105,7 +106,17 @@ fn json_lines(
             bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         }
         let text = std::str::from_utf8(bytes)
-            .map_err(|e| fail(format!("not valid UTF-8 ({e})")))?
+            .map_err(|e| {
+                // JSON Lines are read as they are: a compressed file is not decompressed.
+                let hint = match bytes {
+                    [0x1f, 0x8b, ..] if lineno == 1 => {
+                        "; the data starts like a gzip stream: decompress it first \
+                         (`gunzip -c FILE | tfrecord from-json -o OUT -`)"
+                    }
+                    _ => "",
+                };
+                fail(format!("not valid UTF-8 ({e}){hint}"))
+            })?
             .trim();
         if text.is_empty() {
             continue;

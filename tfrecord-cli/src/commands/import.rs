@@ -14,9 +14,9 @@ use tfrecord_import::{Error as ImportError, FeatureRow};
 
 use crate::cli::{FromAvroArgs, FromImagesArgs, FromRecordsArgs, RecordFormatArg, WriteOpts};
 use crate::error::{CliError, CliResult, other_shard_set};
-use crate::input::is_dash;
 use crate::output::{RecordSink, check_overwrite, create_dir, note_removed};
 use crate::spec::{pick_record, read_spec};
+use crate::stdio::is_dash;
 use crate::stdout::with_stdout;
 
 fn failed(e: &ImportError) -> CliError {

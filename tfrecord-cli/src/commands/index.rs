@@ -10,8 +10,9 @@ use tfrecord_core::index::write_index;
 
 use crate::cli::IndexArgs;
 use crate::error::{CliError, CliResult, report};
-use crate::input::{STDIN_NAME, Source, is_dash, reader_options, resolve_all};
-use crate::output::{STDOUT_NAME, write_text_file};
+use crate::input::{Source, reader_options, resolve_all};
+use crate::output::write_text_file;
+use crate::stdio::{STDIN_NAME, STDOUT_NAME, is_dash};
 
 /// `tfrecord index`.
 pub(crate) fn run(args: &IndexArgs) -> CliResult<ExitCode> {

@@ -25,12 +25,11 @@ use crate::cli::{CodecArg, FromParquetArgs, ToParquetArgs};
 use crate::commands::infer;
 use crate::dataset::{self, Progress, Report};
 use crate::error::{CliError, CliResult};
-use crate::input::{
-    Flow, Location, RecordType, Source, is_dash, refuse_feature_lists, resolve_all,
-};
+use crate::input::{Flow, Location, RecordType, Source, refuse_feature_lists, resolve_all};
 use crate::output::{check_overwrite, write_file};
 use crate::sharded::RecordOutput;
 use crate::spec::{pick_record, read_spec};
+use crate::stdio::is_dash;
 
 fn parquet_error(path: &std::path::Path, e: impl std::fmt::Display) -> CliError {
     // The file as a whole (its footer, its codec, a directory named as a file): no feature.
