@@ -78,10 +78,11 @@
 //! files written from it come back as exactly the same records: `Arrow -> records -> Arrow` is
 //! the identity for every mapped type, and `records -> Arrow -> records` gives the same
 //! messages except that an absent `fixed` or `var` feature with a default comes back holding it,
-//! that a feature the spec does not name has no column, so does not come back at all, and that
-//! a feature (or a feature list's step) holding no list at all, which reads as an empty list,
-//! comes back as an empty list of the spec's type (`int64_list {}`): TensorFlow parses both
-//! the same.
+//! that a feature the spec does not name has no column, so does not come back at all, that a
+//! feature holding no list at all (`Feature()`) is an absent feature, a null row, so does not
+//! come back either, and that a feature list's step holding no list, which reads as an empty
+//! list, comes back as an empty list of the spec's type (`int64_list {}`): TensorFlow parses
+//! each pair the same.
 //!
 //! Values are checked as the generated types check them; where the runtime parser follows
 //! TensorFlow's looser rules, the columns are stricter, because an Arrow row must hold exactly

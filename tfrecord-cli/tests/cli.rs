@@ -1898,6 +1898,13 @@ fn infer_reads_ofrecord_and_names_records() {
     assert!(out.contains("[records.Point]"), "{out}");
     let o = run(&["infer", "--record", "not a name", s(&data)]);
     assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("such as `NotAName`"), "{}", stderr(&o));
+    // A keyword stays one in UpperCamelCase: the name suggested is one that works.
+    for keyword in ["Self", "self"] {
+        let o = run(&["infer", "--record", keyword, s(&data)]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains("such as `Self_`"), "{}", stderr(&o));
+    }
 }
 
 #[test]

@@ -432,7 +432,8 @@ impl Inferrer {
                 }
             };
             let steps = if list.min_steps == list.max_steps {
-                format!("{} steps", list.min_steps)
+                let s = if list.min_steps == 1 { "" } else { "s" };
+                format!("{} step{s}", list.min_steps)
             } else {
                 format!("{} to {} steps", list.min_steps, list.max_steps)
             };
@@ -592,5 +593,14 @@ mod tests {
         );
         assert_eq!(get("id").presence, Presence::Required);
         assert_eq!(out.notes.len(), 1);
+        assert_eq!(
+            get("fixed").doc,
+            ["In 1 of 2 records; 2 steps of 2 values each."]
+        );
+        let mut inf = Inferrer::new(RecordKind::SequenceExample);
+        inf.add_sequence_example([("id", int(1))], [("one", vec![int(1)])]);
+        let out = inf.finish("S");
+        let one = out.record.fields.iter().find(|f| f.key == "one").unwrap();
+        assert_eq!(one.doc, ["In 1 of 1 records; 1 step of 1 value each."]);
     }
 }

@@ -164,9 +164,16 @@ pub(crate) fn run(args: &InferArgs) -> CliResult<ExitCode> {
     let name = match &args.record {
         Some(n) if symbol::is_type_name(n) => n.clone(),
         Some(n) => {
+            // A keyword (`Self`) stays one in UpperCamelCase: suggested with a `_` after it.
+            let mut suggestion = symbol::type_name(n);
+            if !symbol::is_type_name(&suggestion) {
+                suggestion.push('_');
+            }
+            if !symbol::is_type_name(&suggestion) {
+                suggestion = "Record".into();
+            }
             return Err(CliError::Usage(format!(
-                "--record `{n}` is not a Rust type name (UpperCamelCase, such as `{}`)",
-                symbol::type_name(n)
+                "--record `{n}` is not a Rust type name (UpperCamelCase, such as `{suggestion}`)"
             )));
         }
         None => default_name(args.files.first().map(std::path::PathBuf::as_path)),
