@@ -50,6 +50,8 @@ mod derive_sequence;
 mod derive_sparse;
 #[path = "e2e/derive_values.rs"]
 mod derive_values;
+#[path = "e2e/derive_wide.rs"]
+mod derive_wide;
 #[path = "e2e/derive_wire.rs"]
 mod derive_wire;
 #[path = "e2e/hygiene.rs"]
