@@ -138,16 +138,23 @@ pub fn check_sparse<T>(
                 found: idx.len(),
             }));
         }
-        if let Some(&bound) = size.get(d)
-            && let Some(&bad) = idx.iter().find(|&&i| i < 0 || i.cast_unsigned() >= bound)
-        {
-            return Err(info.error(FeatureProblem::IndexOutOfRange {
-                index: bad,
-                size: bound,
-            }));
-        }
+        within(idx, size.get(d), info)?;
     }
     Ok(())
+}
+
+/// Checks that every index of dimension list `idx` lies in `0..bound`, when a bound is given.
+///
+/// # Errors
+/// The first index outside, naming `info`'s key.
+fn within(idx: &[i64], bound: Option<&u64>, info: &FieldInfo) -> Result<()> {
+    let Some(&size) = bound else {
+        return Ok(());
+    };
+    match idx.iter().find(|&&i| i < 0 || i.cast_unsigned() >= size) {
+        Some(&index) => Err(info.error(FeatureProblem::IndexOutOfRange { index, size })),
+        None => Ok(()),
+    }
 }
 
 fn list<'de, D: Dialect, T: DecodeElem<'de, D>>(
@@ -208,14 +215,7 @@ where
             }
             return Err(info.error(problem));
         }
-        if let Some(&bound) = size.get(d)
-            && let Some(&bad) = idx.iter().find(|&&i| i < 0 || i.cast_unsigned() >= bound)
-        {
-            return Err(info.error(FeatureProblem::IndexOutOfRange {
-                index: bad,
-                size: bound,
-            }));
-        }
+        within(&idx, size.get(d), info)?;
         indices.push(idx);
     }
     let mut s = Sparse { indices, values };
