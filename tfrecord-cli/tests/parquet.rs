@@ -322,6 +322,23 @@ fn what_an_inferred_spec_would_lose_is_an_error() {
     );
     assert!(!out.exists(), "no output is left");
 
+    // An empty key holds values no column can be named for: where it was first met.
+    let empty_key = write(
+        "empty_key.tfrecord",
+        &[
+            with(vec![("a", ints(vec![1]))]),
+            with(vec![("a", ints(vec![2])), ("", ints(vec![3]))]),
+        ],
+    );
+    let err = fails(&run(&["to-parquet", s(&empty_key), "-o", s(&out)]));
+    assert!(
+        err.contains("a spec key cannot be empty (first in ")
+            && err.contains(&format!("{} at byte ", s(&empty_key)))
+            && err.contains("(record 1)"),
+        "{err}"
+    );
+    assert!(!out.exists(), "no output is left");
+
     let empty = write("empty.tfrecord", &[with(vec![]), with(vec![])]);
     let err = fails(&run(&["to-parquet", s(&empty), "-o", s(&out)]));
     assert!(err.contains("no rows without columns"), "{err}");

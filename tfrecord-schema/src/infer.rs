@@ -174,6 +174,19 @@ impl Lists {
         }
     }
 
+    /// Why an empty key is left out, with where its first list was seen when known.
+    fn empty_key(&self) -> String {
+        let places: Vec<&str> = self.first_at.iter().flatten().map(String::as_str).collect();
+        if places.is_empty() {
+            "a spec key cannot be empty".into()
+        } else {
+            format!(
+                "a spec key cannot be empty (first in {})",
+                places.join(", ")
+            )
+        }
+    }
+
     /// The shape when every list holds the same number n >= 1 of values.
     fn fixed_shape(&self) -> Option<Vec<u64>> {
         (self.lists > 0 && self.min == self.max && self.min > 0).then(|| {
@@ -371,7 +384,7 @@ impl Inferrer {
         let in_records = |present: u64| format!("In {present} of {records} records");
         for (key, (present, lists)) in &self.features {
             if key.is_empty() {
-                notes.push((key.clone(), "a spec key cannot be empty".to_string()));
+                notes.push((key.clone(), lists.empty_key()));
                 if !lists.types.is_empty() {
                     lost.push(key.clone());
                 }
@@ -408,7 +421,7 @@ impl Inferrer {
         }
         for (key, list) in &self.lists {
             if key.is_empty() {
-                notes.push((key.clone(), "a spec key cannot be empty".to_string()));
+                notes.push((key.clone(), list.steps.empty_key()));
                 if !list.steps.types.is_empty() {
                     lost.push(key.clone());
                 }
