@@ -64,26 +64,52 @@ pub(crate) fn resolve(arg: &Path) -> CliResult<Vec<Source>> {
 }
 
 /// Names the files of `arg`'s directories left out because their names are not record file
-/// names (the first few of many): one may hold records.
+/// names, and the subdirectories not entered (the first few of many): one may hold records.
 fn note_left_out(arg: &Path, left_out: &[PathBuf]) {
+    let (dirs, files): (Vec<&PathBuf>, Vec<&PathBuf>) = left_out.iter().partition(|p| p.is_dir());
+    let mut err = io::stderr().lock();
+    if !files.is_empty() {
+        let n = files.len();
+        let _ = writeln!(
+            err,
+            "tfrecord: note: {}: left out {n} file{} not named as record files: {} (name a file \
+             to read it whatever its name)",
+            arg.display(),
+            if n == 1 { "" } else { "s" },
+            first_few(&files)
+        );
+    }
+    if !dirs.is_empty() {
+        let n = dirs.len();
+        let _ = writeln!(
+            err,
+            "tfrecord: note: {}: left out {n} subdirector{} (not entered): {} (a quoted glob such \
+             as '{}' reads the files inside)",
+            arg.display(),
+            if n == 1 { "y" } else { "ies" },
+            first_few(&dirs),
+            dirs[0]
+                .parent()
+                .unwrap_or(arg)
+                .join("**")
+                .join("part-*")
+                .display()
+        );
+    }
+}
+
+/// The first few of `paths`, and how many more.
+fn first_few(paths: &[&PathBuf]) -> String {
     const SHOWN: usize = 5;
-    let n = left_out.len();
-    let mut names: Vec<String> = left_out
+    let mut names: Vec<String> = paths
         .iter()
         .take(SHOWN)
         .map(|p| p.display().to_string())
         .collect();
-    if n > SHOWN {
-        names.push(format!("and {} more", n - SHOWN));
+    if paths.len() > SHOWN {
+        names.push(format!("and {} more", paths.len() - SHOWN));
     }
-    let _ = writeln!(
-        io::stderr().lock(),
-        "tfrecord: note: {}: left out {n} file{} not named as record files: {} (name a file to \
-         read it whatever its name)",
-        arg.display(),
-        if n == 1 { "" } else { "s" },
-        names.join(", ")
-    );
+    names.join(", ")
 }
 
 /// Resolves every argument, in order.

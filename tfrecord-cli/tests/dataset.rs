@@ -749,6 +749,44 @@ fn a_directory_reads_record_names_in_any_case_and_names_the_files_it_leaves_out(
     assert!(support::stderr(&o).is_empty());
 }
 
+#[test]
+fn a_directory_names_the_subdirectories_it_does_not_enter() {
+    // Spark's partitioned output: part files at the top and in `key=value` directories.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    std::fs::create_dir(d.join("year=2024")).expect("mkdir");
+    std::fs::create_dir(d.join("_temporary")).expect("mkdir");
+    write(&d.join("part-00000"), 0..3);
+    write(&d.join("year=2024").join("part-00000"), 3..5);
+    let o = run(&["cat", "--json", s(d)]);
+    assert_eq!(ids(&ok(&o)), [0, 1, 2]);
+    let err = support::stderr(&o);
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("note:")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(
+        notes[0].contains("left out 1 subdirectory (not entered)")
+            && notes[0].contains("year=2024")
+            && notes[0].contains("**"),
+        "{err}"
+    );
+    // The glob the note suggests reads inside.
+    let pattern = format!("{}/**/part-*", s(d));
+    assert_eq!(
+        ids(&ok(&run(&["cat", "--json", &pattern]))),
+        [0, 1, 2, 3, 4]
+    );
+    // A directory of subdirectories only is an error that names them.
+    let only = d.join("only");
+    std::fs::create_dir_all(only.join("year=2025")).expect("mkdir");
+    let o = run(&["count", s(&only)]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = support::stderr(&o);
+    assert!(
+        err.contains("1 subdirectory not entered, such as year=2025"),
+        "{err}"
+    );
+}
+
 /// Runs the binary under a shell's `ulimit` (e.g. `-Sn 64`), with `args`.
 #[cfg(unix)]
 fn run_limited(limit: &str, args: &[&str]) -> std::process::Output {

@@ -53,7 +53,9 @@ struct Input {
 ///   `*.tfrecord`, `*.tfrecords`, `*.tfrec`, `*.ofrecord`, `*.record` or `*.records`, in any
 ///   case (each possibly `.gz`, `.zlib`, `.zz`); [`resolve_with_left_out`](Self::resolve_with_left_out)
 ///   gives the other files, for a caller to report. Hidden files (`.name`, which includes writers' temporary files), `_SUCCESS` and
-///   other `_name` files, `*.crc` and `*.idx` are never data. Subdirectories are not entered.
+///   other `_name` files, `*.crc` and `*.idx` are never data. Subdirectories are not entered
+///   (a Spark partition such as `year=2024/`, say): [`resolve_with_left_out`](Self::resolve_with_left_out)
+///   gives them too, and a `**` pattern reads inside them.
 ///   A directory whose numbered shards do not form complete sets (`0..N` of `-of-N`) is an
 ///   error naming the first missing shard (or the file that holds it under another suffix),
 ///   and so is a directory holding two sets of one name with different shard counts or
@@ -158,10 +160,11 @@ impl Sources {
     }
 
     /// As [`resolve`](Self::resolve), with the files of the directories listed that were left
-    /// out because their names are not record file names (`train.bin`, `README.md`), in
-    /// listing order: for a caller to say so, since such a file may well hold records (a file
-    /// named as an input, or matched by a pattern, is read whatever its name). Names that are
-    /// never data (hidden, `_*`, `*.crc`, `*.idx`) are not among them.
+    /// out because their names are not record file names (`train.bin`, `README.md`), then
+    /// their subdirectories, which are not entered, in listing order: for a caller to say so,
+    /// since such a file or directory may well hold records (a file named as an input, or
+    /// matched by a pattern, is read whatever its name). Names that are never data (hidden,
+    /// `_*`, `*.crc`, `*.idx`) are not among them.
     ///
     /// ```
     /// use tfrecord_dataset::Sources;
@@ -236,6 +239,7 @@ fn list_dir(
     let mut parts = Vec::new();
     let mut records = Vec::new();
     let mut others = Vec::new();
+    let mut subdirs = Vec::new();
     for entry in fs::read_dir(dir).map_err(|e| Error::io(e, dir))? {
         let entry = entry.map_err(|e| Error::io(e, dir))?;
         let path = entry.path();
@@ -250,6 +254,9 @@ fn list_dir(
             broken_link(&path, entry.file_type().is_ok_and(|t| t.is_symlink()))?;
         }
         if !path.is_file() {
+            if path.is_dir() {
+                subdirs.push(path);
+            }
             continue;
         }
         if is_part(&name) {
@@ -280,12 +287,15 @@ fn list_dir(
         } else {
             format!(": {}", shown.join(", "))
         };
-        let detail = format!(
+        let mut detail = format!(
             "the directory holds no part-* files, no numbered shards (name-00000-of-00010) and \
              no *.tfrecord, *.tfrecords, *.tfrec, *.ofrecord or *.record files ({n} other \
              file{} left out{listed}; name a file to read it whatever its name)",
             if n == 1 { "" } else { "s" }
         );
+        if !subdirs.is_empty() {
+            detail.push_str(&not_entered(dir, &mut subdirs));
+        }
         return Err(Error::NoFiles {
             input: dir.to_path_buf(),
             detail,
@@ -297,7 +307,22 @@ fn list_dir(
     }
     others.sort();
     left_out.append(&mut others);
+    subdirs.sort();
+    left_out.append(&mut subdirs);
     Ok(files)
+}
+
+/// Says that the subdirectories `subdirs` of `dir` were not entered, and how to read inside.
+fn not_entered(dir: &Path, subdirs: &mut [PathBuf]) -> String {
+    subdirs.sort();
+    let n = subdirs.len();
+    let first = subdirs.first().map_or_else(String::new, |p| file_name(p));
+    format!(
+        "; {n} subdirector{} not entered, such as {first}: a quoted glob such as '{}' reads \
+         the files inside",
+        if n == 1 { "y" } else { "ies" },
+        dir.join("**").join("part-*").display()
+    )
 }
 
 /// An error when `path`, a symbolic link when `is_link`, points at nothing (a file since moved
