@@ -6,6 +6,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 /// The temporary files being written now.
@@ -14,11 +15,15 @@ static STAGED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// The exit status of an interrupted command (128 + SIGINT, as shells report it).
 const INTERRUPTED: i32 = 130;
 
+/// Set by the handler before it removes anything.
+static HANDLING: AtomicBool = AtomicBool::new(false);
+
 /// Installs the handler. Call once, before any output is created.
 pub(crate) fn install() {
     // Without a handler (another one installed, or none allowed) the signal ends the process
     // as it would have; the outputs still clean up on errors.
     let _ = ctrlc::set_handler(|| {
+        HANDLING.store(true, Ordering::SeqCst);
         let staged = std::mem::take(&mut *STAGED.lock().unwrap_or_else(PoisonError::into_inner));
         for path in staged {
             let _ = fs::remove_file(path);
@@ -28,6 +33,17 @@ pub(crate) fn install() {
         eprintln!("tfrecord: interrupted; partial outputs removed");
         std::process::exit(INTERRUPTED);
     });
+}
+
+/// Waits for the handler to end the process when an interrupt is being handled: the command's
+/// own outcome, an error from a file the handler has just removed (a shard renamed into place
+/// after its temporary file went) or success, must not win the race to exit.
+pub(crate) fn wait_if_interrupted() {
+    if HANDLING.load(Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
 }
 
 /// A temporary file registered for removal on interrupt while this lives.

@@ -91,7 +91,9 @@ fn main() -> ExitCode {
         }
     };
     interrupt::install();
-    match run(&cli) {
+    let outcome = run(&cli);
+    interrupt::wait_if_interrupted();
+    match outcome {
         Ok(code) => code,
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
