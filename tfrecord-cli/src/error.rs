@@ -131,4 +131,9 @@ pub(crate) fn report(err: &CliError) {
         _ => {}
     }
     let _ = writeln!(stderr, "tfrecord: error: {err}");
+    if let CliError::Core(e) = err
+        && let Some(note) = crate::hint::flag_note(e)
+    {
+        let _ = writeln!(stderr, "tfrecord: note: {note}");
+    }
 }

@@ -136,6 +136,7 @@ pub(crate) fn reader_options(
     verify_data_crc: bool,
 ) -> ReaderOptions {
     let flag = read.compression.map(Into::into);
+    crate::hint::note_input_format(read.input_format.into());
     ReaderOptions::new()
         .format(read.input_format.into())
         .compression(source.compression(flag))

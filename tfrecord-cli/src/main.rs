@@ -31,6 +31,7 @@ mod cli;
 mod commands;
 mod dataset;
 mod error;
+mod hint;
 mod input;
 mod interrupt;
 mod output;

@@ -2003,3 +2003,79 @@ fn parse_reads_ofrecord_as_examples() {
         assert!(err.contains("key `d`") || err.contains("\"d\""), "{err}");
     }
 }
+
+/// A file read in the wrong container or compression: the error says how the data looks, and
+/// a note names the flag that reads it so (`convert --compression` sets the output's, so the
+/// input's flag is named by its input name).
+#[test]
+fn a_misread_input_names_the_flag_that_reads_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let plain = dir.path().join("t.tfrecord");
+    let gz_unnamed = dir.path().join("gz.tfrecord");
+    let plain_named_gz = dir.path().join("plain.tfrecord.gz");
+    let payloads: Vec<Vec<u8>> = (0..3)
+        .map(|i| example(vec![("a", int64s(&[i]))]).encode_to_vec())
+        .collect();
+    write_file(&plain, WriterOptions::new(), &payloads);
+    write_file(
+        &gz_unnamed,
+        WriterOptions::new().compression(Compression::Gzip),
+        &payloads,
+    );
+    std::fs::copy(&plain, &plain_named_gz).expect("copy");
+    let note = |err: &str| -> String {
+        err.lines()
+            .find(|l| l.starts_with("tfrecord: note: "))
+            .unwrap_or_default()
+            .to_string()
+    };
+
+    // A TFRecord file read as OFRecord: framing without checksums cannot tell, the note can.
+    for cmd in ["count", "cat"] {
+        let err = fails(&run(&[cmd, "--input-format", "ofrecord", s(&plain)]));
+        assert!(
+            note(&err).contains("starts like a TFRecord file")
+                && note(&err).contains("leave out --input-format ofrecord"),
+            "{cmd}: {err}"
+        );
+    }
+    let out = dir.path().join("o.tfrecord");
+    let err = fails(&run(&[
+        "convert",
+        s(&gz_unnamed),
+        "--compression",
+        "gzip",
+        "-o",
+        s(&out),
+    ]));
+    assert!(
+        err.contains("starts like a gzip stream")
+            && note(&err).contains("pass --input-compression gzip"),
+        "{err}"
+    );
+    let err = fails(&run(&["cat", s(&plain_named_gz)]));
+    assert!(
+        note(&err).contains("pass --input-compression none"),
+        "{err}"
+    );
+    // The flag the note names reads the file.
+    ok(&run(&[
+        "count",
+        "--input-compression",
+        "gzip",
+        s(&gz_unnamed),
+    ]));
+    ok(&run(&[
+        "count",
+        "--input-compression",
+        "none",
+        s(&plain_named_gz),
+    ]));
+    // An OFRecord file that is damaged is not said to be a TFRecord file.
+    let of = dir.path().join("d.ofrecord");
+    let mut bytes = 5u64.to_le_bytes().to_vec();
+    bytes.extend_from_slice(b"\x0a\x03abc");
+    std::fs::write(&of, &bytes).expect("write");
+    let err = fails(&run(&["cat", "--input-format", "ofrecord", s(&of)]));
+    assert!(note(&err).is_empty(), "{err}");
+}
