@@ -26,7 +26,8 @@ wrong value count, a wrong type): then both must fail.
 
 Then specs TensorFlow refuses (`allow_missing=False` in an Example, two unknown dimensions) or
 cannot state (a VarLen rank other than the data's): `parse` must refuse them too, naming the
-feature.
+feature. Last, records with a field of the wrong wire type at each level of the message:
+`parse` and `cat --json` must read what TensorFlow reads and refuse what it refuses.
 
 Prints one PASS/FAIL line per case and `N passed, M failed`; exits 1 on any failure.
 """
@@ -809,6 +810,78 @@ def spec_refusals(binary, tmp):
             yield name, None
 
 
+def wire_type_cases(binary, tmp):
+    """Hand-made records with a field of the wrong wire type, at each level of the message:
+    `parse` (and `cat --json`, which decodes every field) must accept what TensorFlow's parser
+    reads, with its values, and refuse what it refuses. At a record's top level such a field is
+    unknown to TensorFlow; inside `Features`, a map entry or a `Feature`, it is an error.
+    Yields (name, problem or None)."""
+
+    def ld(tag, body):
+        return bytes([tag, len(body)]) + body
+
+    feat = ld(0x1A, b"\x0a\x01\x09")  # Feature { int64_list { value: 9 } }
+    entry = b"\x0a\x02id" + ld(0x12, feat)
+    ex = ld(0x0A, ld(0x0A, entry))
+    seq_ex = tf.train.SequenceExample()
+    seq_ex.context.feature["id"].int64_list.value.append(9)
+    seq_ex.feature_lists.feature_list["tok"].feature.add().int64_list.value.append(5)
+    seq = seq_ex.SerializeToString()
+    cases = [
+        ("Example: `features` also as a varint", False, b"\x08\x01" + ex),
+        ("Example: `features` also as a fixed32", False, b"\x0d\x01\x02\x03\x04" + ex),
+        ("Example: a map entry as a varint", False, ld(0x0A, b"\x08\x01" + ld(0x0A, entry))),
+        ("Example: a map entry's value as a varint", False,
+         ld(0x0A, ld(0x0A, b"\x0a\x02id\x10\x05" + ld(0x12, feat)))),
+        ("Example: a Feature's list as a varint", False,
+         ld(0x0A, ld(0x0A, b"\x0a\x02id" + ld(0x12, b"\x1a\x01" + feat)))),
+        ("SequenceExample: `context` also as a varint", True, b"\x08\x01" + seq),
+        ("SequenceExample: `feature_lists` also as a varint", True, b"\x10\x05" + seq),
+    ]
+    ctx = {"id": tf.io.FixedLenFeature([], tf.int64)}
+    lists = {"tok": tf.io.VarLenFeature(tf.int64)}
+    for i, (name, sequence, record) in enumerate(cases):
+        path = os.path.join(tmp, f"wire{i}.tfrecord")
+        with tf.io.TFRecordWriter(path) as w:
+            w.write(record)
+        spec_path = os.path.join(tmp, f"wire{i}.toml")
+        with open(spec_path, "w", encoding="utf-8") as f:
+            if sequence:
+                f.write('[records.R]\nkind = "sequence_example"\n'
+                        '[records.R.context.id]\ndtype = "int64"\n'
+                        '[records.R.sequence.tok]\ndtype = "int64"\nkind = "var"\n')
+            else:
+                f.write('[records.R.features.id]\ndtype = "int64"\n')
+        try:
+            if sequence:
+                c, q, _ = tf.io.parse_sequence_example([record], context_features=ctx, sequence_features=lists)
+                want = {"id": c["id"].numpy().tolist(), "tok": q["tok"].values.numpy().tolist()}
+            else:
+                want = {"id": tf.io.parse_example([record], ctx)["id"].numpy().tolist()}
+        except tf.errors.InvalidArgumentError:
+            want = None
+        code, stdout, stderr = run_cli(binary, spec_path, path, 1)
+        cat = subprocess.run([binary, "cat", "--json"] + (["--sequence"] if sequence else []) + [path],
+                             capture_output=True, stdin=subprocess.DEVNULL, check=False)
+        if want is None:
+            if code == 0 or cat.returncode == 0:
+                yield name, f"TensorFlow refuses the record; parse exits {code}, cat exits {cat.returncode}"
+            elif "(record 0)" not in stderr:
+                yield name, f"the error does not name the record: {stderr.strip()[:300]}"
+            else:
+                yield name, None
+            continue
+        if code != 0 or cat.returncode != 0:
+            yield name, f"TensorFlow reads {want}; parse: {stderr.strip()[:200]} cat: {cat.stderr.decode()[:200]}"
+            continue
+        got = json.loads(stdout.splitlines()[0])
+        if sequence:
+            got = {"id": got["context"]["id"]["dense"]["values"], "tok": got["sequence"]["tok"]["sparse"]["values"]}
+        else:
+            got = {"id": got["id"]["dense"]["values"]}
+        yield name, None if got == want else f"parse gives {got}, TensorFlow {want}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", required=True, help="path to the tfrecord binary")
@@ -844,6 +917,13 @@ def main():
         else:
             failed += 1
             print(f"FAIL refused spec: {name}: {problem}", flush=True)
+    for name, problem in wire_type_cases(binary, tmp):
+        if problem is None:
+            passed += 1
+            print(f"PASS wire type: {name}", flush=True)
+        else:
+            failed += 1
+            print(f"FAIL wire type: {name}: {problem}", flush=True)
     if args.keep:
         print(f"files kept in {tmp}")
     else:

@@ -306,3 +306,48 @@ fn more_than_64_features() {
     let back: Wide = same_as_prost_tf(&tf_bytes(&feats), &feats);
     assert_eq!(back.w65, -65);
 }
+
+#[test]
+fn a_top_level_field_of_another_wire_type_is_unknown() {
+    // TensorFlow 2.21's parsers and protobuf's runtimes skip `features` (Example), `context`
+    // and `feature_lists` (SequenceExample) written with another wire type, as unknown fields
+    // (prost alone refuses them); inside them the same is an error (`interop/check_parse.py`
+    // checks both live).
+    use tfrecord_core::{SequenceExample, TfSequenceExample};
+
+    #[derive(SequenceExample, Debug, PartialEq)]
+    struct Seq {
+        id: i64,
+        #[example(sequence)]
+        tok: Vec<Vec<i64>>,
+    }
+
+    let v = sample_ints(3);
+    let bytes = tf_bytes(&v.feats(false));
+    for prefix in [&b"\x08\x01"[..], b"\x0d\x01\x02\x03\x04", b"\x09\x01\x02\x03\x04\x05\x06\x07\x08"] {
+        let odd = [prefix, &bytes].concat();
+        let back: Ints = Decode::<TfExample>::decode(&odd).expect("derive");
+        assert_eq!(back, v);
+    }
+    let s = Seq {
+        id: 9,
+        tok: vec![vec![5], vec![]],
+    };
+    let bytes = Encode::<TfSequenceExample>::encode_to_vec(&s);
+    for prefix in [&b"\x08\x01"[..], b"\x10\x05", b"\x15\x01\x02\x03\x04"] {
+        let odd = [prefix, &bytes].concat();
+        let back: Seq = Decode::<TfSequenceExample>::decode(&odd).expect("derive");
+        assert_eq!(back, s);
+    }
+    // Inside `features`, a map entry of another wire type is an error, as in TensorFlow.
+    let v_bytes = tf_bytes(&v.feats(false));
+    let features = tensorflow::Example::decode(&v_bytes[..])
+        .expect("valid Example")
+        .features
+        .expect("features")
+        .encode_to_vec();
+    let mut inside = Vec::new();
+    put_len(&mut inside, 1, &[&b"\x08\x01"[..], &features].concat());
+    let err = <Ints as Decode<TfExample>>::decode(&inside).expect_err("refused");
+    assert!(err.to_string().contains("map entry"), "{err}");
+}

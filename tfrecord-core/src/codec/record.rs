@@ -132,10 +132,9 @@ pub fn scan_features<'de, C: Container>(
         let mut fields = WireFields::new(bytes);
         (|| {
             while let Some((num, v)) = fields.next_field()? {
-                if num == 1 {
-                    let Value::Len(features) = v else {
-                        return Err(Error::decode("features", "not length-delimited"));
-                    };
+                // `features` of another wire type is an unknown field, as TensorFlow's
+                // parsers and protobuf read it.
+                if let (1, Value::Len(features)) = (num, v) {
                     for_each_entry(features, 1, &mut f)?;
                 }
             }
@@ -203,14 +202,13 @@ pub fn scan_sequence<'de>(
     mut lists: impl FnMut(&'de [u8], FeatureBytes<'de>) -> Result<()>,
 ) -> Result<()> {
     let mut fields = WireFields::new(bytes);
-    let res = (|| {
+    let res = (|| -> Result<()> {
         while let Some((num, v)) = fields.next_field()? {
             match (num, v) {
                 (1, Value::Len(m)) => for_each_entry(m, 1, &mut ctx)?,
                 (2, Value::Len(m)) => for_each_entry(m, 1, &mut lists)?,
-                (1 | 2, _) => {
-                    return Err(Error::decode("sequence example", "not length-delimited"));
-                }
+                // `context` or `feature_lists` of another wire type, like any other field, is
+                // an unknown field, as TensorFlow's parsers and protobuf read it.
                 _ => {}
             }
         }

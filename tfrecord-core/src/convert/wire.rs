@@ -47,11 +47,10 @@ pub fn example_to_ofrecord_bytes(example: &[u8], out: &mut Vec<u8>) -> Result<()
     let dir = Direction::ToOf;
     let mut fields = Fields::new(example);
     while let Some((num, value)) = fields.next_field().map_err(|e| malformed(dir, e.0))? {
-        if num != 1 {
+        // Of another wire type, `features` is an unknown field (as protobuf and TensorFlow
+        // read it), dropped as unknown fields are.
+        let (1, Value::Len(features)) = (num, value) else {
             continue;
-        }
-        let Value::Len(features) = value else {
-            return Err(malformed(dir, "`features` is not a message"));
         };
         entries(dir, features, out)?;
     }

@@ -103,7 +103,8 @@ fn merge_map<M: Message + Default>(
 }
 
 /// Walks the top-level fields of a message: `f(number, body)` for each length-delimited field
-/// among `wanted`; a wanted field of another wire type is an error, other fields are skipped.
+/// among `wanted`; other fields are skipped, and so is a wanted field of another wire type,
+/// which protobuf and TensorFlow's parsers read as an unknown field.
 fn top_fields(
     bytes: &[u8],
     message: &'static str,
@@ -117,15 +118,12 @@ fn top_fields(
             Ok(None) => return Ok(()),
             Err(e) => return Err(Error::decode(message, e.0)),
         };
+        let Value::Len(body) = v else {
+            continue;
+        };
         if !wanted.contains(&num) {
             continue;
         }
-        let Value::Len(body) = v else {
-            return Err(Error::decode(
-                message,
-                format!("field {num} is a message, but is not length-delimited"),
-            ));
-        };
         f(num, body).map_err(|detail| Error::decode(message, detail))?;
     }
 }

@@ -415,7 +415,7 @@ pub fn check_example(bytes: &[u8]) -> Result<()> {
     const M: &str = "tensorflow.Example";
     walk(M, bytes, |num, v| match (num, v) {
         (1, Value::Len(body)) => features(M, body),
-        (1, _) => Err(bad(M, "`features` is not a message")),
+        // Of another wire type, an unknown field (as protobuf and TensorFlow read it).
         _ => Ok(()),
     })
 }
@@ -436,7 +436,7 @@ pub fn check_sequence_example(bytes: &[u8]) -> Result<()> {
                 _ => Ok(()),
             })
         }),
-        (1 | 2, _) => Err(bad(M, "`context` or `feature_lists` is not a message")),
+        // Of another wire type, an unknown field (as protobuf and TensorFlow read it).
         _ => Ok(()),
     })
 }
