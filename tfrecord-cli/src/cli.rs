@@ -603,6 +603,10 @@ pub(crate) struct ToParquetArgs {
     /// LargeList, LargeBinary and LargeUtf8 (64-bit offsets) instead of List, Binary and Utf8.
     #[arg(long)]
     pub(crate) large_lists: bool,
+    /// Without `--spec`: the most distinct feature keys (and feature list keys) the inferred
+    /// spec may hold, as `infer --max-features`.
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_features: u64,
     /// Write over an existing output (without it, an existing output is an error).
     #[arg(long)]
     pub(crate) force: bool,
@@ -702,6 +706,11 @@ pub(crate) struct InferArgs {
     /// The record name (a Rust type name) [default: from the first file name, else `Record`].
     #[arg(long, value_name = "NAME")]
     pub(crate) record: Option<String>,
+    /// The most distinct feature keys (and feature list keys) the inferred spec may hold: a
+    /// record past it is an error naming it. Each key costs memory while inferring, and a
+    /// Parquet column each; records with more keys than this are seldom a table.
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_features: u64,
     /// Skip checking each record's data checksum (the length checksum is always checked).
     #[arg(long)]
     pub(crate) no_verify_data_crc: bool,

@@ -1098,3 +1098,63 @@ fn a_damaged_page_is_named_by_its_first_row() {
     assert!(err.contains("(reading row 13000 of the file)"), "{err}");
     assert!(!dir.path().join("ids.tfrecord").exists());
 }
+
+/// An inferred spec holds at most `--max-features` keys (10,000 by default): a record past it
+/// is an error naming it, in `infer` and in `to-parquet`; and a file of more than 1,000 columns
+/// is written without dictionaries (Parquet's writer sets one up for each column, at about
+/// 70 KiB each, before any value).
+#[test]
+fn wide_records_are_bounded() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let write = |name: &str, keys: usize, records: usize| {
+        let path = dir.path().join(name);
+        let mut w = RecordWriter::create(&path, WriterOptions::new()).expect("create");
+        for r in 0..records {
+            let feature = (0..keys)
+                .map(|k| {
+                    let v = i64::try_from(r * keys + k).expect("small");
+                    let kind = tf::feature::Kind::Int64List(tf::Int64List { value: vec![v] });
+                    (format!("k{k:05}"), tf::Feature { kind: Some(kind) })
+                })
+                .collect();
+            let e = tf::Example {
+                features: Some(tf::Features { feature }),
+            };
+            w.write(&e.encode_to_vec()).expect("write");
+        }
+        w.finish().expect("finish");
+        path
+    };
+    let narrow = write("narrow.tfrecord", 12, 3);
+    let out = dir.path().join("o.parquet");
+    for cmd in [&["infer"][..], &["to-parquet", "-o", s(&out)]] {
+        let err = fails(&run(&[cmd, &["--max-features", "11", s(&narrow)]].concat()));
+        assert!(
+            err.contains("more than 11 distinct feature keys (12 by this record)")
+                && err.contains("at byte 0 (record 0)")
+                && err.contains("--max-features"),
+            "{cmd:?}: {err}"
+        );
+    }
+    assert!(!out.exists(), "no output is left");
+    ok(&run(&["to-parquet", "--max-features", "12", s(&narrow), "-o", s(&out)]));
+
+    // Dictionary encoding up to 1,000 columns, plain beyond.
+    let uses_dictionary = |path: &Path| {
+        let reader = SerializedFileReader::new(File::open(path).expect("open")).expect("read");
+        let meta = reader.metadata().row_group(0).column(0).clone();
+        meta.dictionary_page_offset().is_some()
+    };
+    for (keys, dictionary) in [(1_000, true), (1_001, false)] {
+        let wide = write(&format!("wide{keys}.tfrecord"), keys, 2);
+        let out = dir.path().join(format!("wide{keys}.parquet"));
+        ok(&run(&["to-parquet", s(&wide), "-o", s(&out)]));
+        assert_eq!(uses_dictionary(&out), dictionary, "{keys} columns");
+        let rows = SerializedFileReader::new(File::open(&out).expect("open"))
+            .expect("read")
+            .metadata()
+            .file_metadata()
+            .num_rows();
+        assert_eq!(rows, 2);
+    }
+}

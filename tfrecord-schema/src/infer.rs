@@ -375,6 +375,13 @@ impl Inferrer {
         self.records
     }
 
+    /// How many distinct keys were seen: features (context features), then feature lists,
+    /// each counted once. The inferrer's memory grows with them, a little per key, so a caller
+    /// reading untrusted records bounds it by checking this after each record.
+    pub fn keys(&self) -> usize {
+        self.features.len() + self.lists.len()
+    }
+
     /// The record named `name`, with a field per key that could be inferred.
     pub fn finish(self, name: &str) -> Inferred {
         let mut notes = Vec::new();

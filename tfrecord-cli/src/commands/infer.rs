@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
+use tfrecord_core::Error;
 use tfrecord_core::proto::{oneflow, tensorflow};
 use tfrecord_core::text::c_escape;
 use tfrecord_schema::infer::{Inferred, Inferrer, ListType, Observed};
@@ -94,13 +95,14 @@ fn quoted(s: &str) -> String {
 }
 
 /// Infers the spec of the records of `sources` (read as `read` and `ds` say): the record, and
-/// the keys left out for not being UTF-8.
+/// the keys left out for not being UTF-8. A record that takes the distinct keys past
+/// `max_features` is an error naming it.
 pub(crate) fn infer_record(
     sources: &[Source],
     read: &ReadOpts,
     verify: bool,
     ds: &DatasetArgs,
-    ty: RecordType,
+    (ty, max_features): (RecordType, u64),
     name: &str,
 ) -> CliResult<(Inferred, BTreeSet<Vec<u8>>)> {
     let (kind, dialect) = match ty {
@@ -151,6 +153,14 @@ pub(crate) fn infer_record(
                     skip.append(&mut lists_skipped);
                 }
             }
+            let keys = inferrer.keys() + skip.len();
+            if u64::try_from(keys).unwrap_or(u64::MAX) > max_features {
+                return Err(CliError::Core(loc.apply(Error::feature(format!(
+                    "the records hold more than {max_features} distinct feature keys ({keys} \
+                     by this record), too many for a spec: pass --max-features to raise the \
+                     limit, or a spec (--spec) naming the features to read"
+                )))));
+            }
             Ok(Flow::Continue)
         })?;
     }
@@ -180,7 +190,14 @@ pub(crate) fn run(args: &InferArgs) -> CliResult<ExitCode> {
     };
     let verify = !args.no_verify_data_crc;
     let (inferred, not_utf8) =
-        infer_record(&sources, &args.read, verify, &args.dataset, ty, &name)?;
+        infer_record(
+            &sources,
+            &args.read,
+            verify,
+            &args.dataset,
+            (ty, args.max_features),
+            &name,
+        )?;
     let shown: Vec<String> = sources
         .iter()
         .map(|s| s.name().display().to_string())

@@ -93,7 +93,14 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
                 .clone()
                 .unwrap_or_else(|| infer::default_name(args.inputs.first().map(PathBuf::as_path)));
             let (inferred, not_utf8) =
-                infer::infer_record(&sources, &args.read, verify, &args.dataset, ty, &name)?;
+                infer::infer_record(
+                    &sources,
+                    &args.read,
+                    verify,
+                    &args.dataset,
+                    (ty, args.max_features),
+                    &name,
+                )?;
             // A feature the inferred spec leaves out that records hold would not reach the
             // file: say which, and stop, rather than write a file that looks complete. (A key
             // that never holds a list is only noted.)
@@ -149,6 +156,7 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
     };
     let props = WriterProperties::builder()
         .set_compression(codec)
+        .set_dictionary_enabled(decoder.schema().fields().len() <= DICTIONARY_COLUMNS)
         .set_max_row_group_row_count(Some(
             usize::try_from(args.row_group_size).unwrap_or(usize::MAX),
         ))
@@ -443,6 +451,11 @@ const BATCH_BYTES: usize = 64 << 20;
 /// The bytes of a row group `to-parquet` holds, encoded, before it is written out (a row
 /// group also ends at `--row-group-size` rows).
 const ROW_GROUP_BYTES: usize = 128 << 20;
+
+/// The most columns a file is written with dictionary encoding: Parquet's writer sets up a
+/// dictionary of about 70 KiB for each column, before any value, so a file of many columns
+/// (an inferred spec of thousands of keys) is written with plain encoding instead.
+const DICTIONARY_COLUMNS: usize = 1_000;
 
 /// Rows of a Parquet file read as Arrow batches of about [`BATCH_BYTES`] of values (at most
 /// [`PARQUET_BATCH_ROWS`] rows): the first of [`FIRST_BATCH_ROWS`] rows or fewer, as the
