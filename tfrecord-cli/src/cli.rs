@@ -109,9 +109,11 @@ pub(crate) enum Command {
     ///
     /// The records of all inputs, in order, are cut into batches of `--batch-size` records
     /// (the last batch may be shorter), as `tf.data.TFRecordDataset(files).batch(N)` would, so
-    /// that memory does not grow with the input: it is about ten times a batch's records (a
-    /// batch of 1024 records of 1 MB each takes about 10 GB; give a smaller `--batch-size` for
-    /// large records); with `--one-batch` all records form one batch, as one
+    /// that memory does not grow with the input: it is a few times a batch's records, the
+    /// parsed tensors (8 bytes a number, and a sparse tensor's indices 8 bytes a dimension for
+    /// each value: up to some 40 times a record's bytes for lists of one-byte integers; the
+    /// JSON line is written as it is made, not held); give a smaller `--batch-size` for large
+    /// records; with `--one-batch` all records form one batch, as one
     /// `tf.io.parse_example` call over them (memory grows with the input). Each batch prints
     /// one line: a JSON object mapping output name to tensor
     /// (`{"dense": {"shape", "values"}}`, `{"sparse": {"indices", "values", "dense_shape"}}` or

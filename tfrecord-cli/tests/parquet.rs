@@ -1137,7 +1137,14 @@ fn wide_records_are_bounded() {
         );
     }
     assert!(!out.exists(), "no output is left");
-    ok(&run(&["to-parquet", "--max-features", "12", s(&narrow), "-o", s(&out)]));
+    ok(&run(&[
+        "to-parquet",
+        "--max-features",
+        "12",
+        s(&narrow),
+        "-o",
+        s(&out),
+    ]));
 
     // Dictionary encoding up to 1,000 columns, plain beyond.
     let uses_dictionary = |path: &Path| {

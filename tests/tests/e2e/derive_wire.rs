@@ -324,7 +324,11 @@ fn a_top_level_field_of_another_wire_type_is_unknown() {
 
     let v = sample_ints(3);
     let bytes = tf_bytes(&v.feats(false));
-    for prefix in [&b"\x08\x01"[..], b"\x0d\x01\x02\x03\x04", b"\x09\x01\x02\x03\x04\x05\x06\x07\x08"] {
+    for prefix in [
+        &b"\x08\x01"[..],
+        b"\x0d\x01\x02\x03\x04",
+        b"\x09\x01\x02\x03\x04\x05\x06\x07\x08",
+    ] {
         let odd = [prefix, &bytes].concat();
         let back: Ints = Decode::<TfExample>::decode(&odd).expect("derive");
         assert_eq!(back, v);

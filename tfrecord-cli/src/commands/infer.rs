@@ -189,15 +189,14 @@ pub(crate) fn run(args: &InferArgs) -> CliResult<ExitCode> {
         None => default_name(args.files.first().map(std::path::PathBuf::as_path)),
     };
     let verify = !args.no_verify_data_crc;
-    let (inferred, not_utf8) =
-        infer_record(
-            &sources,
-            &args.read,
-            verify,
-            &args.dataset,
-            (ty, args.max_features),
-            &name,
-        )?;
+    let (inferred, not_utf8) = infer_record(
+        &sources,
+        &args.read,
+        verify,
+        &args.dataset,
+        (ty, args.max_features),
+        &name,
+    )?;
     let shown: Vec<String> = sources
         .iter()
         .map(|s| s.name().display().to_string())

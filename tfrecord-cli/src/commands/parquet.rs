@@ -92,15 +92,14 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
                 .record
                 .clone()
                 .unwrap_or_else(|| infer::default_name(args.inputs.first().map(PathBuf::as_path)));
-            let (inferred, not_utf8) =
-                infer::infer_record(
-                    &sources,
-                    &args.read,
-                    verify,
-                    &args.dataset,
-                    (ty, args.max_features),
-                    &name,
-                )?;
+            let (inferred, not_utf8) = infer::infer_record(
+                &sources,
+                &args.read,
+                verify,
+                &args.dataset,
+                (ty, args.max_features),
+                &name,
+            )?;
             // A feature the inferred spec leaves out that records hold would not reach the
             // file: say which, and stop, rather than write a file that looks complete. (A key
             // that never holds a list is only noted.)

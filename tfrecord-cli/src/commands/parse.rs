@@ -6,10 +6,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use serde_json::Value;
-use tfrecord_core::parse::{
-    ExampleParser, RecordSpec, SequenceExampleParser, Tensors, tensors_to_json,
-};
+use serde::Serialize;
+use tfrecord_core::parse::{ExampleParser, RecordSpec, SequenceExampleParser, Tensors};
 use tfrecord_core::proto::{bytes_keys, oneflow};
 use tfrecord_core::{Error, Format};
 use tfrecord_schema::ir::RecordKind;
@@ -28,19 +26,32 @@ enum Parser {
     Sequence(SequenceExampleParser),
 }
 
+/// One batch's tensors, which serialize to its JSON line: output name to tensor, or for a
+/// SequenceExample record `{"context", "lengths", "sequence"}` (keys in order, as JSON objects
+/// print them).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Parsed {
+    Example(Tensors),
+    Sequence {
+        context: Tensors,
+        lengths: Tensors,
+        sequence: Tensors,
+    },
+}
+
 impl Parser {
-    /// Parses one batch into its JSON line.
-    fn parse(&self, batch: &[Vec<u8>]) -> Result<Value, Error> {
+    /// Parses one batch.
+    fn parse(&self, batch: &[Vec<u8>]) -> Result<Parsed, Error> {
         match self {
-            Parser::Example(p) => Ok(tensors_to_json(&p.parse_parallel(batch, 0)?)),
+            Parser::Example(p) => Ok(Parsed::Example(p.parse_parallel(batch, 0)?)),
             Parser::Sequence(p) => {
                 let (context, sequence, lengths) = p.parse(batch)?;
-                let json = |t: &Tensors| tensors_to_json(t);
-                let mut out = serde_json::Map::new();
-                out.insert("context".into(), json(&context));
-                out.insert("sequence".into(), json(&sequence));
-                out.insert("lengths".into(), json(&lengths));
-                Ok(Value::Object(out))
+                Ok(Parsed::Sequence {
+                    context,
+                    lengths,
+                    sequence,
+                })
             }
         }
     }
@@ -67,9 +78,9 @@ fn flush(batch: &mut Batch<'_>, parser: &Parser, out: &mut Stdout) -> CliResult<
             });
         }
     };
-    let line =
-        serde_json::to_string(&value).map_err(|e| CliError::Output(std::io::Error::other(e)))?;
-    writeln!(out, "{line}")?;
+    // Written as it is serialized: the line's text is never held whole.
+    serde_json::to_writer(&mut *out, &value).map_err(|e| CliError::Output(e.into()))?;
+    writeln!(out)?;
     batch.clear();
     Ok(())
 }

@@ -103,6 +103,7 @@ mod buffers;
 mod dtype;
 mod example;
 pub(crate) mod fast;
+mod json;
 mod narrow;
 mod outputs;
 mod plan;

@@ -2,8 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use base64::Engine as _;
-use serde_json::{Number, Value};
+use serde_json::Value;
 
 use super::dtype::DType;
 use super::strings::ByteStrings;
@@ -146,18 +145,12 @@ impl Values {
     }
 
     /// The elements as JSON: numbers, floats as numbers or `"NaN"` / `"Infinity"` /
-    /// `"-Infinity"`, bytes as standard base64, booleans as `true` / `false`.
+    /// `"-Infinity"`, bytes as standard base64, booleans as `true` / `false` (the form
+    /// `Values` serializes to).
     pub fn to_json(&self) -> Vec<Value> {
-        match self {
-            Values::Int64(v) => v.iter().map(|&x| Value::from(x)).collect(),
-            Values::Float32(v) => v.iter().map(|&x| float_json(x)).collect(),
-            Values::Bytes(v) => v
-                .iter()
-                .map(|b| Value::String(base64::engine::general_purpose::STANDARD.encode(b)))
-                .collect(),
-            Values::Bool(v) => v.iter().map(|&x| Value::Bool(x)).collect(),
-            Values::Int32(v) => v.iter().map(|&x| Value::from(x)).collect(),
-            Values::Float64(v) => v.iter().map(|&x| double_json(x)).collect(),
+        match serde_json::to_value(self) {
+            Ok(Value::Array(items)) => items,
+            _ => Vec::new(), // not reached: the elements are numbers, strings and booleans
         }
     }
 
@@ -477,76 +470,12 @@ impl Tensor {
     /// `"Infinity"`, `"-Infinity"`, and bytes as standard base64 (and, for tensors of the
     /// non-`Feature` types, int32 as numbers, float64 as the shortest decimal of the `f64`,
     /// bools as `true` / `false`).
+    ///
+    /// `Tensor` serializes to this form (`serde_json::to_writer` writes it without building
+    /// the `Value`).
     pub fn to_json(&self) -> Value {
-        let mut inner = serde_json::Map::new();
-        let kind = match self {
-            Tensor::Dense { shape, values } => {
-                inner.insert("shape".into(), Value::from(shape.clone()));
-                inner.insert("values".into(), Value::Array(values.to_json()));
-                "dense"
-            }
-            Tensor::Sparse {
-                indices,
-                values,
-                dense_shape,
-            } => {
-                let rows: Vec<Value> = if dense_shape.is_empty() {
-                    vec![Value::Array(Vec::new()); values.len()]
-                } else {
-                    indices
-                        .chunks(dense_shape.len())
-                        .map(|row| Value::from(row.to_vec()))
-                        .collect()
-                };
-                inner.insert("indices".into(), Value::Array(rows));
-                inner.insert("values".into(), Value::Array(values.to_json()));
-                inner.insert("dense_shape".into(), Value::from(dense_shape.clone()));
-                "sparse"
-            }
-            Tensor::Ragged {
-                flat_values,
-                nested_row_splits,
-            } => {
-                inner.insert("flat_values".into(), Value::Array(flat_values.to_json()));
-                inner.insert(
-                    "nested_row_splits".into(),
-                    Value::Array(
-                        nested_row_splits
-                            .iter()
-                            .map(|s| Value::from(s.clone()))
-                            .collect(),
-                    ),
-                );
-                "ragged"
-            }
-        };
-        let mut outer = serde_json::Map::new();
-        outer.insert(kind.into(), Value::Object(inner));
-        Value::Object(outer)
-    }
-}
-
-/// A float as JSON: the shortest decimal that reads back as the same `f32` (protobuf's own
-/// rule, `shortest_float` of the text format), or `"NaN"`, `"Infinity"`, `"-Infinity"`.
-fn float_json(v: f32) -> Value {
-    if v.is_nan() {
-        Value::String("NaN".into())
-    } else if v.is_infinite() {
-        Value::String(if v > 0.0 { "Infinity" } else { "-Infinity" }.into())
-    } else {
-        Number::from_f64(crate::text::shortest_float(v)).map_or(Value::Null, Value::Number)
-    }
-}
-
-/// A double as JSON: the shortest decimal that reads back as the same `f64`, or `"NaN"`,
-/// `"Infinity"`, `"-Infinity"`.
-fn double_json(v: f64) -> Value {
-    if v.is_nan() {
-        Value::String("NaN".into())
-    } else if v.is_infinite() {
-        Value::String(if v > 0.0 { "Infinity" } else { "-Infinity" }.into())
-    } else {
-        Number::from_f64(v).map_or(Value::Null, Value::Number)
+        // Not `Null` in practice: every key is a string and every element representable.
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
 
