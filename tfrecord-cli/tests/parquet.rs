@@ -485,6 +485,62 @@ fn ragged_feature_lists_go_through_parquet() {
     );
 }
 
+/// A feature list that every record holds with no steps tells nothing of its type, so an
+/// inferred spec leaves it out; `to-parquet` without `--spec` refuses, since the lists would
+/// not reach the file (`FixedLenSequenceFeature` reads the original, not a round trip of it),
+/// and with a spec naming it the empty lists go through.
+#[test]
+fn a_feature_list_that_never_has_a_step_is_not_dropped() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("e.tfrecord");
+    let mut w = RecordWriter::create(&data, WriterOptions::new()).expect("create");
+    for r in 0..2i64 {
+        let id = tf::Feature {
+            kind: Some(tf::feature::Kind::Int64List(tf::Int64List {
+                value: vec![r],
+            })),
+        };
+        let e = tf::SequenceExample {
+            context: Some(tf::Features {
+                feature: [("id".to_string(), id)].into(),
+            }),
+            feature_lists: Some(tf::FeatureLists {
+                feature_list: [("e".to_string(), tf::FeatureList::default())].into(),
+            }),
+        };
+        w.write(&e.encode_to_vec()).expect("write");
+    }
+    w.finish().expect("finish");
+    let pq = dir.path().join("e.parquet");
+    let err = fails(&run(&["to-parquet", "--sequence", s(&data), "-o", s(&pq)]));
+    assert!(
+        err.contains("leaves out \"e\" (the feature list never has a step"),
+        "{err}"
+    );
+    assert!(!pq.exists(), "no output is left");
+    let spec = dir.path().join("e.toml");
+    std::fs::write(
+        &spec,
+        "[records.E]\nkind = \"sequence_example\"\n[records.E.context.id]\ndtype = \"int64\"\n\
+         [records.E.sequence.e]\ndtype = \"int64\"\n",
+    )
+    .expect("write spec");
+    ok(&run(&[
+        "to-parquet",
+        "--spec",
+        s(&spec),
+        s(&data),
+        "-o",
+        s(&pq),
+    ]));
+    let back = dir.path().join("back.tfrecord");
+    ok(&run(&["from-parquet", s(&pq), "-o", s(&back)]));
+    assert_eq!(
+        json_lines(s(&back), &["--sequence"]),
+        json_lines(s(&data), &["--sequence"])
+    );
+}
+
 /// `from-parquet` takes a directory of Parquet files (Spark's and pyarrow's datasets, with
 /// `_SUCCESS` beside them) and glob patterns, in name order; one with no Parquet file is an
 /// error.

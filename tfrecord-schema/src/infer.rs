@@ -252,9 +252,10 @@ pub struct Inferred {
     /// Keys left out, each with the reason, in key order: `(key, reason)`.
     pub notes: Vec<(String, String)>,
     /// The keys of [`notes`](Self::notes) that some record holds (lists of disagreeing
-    /// types, even empty ones, or under an empty key): what a conversion by this spec would
-    /// lose. The others never hold a list (a feature with no kind set, a feature list that
-    /// never has a step).
+    /// types, even empty ones, or under an empty key; and every feature list left out, since a
+    /// record that holds one, even of no steps, tells `FixedLenSequenceFeature` that it is
+    /// there): what a conversion by this spec would lose. The others are features that never
+    /// hold a list (a feature with no kind set in every record).
     pub lost: Vec<String>,
     /// How many records were observed.
     pub records: u64,
@@ -427,11 +428,11 @@ impl Inferrer {
             fields.push(field(key, dtype, kind, presence, doc));
         }
         for (key, list) in &self.lists {
+            // Every feature list left out is one that records hold (a key is listed when a
+            // record holds it), even with no steps: lost to a conversion by this spec.
             if key.is_empty() {
                 notes.push((key.clone(), list.steps.empty_key()));
-                if !list.steps.types.is_empty() {
-                    lost.push(key.clone());
-                }
+                lost.push(key.clone());
                 continue;
             }
             let dtype = match list.steps.dtype() {
@@ -441,13 +442,12 @@ impl Inferrer {
                         key.clone(),
                         "the feature list never has a step, so nothing tells its type".into(),
                     ));
+                    lost.push(key.clone());
                     continue;
                 }
                 Err(why) => {
                     notes.push((key.clone(), why));
-                    if !list.steps.types.is_empty() {
-                        lost.push(key.clone());
-                    }
+                    lost.push(key.clone());
                     continue;
                 }
             };
@@ -613,6 +613,8 @@ mod tests {
         );
         assert_eq!(get("id").presence, Presence::Required);
         assert_eq!(out.notes.len(), 1);
+        // A list that records hold, even with no steps, would be lost by the spec.
+        assert_eq!(out.lost, ["never"]);
         assert_eq!(
             get("fixed").doc,
             ["In 1 of 2 records; 2 steps of 2 values each."]
