@@ -71,6 +71,8 @@
 //! | SequenceExample context | as in an Example | as in an Example |
 //! | SequenceExample `var` feature list | `List` of steps, each a `List` of values | null |
 //! | SequenceExample `sequence` feature list | `List` of steps, each a row as above | null; without `allow_missing`: an error |
+//! | SequenceExample `ragged` feature list without partitions | `List` of steps, each a `List` of values (as `var`) | null |
+//! | SequenceExample `ragged` feature list with partitions | no column: the spec is refused, naming the feature (its partitions split each step's values, a nesting the columns do not hold); `tfrecord parse` reads it |
 //!
 //! Items of lists are non-null. [`ArrowOptions::large_lists`] gives `LargeList`,
 //! `LargeBinary` and `LargeUtf8` instead (64-bit offsets, for batches over 2 GiB). Each batch's
@@ -111,7 +113,10 @@
 //! with no list set as a null step; here it is an empty step (`[]`), as
 //! `tf.io.parse_sequence_example` reads it for a `var` feature list. tfx_bsl 1.21's
 //! sequence decoder also keeps only the low 32 bits of an `int64` feature list's values
-//! (2^40 + 5 reads as 5); here, as in `tf.io.parse_sequence_example`, they are whole.
+//! (2^40 + 5 reads as 5); here, as in `tf.io.parse_sequence_example`, they are whole. The
+//! layout differs too: tfx_bsl puts every feature list in one struct column named
+//! `##SEQUENCE##` (a `LargeList` of `LargeList`s per feature list), while
+//! here each feature list is a top-level column of its own, beside the context's.
 //!
 //! # Parquet readers
 //!
