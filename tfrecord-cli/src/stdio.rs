@@ -4,7 +4,7 @@
 use std::path::Path;
 
 /// The name standard input goes by in messages.
-pub(crate) const STDIN_NAME: &str = "<stdin>";
+pub(crate) use tfrecord_core::STDIN_NAME;
 
 /// The name standard output goes by in messages.
 pub(crate) const STDOUT_NAME: &str = "<stdout>";

@@ -596,3 +596,34 @@ fn from_images_shards_replace_another_set_only_with_force() {
         ]
     );
 }
+
+/// The importers name standard input `<stdin>` in their errors, as every reader does.
+#[test]
+fn importers_name_standard_input_as_readers_do() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spec = dir.path().join("a.toml");
+    std::fs::write(&spec, "[records.E.features.a]\ndtype = \"int64\"\n").expect("write spec");
+    let out = dir.path().join("o.tfrecord");
+    let o = support::run_with_stdin(
+        &[
+            "from-avro",
+            "--spec",
+            support::s(&spec),
+            "-",
+            "-o",
+            support::s(&out),
+        ],
+        b"garbage\n",
+    );
+    let err = support::stderr(&o);
+    assert!(
+        err.contains("<stdin>: not an Avro object container"),
+        "{err}"
+    );
+    let o = support::run_with_stdin(
+        &["from-records", "-", "-o", support::s(&out)],
+        b"{\"a\": 1}\n{\"a\": \"x\"}\n",
+    );
+    let err = support::stderr(&o);
+    assert!(err.contains("<stdin>: record 1"), "{err}");
+}

@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::feature::FeatureProblem;
 
+/// The name standard input goes by where an error names its file (`-` on a command line).
+pub const STDIN_NAME: &str = "<stdin>";
+
 /// What went wrong, without the location; see [`Error`] for where.
 #[derive(Debug)]
 #[non_exhaustive]

@@ -140,7 +140,7 @@ pub use codec::{
 };
 pub use compression::{Compression, Format};
 pub use described::RecordSchema;
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Result, STDIN_NAME};
 pub use feature::{FeatureProblem, ListKind, narrow_f64};
 pub use prost::Message;
 pub use reader::{

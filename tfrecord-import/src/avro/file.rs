@@ -56,6 +56,8 @@ pub struct AvroFile<'s> {
     block: Vec<u8>,
     block_pos: usize,
     block_left: u64,
+    /// The number of records the current block's header declares.
+    block_count: u64,
     /// The index of the current block in the file, and where it starts (its record count).
     block_index: Option<u64>,
     block_start: u64,
@@ -86,8 +88,15 @@ impl<'s> AvroFile<'s> {
     /// reader schema that cannot read the writer schema. The error names the file.
     pub fn open(path: impl AsRef<Path>, reader_schema: Option<&'s Schema>) -> Result<Self> {
         let path = path.as_ref();
+        let stdin = path.as_os_str() == "-";
+        // Errors name standard input as every reader does.
+        let path = if stdin {
+            Path::new(tfrecord_core::STDIN_NAME)
+        } else {
+            path
+        };
         let located = |e: Error| e.with_path(path);
-        let mut source: Box<dyn Source> = if path.as_os_str() == "-" {
+        let mut source: Box<dyn Source> = if stdin {
             let mut buf = Vec::new();
             io::stdin()
                 .lock()
@@ -146,6 +155,7 @@ impl<'s> AvroFile<'s> {
             block: Vec::new(),
             block_pos: 0,
             block_left: 0,
+            block_count: 0,
             block_index: None,
             block_start: 0,
             empty_left: 0,
@@ -161,7 +171,7 @@ impl<'s> AvroFile<'s> {
         &self.writer
     }
 
-    /// The file's path as given.
+    /// The file's path as given (`<stdin>` for `-`, as errors name it).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -224,6 +234,7 @@ impl<'s> AvroFile<'s> {
             })?;
             self.block_pos = 0;
             self.block_left = count;
+            self.block_count = count;
             self.empty_left = EMPTY_VALUES_PER_BLOCK.saturating_add(self.block.len() as u64);
             if count > 0 {
                 return Ok(true);
@@ -253,10 +264,15 @@ impl<'s> AvroFile<'s> {
             let walked = walk.datum(&self.writer, None, 0);
             let (end, empty_left) = (walk.pos, walk.empty_left);
             walked.map_err(|e| {
+                // The block's header may declare more records than its data holds.
+                let in_block = self.block_count - self.block_left;
                 Error::new(format!(
-                    "malformed Avro data in block {} (at byte {} of the file): {e}",
+                    "malformed Avro data in block {} (at byte {} of the file), its record {} of \
+                     the {} its header declares: {e}",
                     self.block_index.unwrap_or(0),
-                    self.block_start
+                    self.block_start,
+                    in_block,
+                    self.block_count
                 ))
                 .with_record(index)
             })?;
@@ -475,6 +491,18 @@ mod tests {
             e.contains(&format!(
                 "no block size (block 1, at byte {} of the file)",
                 file.len()
+            )),
+            "{e}"
+        );
+        // A header that declares more records than the block holds: the record past the
+        // data is named with the count.
+        let mut count = file.clone();
+        count[block] = 6;
+        let e = read_error("count.avro", &count);
+        assert!(
+            e.contains(&format!(
+                "record 1: malformed Avro data in block 0 (at byte {block} of the file), its \
+                 record 1 of the 3 its header declares: the block ends before"
             )),
             "{e}"
         );
