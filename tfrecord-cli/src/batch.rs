@@ -1,6 +1,8 @@
 //! Batches of records read from several inputs, and the location of each record, so that an
 //! error about record `i` of a batch names its file, byte offset and index in that file.
 
+use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::path::PathBuf;
 
 use tfrecord_core::{Error, ErrorKind};
@@ -19,6 +21,9 @@ struct Origin {
 /// The records of one batch and their origins.
 pub(crate) struct Batch<'a> {
     files: &'a [PathBuf],
+    /// Each file's index in `files` (the first, for a file given twice), by its name: a
+    /// record's file is found in one lookup, however many files there are.
+    index: HashMap<&'a OsStr, usize>,
     /// The records' buffers, in order: the first `len` hold the batch, the rest are kept for
     /// the next batches.
     buffers: Vec<Vec<u8>>,
@@ -33,8 +38,13 @@ pub(crate) struct Batch<'a> {
 impl<'a> Batch<'a> {
     /// An empty batch of up to `size` records from `files`.
     pub(crate) fn new(files: &'a [PathBuf], size: usize) -> Self {
+        let mut index = HashMap::with_capacity(files.len());
+        for (i, f) in files.iter().enumerate() {
+            index.entry(f.as_os_str()).or_insert(i);
+        }
         Batch {
             files,
+            index,
             buffers: Vec::new(),
             len: 0,
             origins: Vec::new(),
@@ -81,7 +91,7 @@ impl<'a> Batch<'a> {
         self.bytes = self.bytes.saturating_add(self.buffers[self.len].len());
         self.len += 1;
         // The input the record came from (a shuffle mixes them).
-        let file = self.files.iter().position(|f| f == loc.path).unwrap_or(0);
+        let file = self.index.get(loc.path.as_os_str()).copied().unwrap_or(0);
         self.origins.push(Origin {
             file,
             offset: loc.offset,
