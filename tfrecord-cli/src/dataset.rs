@@ -49,9 +49,13 @@ pub(crate) struct DatasetArgs {
     /// The seed of --shuffle (default 0).
     #[arg(long, value_name = "S", requires = "shuffle")]
     pub(crate) seed: Option<u64>,
-    /// Skip damaged records, at most N (a record whose data checksum fails; with --resync also
-    /// broken framing and garbage): each is reported on standard error with the file and the
-    /// byte offset, and the command succeeds if no more than N were skipped.
+    /// Skip damaged records, at most N (a record whose data checksum fails, or that does not
+    /// decode as a message of its type; with --resync also broken framing and garbage): each
+    /// is reported on standard error with the file and the byte offset, and the command
+    /// succeeds if no more than N were skipped. Under it, `parse` and `to-parquet` check each
+    /// whole record, so that a damaged one is skipped rather than end the batch; without it
+    /// they read, as TensorFlow's parser does, only the features the spec names, and damage
+    /// elsewhere in a record passes.
     #[arg(long, value_name = "N")]
     pub(crate) max_bad_records: Option<u64>,
     /// After broken framing (a bad length, a truncation, garbage between records) scan forward
