@@ -290,8 +290,8 @@ impl Progress {
                 format!("tfrecord: {n} rows written, in {secs:.2} s ({rate:.0} rows/s)")
             } else {
                 format!(
-                    "tfrecord: {n} records, {bytes} bytes of input, in {secs:.2} s ({rate:.0} \
-                     records/s)"
+                    "tfrecord: {n} records read, {bytes} bytes of input, in {secs:.2} s \
+                     ({rate:.0} records/s)"
                 )
             };
             let _ = writeln!(io::stderr().lock(), "{line}");
