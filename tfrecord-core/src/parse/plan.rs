@@ -452,6 +452,23 @@ fn compile_one(b: &mut Builder, name: &str, feature: &FeatureSpec, mode: Mode) -
                     // (`FixedLenFeature([3], default_value=0)` fails to reshape); the spec
                     // format accepts it, and so does this API, with the one meaning it can have.
                     if d.len() == 1 && stride > 1 {
+                        // Each record lacking the feature holds the whole default: past the
+                        // bound on a key's filled values, not even one record could.
+                        let filled = stride
+                            .saturating_mul(8)
+                            .saturating_add(stride.saturating_mul(d.string_bytes()));
+                        if filled > super::MAX_FILLED_BYTES {
+                            return Err(spec_error(
+                                name,
+                                format!(
+                                    "the default fills shape {} with {stride} values, more than \
+                                     the {} MiB a key's values may take once defaults are filled \
+                                     in",
+                                    shape_string(false, &shape),
+                                    super::MAX_FILLED_BYTES >> 20
+                                ),
+                            ));
+                        }
                         d = d.repeat(stride);
                     }
                     if d.len() != stride {

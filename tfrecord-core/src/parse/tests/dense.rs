@@ -157,6 +157,39 @@ fn narrow_fixed_len_sequences_are_padded() {
     }
 }
 
+/// One default value fills the whole shape; a shape whose filled default would pass the bound
+/// on a key's values (2 GiB) is an error when the spec is compiled, not an allocation of
+/// terabytes (TensorFlow refuses a one-value default for any shape of more than one value).
+#[test]
+fn a_one_value_default_past_the_bound_is_a_spec_error() {
+    let filled = parse_example(
+        &spec(&[(
+            "k",
+            FeatureSpec::fixed_len_with_default(DType::Int64, [3], vec![5i64]),
+        )]),
+        &[Vec::<u8>::new()],
+    )
+    .unwrap();
+    assert_eq!(dense_i64(&filled["k"]).1, vec![5; 3]);
+    // 2^29 values of 8 bytes: 4 GiB.
+    for shape in [[1u64 << 40], [1 << 29]] {
+        let Err(err) = parse_example(
+            &spec(&[(
+                "k",
+                FeatureSpec::fixed_len_with_default(DType::Int64, shape, vec![0i64]),
+            )]),
+            &[Vec::<u8>::new()],
+        ) else {
+            panic!("shape {shape:?} accepted");
+        };
+        assert_eq!(err.key(), Some("k"), "{err}");
+        assert!(
+            err.to_string().contains("MiB a key's values may take"),
+            "{err}"
+        );
+    }
+}
+
 /// A default is held by every record lacking the feature: once a batch's values of a key
 /// would pass the bound (2 GiB; a few hundred bytes here), the record that would pass it is an
 /// error naming the key and the record, on both paths and for a SequenceExample's context.
