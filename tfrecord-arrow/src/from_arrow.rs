@@ -90,6 +90,15 @@ impl ArrowEncoder {
     ) -> Result<()> {
         let layouts = self.columns.layouts();
         let schema = batch.schema();
+        // Arrow allows two columns of one name; a feature takes one of them, and the other's
+        // values would be lost.
+        if let Some(name) = crate::duplicate_column(&schema) {
+            return Err(Error::feature(format!(
+                "the Arrow batch has two columns named `{name}`, and a feature takes one: the \
+                 other's values would be lost: rename or drop one of them"
+            ))
+            .with_key(name.to_string()));
+        }
         let columns = layouts
             .iter()
             .map(|l| {

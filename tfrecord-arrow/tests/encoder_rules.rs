@@ -1,7 +1,7 @@
 //! What `ArrowEncoder` refuses rather than lose or garble, and the list variants it reads:
 //! columns the spec lacks, nulls inside lists (named by their row, deep in nested lists and
 //! past the first batch), fixed-shape tensors stored transposed, sparse indices outside the
-//! feature's size, two columns of one name, ragged rows that `value_rowids` cannot count, null
+//! feature's size, two columns of one name (in the spec or in the batch), ragged rows that `value_rowids` cannot count, null
 //! rows of required features, columns with no name; `ListView` read as `List`, a `List` of
 //! `k` items per entry as a dimension of `k`, null rows of features with a default as absent
 //! features, narrower integers as `int64`; a column of another type named by its whole type.
@@ -79,6 +79,32 @@ fn a_column_the_spec_lacks_is_an_error_and_one_added_after_the_spec_is_read() {
     let extra = back.column_by_name("extra").expect("a column");
     let extra = extra.as_any().downcast_ref::<Int64Array>().expect("Int64");
     assert_eq!(extra.values(), &[7, 8]);
+}
+
+#[test]
+fn a_batch_of_two_columns_of_one_name_is_refused() {
+    // Arrow allows the duplicate; the feature would take the first column and lose the other.
+    let spec = "[records.R.features.label]\ndtype = \"int64\"\n";
+    let fields = vec![
+        Field::new("label", DataType::Int64, false),
+        Field::new("label", DataType::Int64, false),
+    ];
+    let b = batch(
+        fields,
+        vec![
+            Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef,
+            Arc::new(Int64Array::from(vec![9, 9, 9])) as ArrayRef,
+        ],
+    );
+    let err = ArrowEncoder::new(&record(spec), Format::TfRecord)
+        .unwrap()
+        .encode(&b, 0, |_| Ok(()))
+        .unwrap_err();
+    assert_eq!(err.key(), Some("label"));
+    assert!(
+        err.to_string().contains("two columns named `label`"),
+        "{err}"
+    );
 }
 
 #[test]
