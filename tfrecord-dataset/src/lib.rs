@@ -102,7 +102,7 @@ pub use checkpoint::Checkpoint;
 pub use dataset::{Dataset, Record, Records, ValueBatch, ValueBatches, Values};
 pub use error::{Error, Result};
 pub use globs::glob_paths;
-pub use options::{DatasetOptions, Order, Shuffle};
+pub use options::{DatasetOptions, MAX_THREADS, Order, Shuffle};
 pub use sources::{SourceFile, Sources, expand_path};
 pub use split::Split;
 pub use writer::{

@@ -115,6 +115,10 @@ pub(crate) struct Shard {
     pub(crate) count: usize,
 }
 
+/// The most threads a data set reads with: each holds blocks of records in flight, and more
+/// than this is a mistake rather than a machine.
+pub const MAX_THREADS: usize = 1024;
+
 /// How a [`Dataset`](crate::Dataset) is read. Every setting has a builder method; the defaults
 /// read every record once, split after split, on the calling thread.
 ///
@@ -302,6 +306,12 @@ impl DatasetOptions {
             return Err(Error::Options(format!(
                 "shard {index}/{count}: the shard index must be below the shard count \
                  (0 <= I < N)"
+            )));
+        }
+        if self.threads > MAX_THREADS {
+            return Err(Error::Options(format!(
+                "{} threads: at most {MAX_THREADS} (each holds blocks of records in flight)",
+                self.threads
             )));
         }
         let (cycle, block) = self.order.cycle();

@@ -183,8 +183,10 @@ impl<D: Decoder> Pool<D> {
             decoder,
             threads,
         });
+        // Workers as the system gives them: once it refuses one, the rest are not asked for
+        // (the caller's thread reads as well, so the pool works with fewer).
         let workers = (1..threads)
-            .filter_map(|i| {
+            .map_while(|i| {
                 let shared = Arc::clone(&shared);
                 std::thread::Builder::new()
                     .name(format!("tfrecord-dataset-{i}"))

@@ -295,6 +295,16 @@ fn options_out_of_range_and_formats_that_do_not_fit_are_errors() {
     assert!(err.to_string().contains("3/3"), "{err}");
     let ds = open(dir.path(), DatasetOptions::new().interleave(0, 1));
     assert!(ds.records().err().expect("cycle 0").is_usage());
+    // More threads than any machine: an error at once, not threads spawned until the system
+    // refuses.
+    for threads in [tfrecord_dataset::MAX_THREADS + 1, usize::MAX] {
+        let ds = open(dir.path(), DatasetOptions::new().threads(threads));
+        let err = ds.values::<Labelled>().err().expect("too many threads");
+        assert!(
+            err.is_usage() && err.to_string().contains("threads: at most"),
+            "{err}"
+        );
+    }
     let mut file = SourceFile::new(dir.path().join("d00.tfrecord"));
     file.format = Format::OfRecord;
     let err = Dataset::from_files(vec![file])
