@@ -1221,3 +1221,112 @@ fn wide_records_are_bounded() {
         assert_eq!(rows, 2);
     }
 }
+
+/// pandas writes an unnamed index as a column `__index_level_0__` and lists it in the file's
+/// `pandas` metadata; `pd.read_parquet` gives it back as the index, not as data. It is left
+/// out of the records, with a note, with or without a spec; a column of that name that the
+/// metadata does not list is data.
+#[test]
+fn a_pandas_index_column_is_not_a_feature() {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+    use tfrecord_arrow::arrow_array::{ArrayRef, Int64Array, RecordBatch};
+    use tfrecord_arrow::arrow_schema::{DataType, Field, Schema};
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = |name: &str, listed: bool| {
+        let pandas = if listed {
+            r#"{"index_columns": ["__index_level_0__"], "column_indexes": [], "columns": []}"#
+        } else {
+            r#"{"index_columns": [], "column_indexes": [], "columns": []}"#
+        };
+        let metadata = HashMap::from([("pandas".to_string(), pandas.to_string())]);
+        let schema = Schema::new(vec![
+            Field::new("a", DataType::Int64, false),
+            Field::new("__index_level_0__", DataType::Int64, false),
+        ])
+        .with_metadata(metadata);
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(vec![1, 2, 3])),
+            Arc::new(Int64Array::from(vec![10, 20, 30])),
+        ];
+        let batch = RecordBatch::try_new(Arc::new(schema), columns).expect("batch");
+        let path = dir.path().join(name);
+        write_parquet(&path, &batch);
+        path
+    };
+    let indexed = file("indexed.parquet", true);
+    let out = dir.path().join("o.tfrecord");
+    let o = run(&["from-parquet", s(&indexed), "-o", s(&out)]);
+    ok(&o);
+    assert!(
+        support::stderr(&o).contains("column `__index_level_0__` is the pandas index"),
+        "{}",
+        support::stderr(&o)
+    );
+    let lines = json_lines(s(&out), &[]);
+    assert_eq!(lines.len(), 3);
+    for (line, want) in lines.iter().zip([1, 2, 3]) {
+        let features = &line["features"]["feature"];
+        assert_eq!(features.as_object().map(|o| o.len()), Some(1), "{line}");
+        assert_eq!(features["a"]["int64List"]["value"][0], want.to_string());
+    }
+    let spec = dir.path().join("a.toml");
+    std::fs::write(&spec, "[records.R.features.a]\ndtype = \"int64\"\n").expect("write spec");
+    let out2 = dir.path().join("o2.tfrecord");
+    ok(&run(&[
+        "from-parquet",
+        "--spec",
+        s(&spec),
+        s(&indexed),
+        "-o",
+        s(&out2),
+    ]));
+    assert_eq!(json_lines(s(&out2), &[]), lines);
+    // Not listed as the index: a column like any other.
+    let plain = file("plain.parquet", false);
+    let out3 = dir.path().join("o3.tfrecord");
+    ok(&run(&["from-parquet", s(&plain), "-o", s(&out3)]));
+    let lines = json_lines(s(&out3), &[]);
+    assert_eq!(
+        lines[0]["features"]["feature"]["__index_level_0__"]["int64List"]["value"][0],
+        "10"
+    );
+}
+
+/// Files read out of a partitioned table's directories (`k=x/`) lose the partition's value,
+/// which only the directory's name holds: a note says so.
+#[test]
+fn files_in_partition_directories_are_noted() {
+    use std::sync::Arc;
+    use tfrecord_arrow::arrow_array::{ArrayRef, Int64Array, RecordBatch};
+    use tfrecord_arrow::arrow_schema::{DataType, Field, Schema};
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    for part in ["k=x", "k=y"] {
+        std::fs::create_dir(dir.path().join(part)).expect("mkdir");
+        let schema = Schema::new(vec![Field::new("a", DataType::Int64, false)]);
+        let column: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+        let batch = RecordBatch::try_new(Arc::new(schema), vec![column]).expect("batch");
+        write_parquet(&dir.path().join(part).join("part-0.parquet"), &batch);
+    }
+    let out = dir.path().join("o.tfrecord");
+    let pattern = format!("{}/*/*.parquet", s(dir.path()));
+    let o = run(&["from-parquet", &pattern, "-o", s(&out)]);
+    ok(&o);
+    let err = support::stderr(&o);
+    assert!(
+        err.contains("partition directories (k=...)") && err.contains("do not hold `k`"),
+        "{err}"
+    );
+    assert_eq!(json_lines(s(&out), &[]).len(), 4);
+    // The directory itself is refused, saying why.
+    let err = fails(&run(&[
+        "from-parquet",
+        s(dir.path()),
+        "-o",
+        s(&out),
+        "--force",
+    ]));
+    assert!(err.contains("partitioned tables are not read"), "{err}");
+}

@@ -9,6 +9,7 @@ use std::sync::mpsc::SyncSender;
 
 use tfrecord_arrow::arrow_array::RecordBatch;
 use tfrecord_arrow::parquet::arrow::ArrowWriter;
+use tfrecord_arrow::parquet::arrow::ProjectionMask;
 use tfrecord_arrow::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use tfrecord_arrow::parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
 use tfrecord_arrow::parquet::file::properties::WriterProperties;
@@ -324,7 +325,8 @@ fn parquet_inputs(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
                     // and the partition values in their names, which no column holds.
                     return Err(CliError::Failed(format!(
                         "{}: a directory inside ({}): partitioned tables are not read; name \
-                         the Parquet files, or a pattern of them",
+                         the Parquet files, or a pattern of them (the partition values, in the \
+                         directories' names, are not in the files)",
                         input.display(),
                         path.file_name().unwrap_or_default().to_string_lossy()
                     )));
@@ -359,6 +361,61 @@ fn parquet_inputs(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
         out.extend(found);
     }
     Ok(out)
+}
+
+/// Says, once, when files lie in Hive-style partition directories (`year=2024/`): the
+/// partition's value is in the directory's name, not in the file, so the records do not hold
+/// it.
+fn note_partitions(inputs: &[PathBuf]) {
+    let mut keys: Vec<String> = inputs
+        .iter()
+        .flat_map(|p| p.parent().into_iter().flat_map(Path::components))
+        .filter_map(|c| {
+            let name = c.as_os_str().to_str()?;
+            let (key, _) = name.split_once('=')?;
+            (!key.is_empty()).then(|| key.to_string())
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    if !keys.is_empty() {
+        eprintln!(
+            "tfrecord: note: the inputs lie in partition directories ({}=...): a partition's \
+             value is in the directory's name, not in the files, so the records do not hold \
+             {}; to keep it, write it as a column of the files",
+            keys.join("=..., "),
+            keys.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+}
+
+/// The columns of `schema` that pandas wrote for an unnamed index (`__index_level_0__`, ...),
+/// as its `pandas` metadata lists them in `index_columns`: their indices. A named index is a
+/// column of its own name, data like any other, and kept.
+fn pandas_index_columns(schema: &tfrecord_arrow::arrow_schema::Schema) -> Vec<usize> {
+    let Some(listed) = schema
+        .metadata()
+        .get("pandas")
+        .and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok())
+    else {
+        return Vec::new();
+    };
+    let Some(columns) = listed.get("index_columns").and_then(|v| v.as_array()) else {
+        return Vec::new();
+    };
+    columns
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .filter(|name| {
+            name.strip_prefix("__index_level_")
+                .and_then(|rest| rest.strip_suffix("__"))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|name| schema.index_of(name).ok())
+        .collect()
 }
 
 /// The list a feature of `dtype` is stored in, in `format`.
@@ -530,9 +587,18 @@ impl<'a> RowReader<'a> {
         Ok(())
     }
 
+    /// A reader of the file's data columns: pandas' unnamed index columns left out.
     fn builder(path: &Path) -> CliResult<ParquetRecordBatchReaderBuilder<File>> {
         let file = File::open(path).map_err(|e| CliError::from(Error::from(e).with_path(path)))?;
-        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))
+        let builder =
+            ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))?;
+        let index = pandas_index_columns(builder.schema());
+        if index.is_empty() {
+            return Ok(builder);
+        }
+        let keep = (0..builder.schema().fields().len()).filter(|i| !index.contains(i));
+        let mask = ProjectionMask::roots(builder.parquet_schema(), keep);
+        Ok(builder.with_projection(mask))
     }
 
     fn reader(
@@ -624,10 +690,28 @@ fn file_record(path: &Path, given: Option<&Record>) -> CliResult<(Record, u64)> 
     check_chunks(path, builder.metadata(), size)?;
     let rows = builder.metadata().file_metadata().num_rows();
     let rows = u64::try_from(rows).map_err(|_| parquet_error(path, format!("{rows} rows")))?;
+    // pandas' unnamed index columns (`__index_level_0__`), which `pd.read_parquet` gives back
+    // as the index, not as data, are left out of the records, with a note.
+    let index = pandas_index_columns(builder.schema());
+    for &i in &index {
+        eprintln!(
+            "tfrecord: note: {}: column `{}` is the pandas index (the file's pandas metadata \
+             says so), not data: left out of the records",
+            path.display(),
+            builder.schema().field(i).name()
+        );
+    }
     if let Some(r) = given {
         return Ok((r.clone(), rows));
     }
-    let schema = builder.schema();
+    let keep: Vec<usize> = (0..builder.schema().fields().len())
+        .filter(|i| !index.contains(i))
+        .collect();
+    let projected = builder
+        .schema()
+        .project(&keep)
+        .map_err(|e| parquet_error(path, e))?;
+    let schema = &projected;
     let stored = schema.metadata().contains_key(SPEC_METADATA_KEY);
     let record = record_from_schema(schema, "Record").map_err(|e| {
         // Tools that rename or select columns drop the metadata `to-parquet` wrote.
@@ -671,6 +755,7 @@ fn file_record(path: &Path, given: Option<&Record>) -> CliResult<(Record, u64)> 
 /// `tfrecord from-parquet`.
 pub(crate) fn from_parquet(args: &FromParquetArgs) -> CliResult<ExitCode> {
     let inputs = parquet_inputs(&args.inputs)?;
+    note_partitions(&inputs);
     // Refused before any file is read when it exists (without --force).
     let mut sink = RecordOutput::create(&args.write, args.sharding, args.force)?;
     let format = Format::from(args.write.encoding.output_format);
