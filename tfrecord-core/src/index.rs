@@ -409,12 +409,14 @@ impl IndexedFile {
                 let stored = u32::from_le_bytes([buf[8], buf[9], buf[10], buf[11]]);
                 let computed = masked_crc32c(&len_bytes);
                 if stored != computed {
-                    let kind = ErrorKind::Corrupted {
-                        what: "length",
-                        stored,
-                        computed,
-                    };
-                    return Err(located(Error::new(kind), offset));
+                    // No frame starts there, or the file is damaged: either way the entry
+                    // points at no sound frame, and the error names the index.
+                    let detail = format!(
+                        "no sound frame starts where the index says: its length checksum does \
+                         not match (stored {stored:#010x}, computed {computed:#010x}); the index \
+                         or the file is wrong"
+                    );
+                    return Err(located(self.index_error(k, detail), offset));
                 }
                 u64::from_le_bytes(len_bytes)
             }
