@@ -220,7 +220,9 @@ impl Dataset {
         C: Container,
     {
         if size == 0 {
-            return Err(Error::Options("a batch size of 0".to_owned()));
+            return Err(Error::Options(
+                "value_batches(0): a batch size must be at least 1".to_owned(),
+            ));
         }
         let spares = self.reuse.spares::<T>();
         Ok(ValueBatches {
