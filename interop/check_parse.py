@@ -910,20 +910,14 @@ def main():
             print(f"FAIL {name}: {e}", flush=True)
             print(f"      spec: {os.path.join(tmp, case.record + '.toml')}", flush=True)
             args.keep = True
-    for name, problem in spec_refusals(binary, tmp):
-        if problem is None:
-            passed += 1
-            print(f"PASS refused spec: {name}", flush=True)
-        else:
-            failed += 1
-            print(f"FAIL refused spec: {name}: {problem}", flush=True)
-    for name, problem in wire_type_cases(binary, tmp):
-        if problem is None:
-            passed += 1
-            print(f"PASS wire type: {name}", flush=True)
-        else:
-            failed += 1
-            print(f"FAIL wire type: {name}: {problem}", flush=True)
+    for label, results in [("refused spec", spec_refusals(binary, tmp)), ("wire type", wire_type_cases(binary, tmp))]:
+        for name, problem in results:
+            if problem is None:
+                passed += 1
+                print(f"PASS {label}: {name}", flush=True)
+            else:
+                failed += 1
+                print(f"FAIL {label}: {name}: {problem}", flush=True)
     if args.keep:
         print(f"files kept in {tmp}")
     else:

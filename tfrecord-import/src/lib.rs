@@ -68,6 +68,18 @@ mod progress;
 pub mod records;
 pub mod row;
 
+use std::path::Path;
+
+/// Whether the input `path` is `-`, standard input, and the name its errors give it: `<stdin>`
+/// for `-`, as every reader of the workspace names standard input.
+pub(crate) fn input_name(path: &Path) -> (bool, &Path) {
+    if path.as_os_str() == "-" {
+        (true, Path::new(tfrecord_core::STDIN_NAME))
+    } else {
+        (false, path)
+    }
+}
+
 /// The Avro crate this one reads with (to write Avro files, or to build values and schemas).
 pub use apache_avro;
 pub use error::{Error, Result};

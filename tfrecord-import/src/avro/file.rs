@@ -87,14 +87,7 @@ impl<'s> AvroFile<'s> {
     /// than the rest of the file, an invalid writer schema, a codec this build cannot read, or a
     /// reader schema that cannot read the writer schema. The error names the file.
     pub fn open(path: impl AsRef<Path>, reader_schema: Option<&'s Schema>) -> Result<Self> {
-        let path = path.as_ref();
-        let stdin = path.as_os_str() == "-";
-        // Errors name standard input as every reader does.
-        let path = if stdin {
-            Path::new(tfrecord_core::STDIN_NAME)
-        } else {
-            path
-        };
+        let (stdin, path) = crate::input_name(path.as_ref());
         let located = |e: Error| e.with_path(path);
         let mut source: Box<dyn Source> = if stdin {
             let mut buf = Vec::new();

@@ -55,13 +55,7 @@ pub fn import_records(
     mut warn: impl FnMut(&Error),
     mut sink: impl FnMut(FeatureRow) -> Result<()>,
 ) -> Result<RecordSummary> {
-    let stdin = input.as_os_str() == "-";
-    // Errors name standard input as every reader does.
-    let shown = if stdin {
-        Path::new(tfrecord_core::STDIN_NAME)
-    } else {
-        input
-    };
+    let (stdin, shown) = crate::input_name(input);
     let located = |e: Error| e.with_path(shown);
     let source = if stdin {
         let mut buf = Vec::new();
