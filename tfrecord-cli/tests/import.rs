@@ -496,12 +496,15 @@ fn from_images_refuses_a_truncated_image() {
     let e = unsuccessful(&run(&["from-images", &input, "-o", "-"]));
     assert!(e.contains("cut.jpg") && e.contains("truncated JPEG"), "{e}");
 
-    // The whole file imports.
+    // The whole file imports; a file that is not an image by its extension is noted.
     std::fs::write(class.join("cut.jpg"), &jpeg).unwrap();
+    std::fs::write(class.join("notes.txt"), b"x").unwrap();
     let o = run(&["from-images", &input, "-o", &out.display().to_string()]);
     ok(&o);
     assert!(
-        stderr(&o).contains("2 images (1 classes) written to 1 file"),
+        stderr(&o).contains("2 images (1 class) written to 1 file")
+            && stderr(&o).contains("note: 1 file left out, not an image by its extension (jpg")
+            && stderr(&o).contains("notes.txt"),
         "{}",
         stderr(&o)
     );

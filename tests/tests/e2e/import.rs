@@ -945,6 +945,39 @@ fn image_headers_agree_with_tensorflow() {
     assert_eq!(folder.images.len(), DECODED.len());
     assert!(folder.images.iter().all(|i| i.label.is_none()));
     assert_eq!(folder.images[0].name, "alpha.webp");
+    // The fixtures' README is not an image: left out, and listed.
+    let others: Vec<_> = folder.others.iter().map(|p| p.file_name().unwrap()).collect();
+    assert_eq!(others, ["README.md"]);
+}
+
+/// Class and image names are stored as text: a name that is not UTF-8 is an error naming it,
+/// not a name changed (two classes `k\xff` and `k\xfe` once both became `k\u{fffd}`, label 0).
+#[cfg(unix)]
+#[test]
+fn names_that_are_not_utf8_are_refused() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    let png = std::fs::read(Path::new(IMAGES).join("gray.png")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for class in [&b"k\xff"[..], b"k\xfe"] {
+        let class = dir.path().join(OsStr::from_bytes(class));
+        std::fs::create_dir(&class).unwrap();
+        std::fs::write(class.join("n.png"), &png).unwrap();
+    }
+    let e = images::scan(dir.path()).unwrap_err().to_string();
+    assert!(e.contains("k\u{fffd}") && e.contains("not valid UTF-8"), "{e}");
+
+    // An image's name too; a file that is not an image may have any name.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(OsStr::from_bytes(b"notes\xff.txt")), b"x").unwrap();
+    std::fs::write(dir.path().join("ok.png"), &png).unwrap();
+    let folder = images::scan(dir.path()).unwrap();
+    assert_eq!(folder.images.len(), 1);
+    assert_eq!(folder.others.len(), 1);
+    std::fs::write(dir.path().join(OsStr::from_bytes(b"a\xff.png")), &png).unwrap();
+    let e = images::scan(dir.path()).unwrap_err().to_string();
+    assert!(e.contains("image's name is not valid UTF-8"), "{e}");
 }
 
 /// Whether the importer takes an image file: its header reads and it is not cut short.

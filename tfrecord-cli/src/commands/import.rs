@@ -264,9 +264,7 @@ pub(crate) fn from_images(args: &FromImagesArgs) -> CliResult<ExitCode> {
             ));
         }
         let folder = images::scan(&args.dir).map_err(|e| failed(&e))?;
-        for p in &folder.skipped {
-            warn(&ImportError::new("not in a class folder: skipped").with_path(p));
-        }
+        note_left_out(&folder.skipped, &folder.others);
         let opts = WriteOpts {
             output: args.output.clone(),
             encoding: args.encoding,
@@ -294,9 +292,7 @@ pub(crate) fn from_images(args: &FromImagesArgs) -> CliResult<ExitCode> {
         progress: true,
     };
     let summary = images::write_images(&args.dir, &args.output, &opts).map_err(|e| failed(&e))?;
-    for p in &summary.skipped {
-        warn(&ImportError::new("not in a class folder: skipped").with_path(p));
-    }
+    note_left_out(&summary.skipped, &summary.others);
     let mut removed = Vec::new();
     for old in stale {
         if !summary
@@ -312,11 +308,32 @@ pub(crate) fn from_images(args: &FromImagesArgs) -> CliResult<ExitCode> {
     note_removed(&removed);
     let _ = writeln!(
         io::stderr().lock(),
-        "tfrecord: {} images ({} classes) written to {} file{}",
+        "tfrecord: {} images ({} class{}) written to {} file{}",
         summary.records(),
         summary.classes.len(),
+        if summary.classes.len() == 1 { "" } else { "es" },
         summary.files.len(),
         if summary.files.len() == 1 { "" } else { "s" }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Warns of each image left out beside class folders, and notes the files left out because
+/// they are not images by their extension.
+fn note_left_out(skipped: &[PathBuf], others: &[PathBuf]) {
+    for p in skipped {
+        warn(&ImportError::new("not in a class folder: skipped").with_path(p));
+    }
+    if let Some(first) = others.first() {
+        let n = others.len();
+        let _ = writeln!(
+            io::stderr().lock(),
+            "note: {n} file{} left out, not {} by {} extension ({}), such as {}",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "an image" } else { "images" },
+            if n == 1 { "its" } else { "their" },
+            images::IMAGE_EXTENSIONS,
+            first.display()
+        );
+    }
 }

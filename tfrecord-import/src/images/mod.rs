@@ -5,8 +5,11 @@
 //! a class, classes are numbered 0, 1, ... in name order, and every image below a class folder
 //! (at any depth) gets that class. When the directory has no sub-folders, its own images are
 //! written without labels; when it has, images directly in it are skipped (with a warning).
-//! Image files are recognised by their extension (`jpg`, `jpeg`, `png`, `gif`, `bmp`, `webp`);
-//! other files and hidden ones are ignored.
+//! Image files are recognised by their extension (`jpg`, `jpeg`, `jpe`, `png`, `gif`, `bmp`,
+//! `webp`); other files are left out (listed in [`ImageFolder::others`]) and hidden ones are
+//! ignored. Class and image names are stored as text (`label/text`, `image/filename`), so a
+//! folder or image whose name is not valid UTF-8 is an error naming it, rather than a name
+//! changed (two such classes would otherwise share a label).
 //!
 //! Each record is a `tf.train.Example` (or `OFRecord`) with:
 //!
@@ -73,6 +76,7 @@
 mod complete;
 mod header;
 
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -155,28 +159,58 @@ pub struct ImageFolder {
     pub images: Vec<ImageEntry>,
     /// Image files left out: directly in a directory that has class folders.
     pub skipped: Vec<PathBuf>,
+    /// Files left out because their extension is not an image's (nor hidden).
+    pub others: Vec<PathBuf>,
 }
 
-fn is_hidden(name: &str) -> bool {
-    name.starts_with('.')
+/// The extensions of image files (any case), as messages list them.
+pub const IMAGE_EXTENSIONS: &str = "jpg, jpeg, jpe, png, gif, bmp, webp";
+
+/// One entry of a directory: its name, path, whether it is a directory (links followed), and
+/// whether it is an image file by its extension.
+struct Listed {
+    name: OsString,
+    path: PathBuf,
+    is_dir: bool,
+    is_image: bool,
 }
 
-/// The entries of a directory, sorted by name, hidden ones left out: (name, path, is_dir).
-fn list(dir: &Path) -> Result<Vec<(String, PathBuf, bool)>> {
+impl Listed {
+    /// The name as text, for an entry whose name is stored: not valid UTF-8 is an error.
+    fn text(&self) -> Result<String> {
+        self.name.to_str().map(str::to_owned).ok_or_else(|| {
+            let what = if self.is_dir { "folder" } else { "image" };
+            Error::new(format!(
+                "the {what}'s name is not valid UTF-8; class and image names are stored as text \
+                 (`label/text`, `image/filename`), so rename it"
+            ))
+            .with_path(&self.path)
+        })
+    }
+}
+
+/// The entries of a directory, sorted by name (byte order), hidden ones left out.
+fn list(dir: &Path) -> Result<Vec<Listed>> {
     let located = |e: std::io::Error| Error::from(e).with_path(dir);
     let mut out = Vec::new();
     for entry in fs::read_dir(dir).map_err(located)? {
         let entry = entry.map_err(located)?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if is_hidden(&name) {
+        let name = entry.file_name();
+        if name.as_encoded_bytes().first() == Some(&b'.') {
             continue;
         }
         let path = entry.path();
         // Follows symbolic links, as a user's folder of links should work.
         let is_dir = fs::metadata(&path).map(|m| m.is_dir()).unwrap_or(false);
-        out.push((name, path, is_dir));
+        let is_image = !is_dir && ImageFormat::is_image_name(&name.to_string_lossy());
+        out.push(Listed {
+            name,
+            path,
+            is_dir,
+            is_image,
+        });
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
 }
 
@@ -185,7 +219,7 @@ fn walk(
     prefix: &str,
     depth: usize,
     label: Option<&(i64, String)>,
-    out: &mut Vec<ImageEntry>,
+    folder: &mut ImageFolder,
 ) -> Result<()> {
     if depth > MAX_DEPTH {
         return Err(Error::new(format!(
@@ -193,16 +227,19 @@ fn walk(
         ))
         .with_path(dir));
     }
-    for (name, path, is_dir) in list(dir)? {
-        let rel = format!("{prefix}{name}");
-        if is_dir {
-            walk(&path, &format!("{rel}/"), depth + 1, label, out)?;
-        } else if ImageFormat::is_image_name(&name) {
-            out.push(ImageEntry {
-                path,
+    for entry in list(dir)? {
+        if entry.is_dir {
+            let rel = format!("{prefix}{}", entry.text()?);
+            walk(&entry.path, &format!("{rel}/"), depth + 1, label, folder)?;
+        } else if entry.is_image {
+            let rel = format!("{prefix}{}", entry.text()?);
+            folder.images.push(ImageEntry {
+                path: entry.path,
                 name: rel,
                 label: label.cloned(),
             });
+        } else {
+            folder.others.push(entry.path);
         }
     }
     Ok(())
@@ -211,39 +248,34 @@ fn walk(
 /// Lists the images of a folder (see the [module](self) docs for the layout).
 ///
 /// # Errors
-/// An unreadable directory, or folders nested too deep.
+/// An unreadable directory, folders nested too deep, or a class folder or image whose name is
+/// not valid UTF-8.
 pub fn scan(dir: &Path) -> Result<ImageFolder> {
     let entries = list(dir)?;
-    let classes: Vec<String> = entries
-        .iter()
-        .filter(|e| e.2)
-        .map(|e| e.0.clone())
-        .collect();
-    let mut folder = ImageFolder {
-        classes: classes.clone(),
-        ..ImageFolder::default()
-    };
-    for (name, path, is_dir) in entries {
-        if is_dir {
-            let index = classes.iter().position(|c| *c == name).unwrap_or(0);
-            let label = (i64::try_from(index).unwrap_or(i64::MAX), name.clone());
-            walk(
-                &path,
-                &format!("{name}/"),
-                1,
-                Some(&label),
-                &mut folder.images,
-            )?;
-        } else if ImageFormat::is_image_name(&name) {
-            if classes.is_empty() {
-                folder.images.push(ImageEntry {
-                    path,
-                    name,
-                    label: None,
-                });
-            } else {
-                folder.skipped.push(path);
-            }
+    let mut folder = ImageFolder::default();
+    for entry in &entries {
+        if entry.is_dir {
+            folder.classes.push(entry.text()?);
+        }
+    }
+    let labelled = !folder.classes.is_empty();
+    let mut index = 0_i64;
+    for entry in entries {
+        if entry.is_dir {
+            let name = entry.text()?;
+            let label = (index, name.clone());
+            index += 1;
+            walk(&entry.path, &format!("{name}/"), 1, Some(&label), &mut folder)?;
+        } else if !entry.is_image {
+            folder.others.push(entry.path);
+        } else if labelled {
+            folder.skipped.push(entry.path);
+        } else {
+            folder.images.push(ImageEntry {
+                name: entry.text()?,
+                path: entry.path,
+                label: None,
+            });
         }
     }
     Ok(folder)
@@ -353,6 +385,8 @@ pub struct ImageSummary {
     pub files: Vec<(PathBuf, u64)>,
     /// Image files left out (directly in a directory with class folders).
     pub skipped: Vec<PathBuf>,
+    /// Files left out because their extension is not an image's.
+    pub others: Vec<PathBuf>,
 }
 
 impl ImageSummary {
@@ -390,10 +424,9 @@ pub fn ordered(folder: &ImageFolder, shuffled: bool, seed: u64) -> Vec<&ImageEnt
 pub fn write_images(dir: &Path, out: &Path, opts: &ImageOptions) -> Result<ImageSummary> {
     let folder = scan(dir)?;
     if folder.images.is_empty() {
-        return Err(Error::new(
-            "no image files (jpg, jpeg, png, gif, bmp, webp) found in the folder or its class \
-             sub-folders",
-        )
+        return Err(Error::new(format!(
+            "no image files ({IMAGE_EXTENSIONS}) found in the folder or its class sub-folders"
+        ))
         .with_path(dir));
     }
     let shards = opts.shards.max(1);
@@ -458,6 +491,7 @@ pub fn write_images(dir: &Path, out: &Path, opts: &ImageOptions) -> Result<Image
         classes: folder.classes,
         files,
         skipped: folder.skipped,
+        others: folder.others,
     })
 }
 
