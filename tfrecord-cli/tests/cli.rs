@@ -864,6 +864,15 @@ fn from_json_error_names_file_line_and_field() {
     assert!(err.contains("age"), "{err}");
     assert!(err.contains("int64List"), "{err}");
     assert!(!out.exists(), "no partial output is left behind");
+    // After another input, the record is counted on: it would have been record 3.
+    let first = dir.path().join("first.jsonl");
+    std::fs::write(&first, format!("{good}\n{good}\n")).expect("write");
+    let err = fails(&run(&["from-json", "-o", s(&out), s(&first), s(&input)]));
+    assert!(
+        err.contains("bad.jsonl") && err.contains("line 3") && err.contains("(record 3)"),
+        "{err}"
+    );
+    std::fs::remove_file(&first).expect("rm");
     let leftovers: Vec<_> = std::fs::read_dir(dir.path()).expect("ls").collect();
     assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
 

@@ -253,6 +253,34 @@ fn from_records_json_and_csv() {
     assert_eq!(ints(&r[2], "label"), [3]);
     assert_eq!(strings(&r[0], "city"), ["Paris, France"]);
 
+    // A `.txt` name is neither format: JSON Lines unless `--format csv` says otherwise (it
+    // was read as CSV, turning JSON into a header and cells without a word).
+    let txt = dir.path().join("data.txt");
+    std::fs::write(&txt, "{\"a\":1}\n{\"a\":2}\n").unwrap();
+    let t = txt.display().to_string();
+    ok(&run(&["from-records", &t, "-o", &o, "--force"]));
+    let r = examples(&out);
+    assert_eq!((ints(&r[0], "a"), ints(&r[1], "a")), (vec![1], vec![2]));
+    // A delimiter must be one byte of the file: `é` is U+00E9 but two bytes in UTF-8.
+    std::fs::write(&txt, "a\u{e9}b\n1\u{e9}2\n").unwrap();
+    let e = run(&[
+        "from-records",
+        &t,
+        "--format",
+        "csv",
+        "--delimiter",
+        "\u{e9}",
+        "-o",
+        &o,
+        "--force",
+    ]);
+    assert_eq!(e.status.code(), Some(2), "{}", stderr(&e));
+    assert!(
+        stderr(&e).contains("not an ASCII character"),
+        "{}",
+        stderr(&e)
+    );
+
     // Standard input needs --format for CSV; OFRecord output.
     let of = dir.path().join("part-00000");
     let csv = std::fs::read(data("records.csv")).unwrap();

@@ -946,7 +946,11 @@ fn image_headers_agree_with_tensorflow() {
     assert!(folder.images.iter().all(|i| i.label.is_none()));
     assert_eq!(folder.images[0].name, "alpha.webp");
     // The fixtures' README is not an image: left out, and listed.
-    let others: Vec<_> = folder.others.iter().map(|p| p.file_name().unwrap()).collect();
+    let others: Vec<_> = folder
+        .others
+        .iter()
+        .map(|p| p.file_name().unwrap())
+        .collect();
     assert_eq!(others, ["README.md"]);
 }
 
@@ -966,7 +970,10 @@ fn names_that_are_not_utf8_are_refused() {
         std::fs::write(class.join("n.png"), &png).unwrap();
     }
     let e = images::scan(dir.path()).unwrap_err().to_string();
-    assert!(e.contains("k\u{fffd}") && e.contains("not valid UTF-8"), "{e}");
+    assert!(
+        e.contains("k\u{fffd}") && e.contains("not valid UTF-8"),
+        "{e}"
+    );
 
     // An image's name too; a file that is not an image may have any name.
     let dir = tempfile::tempdir().unwrap();

@@ -35,7 +35,18 @@ fn encode_json_line(
         RecordType::SequenceExample => enc.sequence_example(line, out),
         RecordType::OfRecord => enc.ofrecord(line, out),
     };
-    encoded.map_err(|e| json_detail(&e))
+    encoded.map_err(|e| {
+        let detail = json_detail(&e);
+        // A SequenceExample's JSON read as an Example: its two fields are unknown there.
+        let sequence_field = ["\"context\"", "\"featureLists\"", "\"feature_lists\""]
+            .iter()
+            .any(|f| detail.contains(&format!("unknown field {f}")));
+        if ty == RecordType::Example && sequence_field {
+            format!("{detail}; a tensorflow.SequenceExample's JSON: read it with --sequence")
+        } else {
+            detail
+        }
+    })
 }
 
 /// `tfrecord from-json`.
@@ -43,6 +54,8 @@ pub(crate) fn run(args: &FromJsonArgs) -> CliResult<ExitCode> {
     let ty = RecordType::for_format(args.write.encoding.output_format.into(), args.sequence)?;
     check_not_input(&args.write.output, &args.inputs)?;
     let mut sink = RecordSink::create(&args.write)?;
+    // Records are numbered across the inputs, as in the output.
+    let mut record = 0u64;
     for arg in &args.inputs {
         let source = if is_dash(arg) {
             Source::Stdin
@@ -57,7 +70,7 @@ pub(crate) fn run(args: &FromJsonArgs) -> CliResult<ExitCode> {
                 Box::new(BufReader::with_capacity(1 << 20, f))
             }
         };
-        json_lines(&mut reader, &name, ty, &mut sink)?;
+        json_lines(&mut reader, &name, ty, &mut sink, &mut record)?;
     }
     sink.finish()?;
     Ok(ExitCode::SUCCESS)
@@ -68,18 +81,19 @@ pub(crate) fn run(args: &FromJsonArgs) -> CliResult<ExitCode> {
 /// bound.
 const MAX_LINE: u64 = 1 << 30;
 
-/// Encodes every non-blank line of one JSON Lines input into the sink.
+/// Encodes every non-blank line of one JSON Lines input into the sink; `record` is the index
+/// in the output of the next record, counted on.
 fn json_lines(
     reader: &mut dyn BufRead,
     name: &Path,
     ty: RecordType,
     sink: &mut RecordSink,
+    record: &mut u64,
 ) -> CliResult<()> {
     let mut line = Vec::new();
     let mut enc = LineEncoder::new();
     let mut encoded = Vec::new();
     let mut lineno = 0u64;
-    let mut record = 0u64;
     loop {
         line.clear();
         let n = (&mut *reader)
@@ -93,7 +107,7 @@ fn json_lines(
         let fail = |detail: String| -> CliError {
             Error::json(format!("line {lineno}: {detail}"))
                 .with_path(name)
-                .with_record(record)
+                .with_record(*record)
                 .into()
         };
         if line.len() as u64 > MAX_LINE {
@@ -123,7 +137,7 @@ fn json_lines(
         }
         encode_json_line(&mut enc, ty, text, &mut encoded).map_err(fail)?;
         sink.write(&encoded)?;
-        record += 1;
+        *record += 1;
     }
 }
 
@@ -147,6 +161,9 @@ mod tests {
         let err = encode(RecordType::Example, "{").unwrap_err();
         assert!(err.starts_with("column"), "{err}");
         assert!(!err.contains("at line"), "{err}");
+        let err = encode(RecordType::Example, r#"{"context": {}}"#).unwrap_err();
+        assert!(err.ends_with("read it with --sequence"), "{err}");
+        encode(RecordType::SequenceExample, r#"{"context": {}}"#).unwrap();
         encode(RecordType::OfRecord, r#"{"feature": {}}"#).unwrap();
         assert!(oneflow::OfRecord::decode(&out[..]).is_ok());
     }

@@ -181,11 +181,13 @@ pub(crate) fn from_records(args: &FromRecordsArgs) -> CliResult<ExitCode> {
         None => None,
     };
     let delimiter = match args.delimiter {
-        Some(c) => Some(u8::try_from(c).map_err(|_| {
-            CliError::Usage(format!(
-                "the delimiter {c:?} is not a single-byte character"
-            ))
-        })?),
+        // One byte of UTF-8: an ASCII character (`é` is U+00E9 but two bytes in the file).
+        Some(c) if c.is_ascii() => Some(c as u8),
+        Some(c) => {
+            return Err(CliError::Usage(format!(
+                "the delimiter {c:?} is not an ASCII character (the CSV reader splits on one byte)"
+            )));
+        }
         None => None,
     };
     let opts = RecordOptions {

@@ -265,7 +265,13 @@ pub fn scan(dir: &Path) -> Result<ImageFolder> {
             let name = entry.text()?;
             let label = (index, name.clone());
             index += 1;
-            walk(&entry.path, &format!("{name}/"), 1, Some(&label), &mut folder)?;
+            walk(
+                &entry.path,
+                &format!("{name}/"),
+                1,
+                Some(&label),
+                &mut folder,
+            )?;
         } else if !entry.is_image {
             folder.others.push(entry.path);
         } else if labelled {

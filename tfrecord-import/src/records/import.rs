@@ -308,6 +308,10 @@ mod tests {
     use super::*;
 
     fn run(text: &str, opts: &RecordOptions) -> (Result<Vec<FeatureRow>>, Vec<String>) {
+        run_bytes(text.as_bytes(), opts)
+    }
+
+    fn run_bytes(text: &[u8], opts: &RecordOptions) -> (Result<Vec<FeatureRow>>, Vec<String>) {
         let dir = tempfile::tempdir().unwrap();
         let name = if opts.format == Some(RecordFormat::Csv) {
             "in.csv"
@@ -418,10 +422,24 @@ mod tests {
             let (r, _) = run(text, &RecordOptions::default());
             let e = r.unwrap_err().to_string();
             assert!(
-                e.contains(&format!("the integer {big} does not fit in int64")),
+                e.contains(&format!(
+                    "field \"a\": the integer {big} does not fit in int64"
+                )),
                 "{e}"
             );
         }
+        // Python's `json.dumps` writes NaN and Infinity: not JSON, and the error says what to
+        // write instead, at the line and column (without serde_json's own line).
+        let (r, _) = run("{}\n{\"x\": NaN}\n", &RecordOptions::default());
+        let e = r.unwrap_err().to_string();
+        assert!(
+            e.contains("invalid JSON: expected value at column 7; `NaN` and `Infinity` are not")
+                && e.ends_with("(line 2)")
+                && !e.contains("line 1"),
+            "{e}"
+        );
+        let (r, _) = run("{\"x\": -Infinity}\n", &RecordOptions::default());
+        assert!(r.unwrap_err().to_string().contains("allow_nan=False"));
         let (r, _) = run(
             "{\"a\": 1e19, \"s\": \"184467440737095516160\"}\n",
             &RecordOptions::default(),
@@ -581,6 +599,15 @@ mod tests {
         assert!(r.unwrap_err().to_string().contains("both named"));
         let (r, _) = run("a,b\n1,2\n3\n", &opts);
         assert!(r.unwrap_err().to_string().contains("invalid CSV"));
+        // A cell that is not UTF-8: its line and column, counted once (the csv crate's own
+        // message counts records from the header).
+        let (r, _) = run_bytes(b"a,b\n1,caf\xe9\n", &opts);
+        let e = r.unwrap_err().to_string();
+        assert!(
+            e.contains("record 0: invalid CSV (line 2): the field of column \"b\" is not valid UTF-8 (after its first 3 bytes)")
+                && !e.contains("record 1"),
+            "{e}"
+        );
     }
 
     #[test]

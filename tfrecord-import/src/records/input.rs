@@ -24,12 +24,13 @@ pub enum RecordFormat {
 }
 
 impl RecordFormat {
-    /// The format a file name suggests: `.csv` (also `.tsv`, `.txt`) is CSV, `.jsonl`,
-    /// `.ndjson` and `.json` are JSON Lines.
+    /// The format a file name suggests: `.csv` and `.tsv` are CSV, `.jsonl`, `.ndjson` and
+    /// `.json` are JSON Lines; any other name suggests none. (A `.txt` file could be either:
+    /// name the format.)
     pub fn from_path(path: impl AsRef<Path>) -> Option<Self> {
         let ext = path.as_ref().extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {
-            "csv" | "tsv" | "txt" => Some(RecordFormat::Csv),
+            "csv" | "tsv" => Some(RecordFormat::Csv),
             "jsonl" | "ndjson" | "json" => Some(RecordFormat::JsonLines),
             _ => None,
         }
@@ -122,31 +123,61 @@ fn json_scalars(v: &Json, out: &mut Vec<Scalar>) -> std::result::Result<(), Stri
     }
 }
 
-/// The first integer literal of a JSON line (outside strings) that int64 cannot hold, when
-/// its fields hold a float that could be one: JSON parsers read an integer past the range of
-/// u64 (or below that of i64) as a float, which would make its field a float list where a
-/// smaller one is an error.
-fn out_of_range_integer(fields: &[(String, Field)], line: &[u8]) -> Option<String> {
+/// Makes each field of a JSON line that holds an integer literal int64 cannot hold an error
+/// saying so (named with its field, as other field errors are): JSON parsers read an integer
+/// past the range of u64 (or below that of i64) as a float, which would make its field a float
+/// list where a smaller one is an error.
+fn mark_out_of_range_integers(fields: &mut [(String, Field)], line: &[u8]) {
     #[allow(clippy::cast_precision_loss)]
     let limit = i64::MAX as f64;
-    let suspect = fields.iter().any(|(_, f)| {
-        f.as_ref().is_ok_and(|scalars| {
-            scalars
-                .iter()
-                .any(|s| matches!(s, Scalar::Float(x) if x.fract() == 0.0 && x.abs() >= limit))
-        })
-    });
-    if !suspect {
-        return None;
+    let whole_and_large =
+        |s: &Scalar| matches!(s, Scalar::Float(x) if x.fract() == 0.0 && x.abs() >= limit);
+    if !fields
+        .iter()
+        .any(|(_, f)| f.as_ref().is_ok_and(|v| v.iter().any(whole_and_large)))
+    {
+        return;
     }
-    number_tokens(line).find_map(|(start, end)| {
+    for (start, end) in number_tokens(line) {
         let token = std::str::from_utf8(&line[start..end]).unwrap_or_default();
         let digits = token.strip_prefix('-').unwrap_or(token);
-        (!digits.is_empty()
-            && digits.bytes().all(|b| b.is_ascii_digit())
-            && token.parse::<i64>().is_err())
-        .then(|| token.to_owned())
-    })
+        if digits.is_empty()
+            || !digits.bytes().all(|b| b.is_ascii_digit())
+            || token.parse::<i64>().is_ok()
+        {
+            continue;
+        }
+        // The field holding the float the literal became.
+        let value = token.parse::<f64>().unwrap_or(f64::NAN);
+        let holds = |f: &Field| {
+            f.as_ref().is_ok_and(|v| {
+                v.iter()
+                    .any(|s| matches!(s, Scalar::Float(x) if *x == value))
+            })
+        };
+        if let Some((_, field)) = fields.iter_mut().find(|(_, f)| holds(f)) {
+            *field = Err(format!("the integer {token} does not fit in int64"));
+        }
+    }
+}
+
+/// The message of a JSON syntax error without serde_json's own position (the caller gives
+/// the line), with the column; and what to do about `NaN` and `Infinity`, which Python's
+/// `json.dumps` writes by default but JSON does not have.
+fn json_error(e: &serde_json::Error, line: &[u8]) -> String {
+    let text = e.to_string();
+    let position = format!(" at line {} column {}", e.line(), e.column());
+    let what = text.strip_suffix(&position).unwrap_or(&text);
+    let at = line.get(e.column().saturating_sub(1)..).unwrap_or_default();
+    let at = at.strip_prefix(b"-").unwrap_or(at);
+    let hint = if at.starts_with(b"NaN") || at.starts_with(b"Infinity") {
+        "; `NaN` and `Infinity` are not JSON (Python's `json.dumps` writes them unless \
+         `allow_nan=False`): write null for a missing value, or the value as a string \
+         (\"nan\", \"inf\") with a spec giving the field the dtype float"
+    } else {
+        ""
+    };
+    format!("invalid JSON: {what} at column {}{hint}", e.column())
 }
 
 /// The input, readable twice.
@@ -229,6 +260,12 @@ pub(super) fn for_each_record(
                                 "invalid CSV (line {line}): {len} field(s) where the header has \
                                  {expected_len}"
                             ),
+                            csv::ErrorKind::Utf8 { err, .. } => format!(
+                                "invalid CSV (line {line}): the field of column {:?} is not \
+                                 valid UTF-8 (after its first {} bytes)",
+                                headers.get(err.field()).map_or("?", String::as_str),
+                                err.valid_up_to()
+                            ),
                             _ => format!("invalid CSV (line {line}): {e}"),
                         }
                     });
@@ -299,10 +336,8 @@ pub(super) fn for_each_record(
                                 }
                             }
                         }
-                        match out_of_range_integer(&out, line) {
-                            Some(big) => Err(format!("the integer {big} does not fit in int64")),
-                            None => Ok(out),
-                        }
+                        mark_out_of_range_integers(&mut out, line);
+                        Ok(out)
                     }
                     Ok(other) => Err(format!(
                         "a record must be a JSON object, found {}",
@@ -314,7 +349,7 @@ pub(super) fn for_each_record(
                             _ => "null",
                         }
                     )),
-                    Err(e) => Err(format!("invalid JSON: {e}")),
+                    Err(e) => Err(json_error(&e, line)),
                 };
                 f(
                     RawRecord {

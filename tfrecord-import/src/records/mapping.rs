@@ -99,7 +99,7 @@ pub(super) fn convert_to_dtype(
             s.word(),
             match s {
                 Scalar::Int(i) => i.to_string(),
-                Scalar::Float(x) => x.to_string(),
+                Scalar::Float(x) => float_text(*x),
                 Scalar::Bool(b) => b.to_string(),
                 Scalar::Str(t) => format!("{t:?}"),
             },
@@ -110,8 +110,11 @@ pub(super) fn convert_to_dtype(
         match s {
             Scalar::Int(i) => Some(*i),
             Scalar::Bool(b) => Some(i64::from(*b)),
+            // Every whole float in [-2^63, 2^63) is an int64, exactly.
             #[allow(clippy::cast_possible_truncation)]
-            Scalar::Float(x) if x.fract() == 0.0 && x.abs() < 9.0e18 => Some(*x as i64),
+            Scalar::Float(x) if x.fract() == 0.0 && (-I64_BOUND..I64_BOUND).contains(x) => {
+                Some(*x as i64)
+            }
             Scalar::Str(t) => {
                 let t = t.trim();
                 t.parse::<i64>().ok().or_else(|| {
@@ -207,12 +210,52 @@ pub(super) fn convert_to_dtype(
                 .map(|s| match s {
                     Scalar::Str(t) => t.as_bytes().to_vec(),
                     Scalar::Int(i) => i.to_string().into_bytes(),
-                    Scalar::Float(x) => x.to_string().into_bytes(),
+                    Scalar::Float(x) => float_text(*x).into_bytes(),
                     Scalar::Bool(b) => b.to_string().into_bytes(),
                 })
                 .collect::<ByteStrings>(),
         ),
     })
+}
+
+/// 2^63: the whole floats below it (and at or above its negation) are int64 values.
+const I64_BOUND: f64 = 9_223_372_036_854_775_808.0;
+
+/// A float as Python's `str` and `repr` write it: the shortest digits that read back to it,
+/// in positional notation for exponents -4 to 15 (`0.0001`, `100.0`,
+/// `1000000000000000.0`), else in scientific notation with a signed exponent of at least two
+/// digits (`1e-05`, `1e+16`, `1.5e+300`); `nan`, `inf`, `-inf`.
+pub(super) fn float_text(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    // `{:e}` gives the shortest round-trip digits: `-1.2345e17`, `1e-5`, `0e0`.
+    let sci = format!("{x:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    if (-4..16).contains(&exp) {
+        let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+        let point = usize::try_from(exp + 1).unwrap_or(0);
+        let text = if exp < 0 {
+            let zeros = "0".repeat(usize::try_from(-exp - 1).unwrap_or(0));
+            format!("0.{zeros}{digits}")
+        } else if digits.len() > point {
+            format!("{}.{}", &digits[..point], &digits[point..])
+        } else {
+            format!("{digits}{}.0", "0".repeat(point - digits.len()))
+        };
+        format!("{sign}{text}")
+    } else {
+        let esign = if exp < 0 { '-' } else { '+' };
+        format!("{sign}{mantissa}e{esign}{:02}", exp.unsigned_abs())
+    }
 }
 
 /// Whether `x`, read from `s`, is an infinity that `s` does not spell out: a number too large
@@ -253,5 +296,52 @@ pub(super) fn convert_to_kind(
             }
             convert_to_dtype(scalars, DType::Bytes)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Python 3's `str` of the same floats.
+    #[test]
+    fn floats_are_written_as_python_writes_them() {
+        let cases = [
+            (1e300, "1e+300"),
+            (1e-7, "1e-07"),
+            (0.1, "0.1"),
+            (100.0, "100.0"),
+            (1e15, "1000000000000000.0"),
+            (1e16, "1e+16"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (-0.0, "-0.0"),
+            (0.0, "0.0"),
+            (1.5e300, "1.5e+300"),
+            (123_456_789.123, "123456789.123"),
+            (1.0 / 3.0, "0.3333333333333333"),
+            (5e-324, "5e-324"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (-2.5e-5, "-2.5e-05"),
+            (12_345_678_901_234_567.0, "1.2345678901234568e+16"),
+            (9.1e18, "9.1e+18"),
+            (0.000_123, "0.000123"),
+            (f64::NAN, "nan"),
+            (f64::NEG_INFINITY, "-inf"),
+        ];
+        for (x, text) in cases {
+            assert_eq!(float_text(x), text, "{x:e}");
+        }
+    }
+
+    #[test]
+    fn whole_floats_below_two_to_the_63_are_int64() {
+        let int = |x: f64| convert_to_dtype(&[Scalar::Float(x)], DType::Int64);
+        assert!(matches!(int(9.1e18), Ok(Values::Int64(v)) if v == [9_100_000_000_000_000_000]));
+        assert!(matches!(int(-I64_BOUND), Ok(Values::Int64(v)) if v == [i64::MIN]));
+        assert!(int(I64_BOUND).is_err());
+        assert!(int(1.5).is_err());
+        let text = convert_to_dtype(&[Scalar::Float(1e300)], DType::Bytes);
+        assert!(matches!(text, Ok(Values::Bytes(b)) if b.iter().next() == Some(&b"1e+300"[..])));
     }
 }
