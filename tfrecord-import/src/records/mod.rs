@@ -39,7 +39,8 @@
 //! `deny_unknown_keys = true`); one whose name is the key of a spec feature read from another
 //! field is unmappable too, since one of the two values would be lost. Text read into a `float`
 //! (a CSV cell, a JSON string) is rounded once, straight to the nearest float, as
-//! `tf.io.decode_csv` reads it.
+//! `tf.io.decode_csv` reads it. A JSON number read into `string` is its text as Python's `str`
+//! writes it (`7`, `0.5`, `1e+300`, `1e-07`), and a whole float (`9.1e18`) reads into `int64`.
 //!
 //! [guide]: https://www.tensorflow.org/tutorials/load_data/tfrecord
 
