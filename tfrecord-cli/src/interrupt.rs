@@ -2,7 +2,9 @@
 //! they are on an error: an interrupted `convert` or import leaves no hidden partial file.
 //!
 //! Outputs register their temporary file while they write it ([`Staged`]); the handler, on its
-//! own thread, removes whatever is registered and exits with status 130.
+//! own thread, removes whatever is registered and exits with status 130 (for SIGTERM and SIGHUP
+//! too: the handler is not told which signal came). An output renamed into place before the
+//! handler ran is whole and stays; one being renamed is waited for.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -25,12 +27,17 @@ pub(crate) fn install() {
     let _ = ctrlc::set_handler(|| {
         HANDLING.store(true, Ordering::SeqCst);
         let staged = std::mem::take(&mut *STAGED.lock().unwrap_or_else(PoisonError::into_inner));
-        for path in staged {
+        for path in &staged {
             let _ = fs::remove_file(path);
         }
         // The shards of `convert --shards` and the importers' sharded outputs.
-        tfrecord_dataset::remove_unfinished_shards();
-        eprintln!("tfrecord: interrupted; partial outputs removed");
+        let shards = tfrecord_dataset::remove_unfinished_shards();
+        // An output already in place is whole: only what was not yet is removed.
+        if staged.len() + shards > 0 {
+            eprintln!("tfrecord: interrupted; partial outputs removed");
+        } else {
+            eprintln!("tfrecord: interrupted");
+        }
         std::process::exit(INTERRUPTED);
     });
 }

@@ -473,6 +473,22 @@ impl ShardedWriter {
         // (`remove_unfinished_shards`) waits for the whole set to be in place rather than
         // leave some shards under their final names and remove the rest.
         let mut unfinished = unfinished();
+        // An interrupt's clean-up that ran first took (and removed) this writer's files: the
+        // older set stays as it is, since no new one can take its place.
+        if let Some(gone) = self
+            .shards
+            .iter()
+            .find(|shard| !unfinished.contains(&shard.temp))
+        {
+            return Err(Error::io(
+                io::Error::new(
+                    io::ErrorKind::NotFound,
+                    "the shards' temporary files were removed (an interrupt's clean-up): no \
+                     shard was renamed into place and no file of another set removed",
+                ),
+                &gone.temp,
+            ));
+        }
         // Every file of an older set goes before the first shard of the new one is renamed
         // into place, so that a crash or an error in between leaves one set with shards
         // missing, never shards of two sets under one name.
@@ -570,11 +586,14 @@ fn unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
 /// the `ctrlc` crate's). It takes a lock and allocates: never call it inside a signal handler
 /// itself. A set being renamed into place is waited for, and stays. A writer whose files were
 /// removed fails on [`finish`](ShardedWriter::finish) (writes into a removed file may still
-/// succeed); no shard is renamed into place from them.
-pub fn remove_unfinished_shards() {
-    for path in std::mem::take(&mut *unfinished()) {
+/// succeed) before it changes anything: no shard is renamed into place from them and no file
+/// of another set is removed. Returns how many temporary files were listed (and removed).
+pub fn remove_unfinished_shards() -> usize {
+    let listed = std::mem::take(&mut *unfinished());
+    for path in &listed {
         let _ = fs::remove_file(path);
     }
+    listed.len()
 }
 
 /// Creates a new, empty hidden file in `dir` with a name no other file has, listed among the

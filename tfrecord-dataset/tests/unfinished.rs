@@ -41,7 +41,7 @@ fn unfinished_shards_are_removed_and_finished_sets_stay() {
         "{:?}",
         names(dir.path())
     );
-    remove_unfinished_shards();
+    assert_eq!(remove_unfinished_shards(), 2);
     assert_eq!(
         names(dir.path()),
         [
@@ -52,4 +52,30 @@ fn unfinished_shards_are_removed_and_finished_sets_stay() {
     );
     assert!(writer.finish().is_err(), "its files are gone");
     assert_eq!(names(dir.path()).len(), 2, "nothing renamed into place");
+    assert_eq!(remove_unfinished_shards(), 0);
+
+    // A writer that would replace the finished set (`--force`), interrupted before its
+    // finish: the older set stays whole (its files were once removed before the failure).
+    let opts = ShardedWriterOptions::new(
+        ShardNaming::TensorFlow(done.clone()),
+        ShardSplit::RoundRobin(3),
+    )
+    .overwrite(true);
+    let mut w = ShardedWriter::create(opts).expect("creates");
+    for i in 0..5u8 {
+        w.write(&[i]).expect("writes");
+    }
+    assert_eq!(remove_unfinished_shards(), 3);
+    let e = w.finish().expect_err("its files are gone").to_string();
+    assert!(
+        e.contains("no shard was renamed into place and no file of another set removed"),
+        "{e}"
+    );
+    assert_eq!(
+        names(dir.path()),
+        [
+            "done-00000-of-00002.tfrecord",
+            "done-00001-of-00002.tfrecord"
+        ]
+    );
 }
