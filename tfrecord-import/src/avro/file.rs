@@ -116,7 +116,7 @@ impl<'s> AvroFile<'s> {
             .map_err(|_| Error::new("the writer schema is not UTF-8"))
             .and_then(|text| {
                 Schema::parse_str(text)
-                    .map_err(|e| Error::new(format!("invalid writer schema: {e}")))
+                    .map_err(|e| Error::new(format!("invalid writer schema: {}", with_causes(&e))))
             })
             .map_err(located)?;
         let codec_name = meta
@@ -339,6 +339,22 @@ impl Iterator for AvroFile<'_> {
     }
 }
 
+/// An error's message followed by those of its causes (`Failed to parse schema from JSON:
+/// recursion limit exceeded at line 1 column 2049`).
+pub(crate) fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
+}
+
 /// Reads a `long` that must be there: the end of the stream is a truncated file.
 fn need_long(r: &mut impl Read, what: &str) -> Result<i64> {
     read_long(r)?.ok_or_else(|| Error::new(format!("truncated Avro file: no {what}")))
@@ -387,12 +403,22 @@ fn read_header(r: &mut (impl Read + Seek)) -> Result<Header> {
     }
     let mut meta = HashMap::new();
     loop {
+        let at = r.stream_position()?;
         let count = need_long(r, "header map block")?;
         if count == 0 {
             break;
         }
         if count < 0 {
             need_long(r, "header map block size")?;
+        }
+        // An entry takes at least two bytes (its two lengths).
+        let left = end.saturating_sub(r.stream_position()?);
+        if count.unsigned_abs() > left / 2 {
+            return Err(Error::new(format!(
+                "malformed Avro file: the header's metadata block at byte {at} declares {} \
+                 entries, more than the {left} bytes after it can hold",
+                count.unsigned_abs()
+            )));
         }
         for _ in 0..count.unsigned_abs() {
             let k = need_long(r, "header key length")?;
@@ -420,6 +446,53 @@ mod tests {
         crate::avro::read_all(&[path], None)
             .unwrap_err()
             .to_string()
+    }
+
+    /// A zigzag varint, as Avro writes a `long`.
+    fn long(n: i64) -> Vec<u8> {
+        let mut z = ((n << 1) ^ (n >> 63)) as u64;
+        let mut out = Vec::new();
+        loop {
+            let byte = (z & 0x7f) as u8;
+            z >>= 7;
+            if z == 0 {
+                out.push(byte);
+                return out;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+
+    /// A header's metadata count past what its bytes can hold, and a writer schema that is
+    /// not JSON, say so (and why), with where.
+    #[test]
+    fn header_errors_say_where_and_why() {
+        let mut bytes = b"Obj\x01".to_vec();
+        bytes.extend(long(1 << 40));
+        bytes.extend([0; 40]);
+        let e = read_error("count.avro", &bytes);
+        assert!(
+            e.contains(
+                "metadata block at byte 4 declares 1099511627776 entries, more than the \
+                 40 bytes after it can hold"
+            ),
+            "{e}"
+        );
+        let mut bytes = b"Obj\x01".to_vec();
+        bytes.extend(long(1));
+        for text in [&b"avro.schema"[..], b"{\"type\": "] {
+            bytes.extend(long(text.len() as i64));
+            bytes.extend(text);
+        }
+        bytes.extend(long(0));
+        bytes.extend([7; 16]);
+        let e = read_error("schema.avro", &bytes);
+        assert!(
+            e.contains(
+                "invalid writer schema: Failed to parse schema from JSON: EOF while parsing"
+            ),
+            "{e}"
+        );
     }
 
     /// A block whose count says fewer records than it holds: the bytes after them are an

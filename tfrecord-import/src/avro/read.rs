@@ -142,5 +142,10 @@ pub fn read_all(inputs: &[PathBuf], reader_schema: Option<&Schema>) -> Result<Ve
 /// # Errors
 /// Invalid JSON or an invalid schema.
 pub fn parse_schema(json: &str) -> Result<Schema> {
-    Schema::parse_str(json).map_err(|e| Error::new(format!("invalid Avro schema: {e}")))
+    Schema::parse_str(json).map_err(|e| {
+        Error::new(format!(
+            "invalid Avro schema: {}",
+            super::file::with_causes(&e)
+        ))
+    })
 }

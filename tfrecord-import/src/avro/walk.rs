@@ -213,7 +213,9 @@ impl Walk<'_> {
                 if needed > self.empty_left {
                     return Err(format!(
                         "{what} block of {count} items at byte {at} of the block that take no \
-                         bytes: more than the block may hold ({} more)",
+                         bytes (nulls, empty records): more than this reader decodes in one block \
+                         ({} more; the bound is 65,536 such values plus one per byte of the \
+                         block, since no byte of the file backs what they allocate)",
                         self.empty_left
                     ));
                 }
