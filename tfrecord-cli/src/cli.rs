@@ -738,8 +738,9 @@ pub(crate) struct FromAvroArgs {
     #[arg(long, value_name = "NAME")]
     pub(crate) record: Option<String>,
     /// Read the files with this reader schema (`.avsc`): Avro schema resolution projects
-    /// fields, promotes types (`int` to `long`, `float` to `double`) and fills new fields'
-    /// defaults [default: each file's writer schema].
+    /// fields, promotes types (`int` to `long`, `float` to `double`, a `date` to `long`), reads
+    /// the writer's names as the reader's types' and fields' `aliases` say, and fills new
+    /// fields' defaults [default: each file's writer schema].
     #[arg(long, value_name = "SCHEMA.avsc")]
     pub(crate) reader_schema: Option<PathBuf>,
     /// Print the batched tensors (one JSON object per batch, as `parse` prints them) instead of

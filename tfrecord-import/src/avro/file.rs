@@ -29,8 +29,8 @@ const RECORDS_PER_DECODE: u64 = 256;
 const EMPTY_VALUES_PER_BLOCK: u64 = 1 << 16;
 
 /// The records of one Avro object container file, in file order, each resolved to the reader
-/// schema when one is given (projection, promotions such as `int` to `long`, defaults of new
-/// fields), as Avro's schema resolution rules say.
+/// schema when one is given (projection, promotions such as `int` to `long`, the reader's
+/// aliases of types and fields, defaults of new fields), as Avro's schema resolution rules say.
 ///
 /// Every codec of the Avro specification that the `apache-avro` crate implements is read:
 /// `null`, `deflate`, `snappy`, `zstandard`, `bzip2` and `xz`. A compressed block may inflate
@@ -51,6 +51,9 @@ pub struct AvroFile<'s> {
     end: u64,
     writer: Schema,
     reader_schema: Option<&'s Schema>,
+    /// The writer schema as resolution to the reader schema reads it (its aliases applied,
+    /// [`aliases`](super::aliases)), when there is a reader schema.
+    resolving: Option<Schema>,
     codec: Codec,
     marker: [u8; 16],
     block: Vec<u8>,
@@ -128,21 +131,30 @@ impl<'s> AvroFile<'s> {
                  snappy, zstandard, bzip2 and xz)"
             )))
         })?;
-        if let Some(rs) = reader_schema
-            && &writer != rs
-            && let Err(e) =
-                apache_avro::schema_compatibility::SchemaCompatibility::can_read(&writer, rs)
-        {
-            return Err(located(Error::new(format!(
-                "the reader schema cannot read this file's writer schema: {e}"
-            ))));
-        }
+        let resolving = match reader_schema {
+            Some(rs) if &writer != rs => {
+                // A copy the crate cannot parse back (a schema it writes otherwise than it
+                // reads) leaves resolution as the crate does it, without aliases.
+                let resolving = super::aliases::resolving_writer(&writer, rs)
+                    .unwrap_or_else(|_| writer.clone());
+                if let Err(e) =
+                    apache_avro::schema_compatibility::SchemaCompatibility::can_read(&resolving, rs)
+                {
+                    return Err(located(Error::new(format!(
+                        "the reader schema cannot read this file's writer schema: {e}"
+                    ))));
+                }
+                Some(resolving)
+            }
+            _ => None,
+        };
         Ok(AvroFile {
             path: path.to_path_buf(),
             source,
             end,
             writer,
             reader_schema,
+            resolving,
             codec,
             marker,
             block: Vec::new(),
@@ -240,8 +252,11 @@ impl<'s> AvroFile<'s> {
     fn decode_chunk(&mut self) -> Result<()> {
         let resolved = ResolvedSchema::try_from(&self.writer)
             .map_err(|e| Error::new(format!("cannot resolve the writer schema: {e}")))?;
-        let reader = GenericDatumReader::builder(&self.writer)
-            .resolved_writer_schemata(resolved.clone())
+        let decoding = self.resolving.as_ref().unwrap_or(&self.writer);
+        let decoding_names = ResolvedSchema::try_from(decoding)
+            .map_err(|e| Error::new(format!("cannot resolve the writer schema: {e}")))?;
+        let reader = GenericDatumReader::builder(decoding)
+            .resolved_writer_schemata(decoding_names)
             .maybe_reader_schema(self.reader_schema)
             .build()
             .map_err(|e| Error::new(format!("cannot resolve the schemas: {e}")))?;
@@ -491,6 +506,57 @@ mod tests {
             e.contains(
                 "invalid writer schema: Failed to parse schema from JSON: EOF while parsing"
             ),
+            "{e}"
+        );
+    }
+
+    /// A reader schema's aliases name the writer's record and field, and the writer's `date`
+    /// reads as the reader's `long` (Avro's resolution rules; fastavro reads both).
+    #[test]
+    fn a_reader_schema_applies_its_aliases_and_promotes_annotated_ints() {
+        let writer = Schema::parse_str(
+            r#"{"type": "record", "name": "P", "namespace": "ns.a", "fields": [
+                {"name": "s", "type": "string"},
+                {"name": "d", "type": {"type": "int", "logicalType": "date"}}]}"#,
+        )
+        .unwrap();
+        let mut w = apache_avro::Writer::with_codec(&writer, Vec::new(), Codec::Null).unwrap();
+        let mut r = apache_avro::types::Record::new(&writer).unwrap();
+        r.put("s", "x");
+        r.put("d", Value::Date(18262));
+        w.append_value(r).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("al.avro");
+        std::fs::write(&path, w.into_inner().unwrap()).unwrap();
+        let reader = Schema::parse_str(
+            r#"{"type": "record", "name": "Q", "namespace": "ns.a", "aliases": ["P"],
+                "fields": [
+                {"name": "s2", "aliases": ["s"], "type": "string"},
+                {"name": "d", "type": "long"}]}"#,
+        )
+        .unwrap();
+        let values = crate::avro::read_all(&[path.clone()], Some(&reader)).unwrap();
+        assert_eq!(
+            values,
+            [Value::Record(vec![
+                ("s2".into(), Value::String("x".into())),
+                ("d".into(), Value::Long(18262)),
+            ])]
+        );
+        // A date read as a date stays one.
+        let values = crate::avro::read_all(&[path.clone()], Some(&writer)).unwrap();
+        assert!(matches!(&values[0], Value::Record(f) if f[1].1 == Value::Date(18262)));
+        // Without the alias, the names differ: refused, saying so.
+        let unaliased = Schema::parse_str(
+            r#"{"type": "record", "name": "Q", "namespace": "ns.a", "fields": [
+                {"name": "s", "type": "string"}]}"#,
+        )
+        .unwrap();
+        let e = crate::avro::read_all(&[path], Some(&unaliased))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the reader schema cannot read this file's writer schema"),
             "{e}"
         );
     }

@@ -75,6 +75,7 @@
 //! missing map key or array index takes the default when there is one (tensorflow-io always
 //! fails).
 
+mod aliases;
 mod eval;
 pub mod expr;
 mod file;

@@ -1,0 +1,273 @@
+//! The writer schema as schema resolution sees it, for what the `apache-avro` crate's resolution
+//! does not do itself:
+//!
+//! - **Aliases.** Avro's resolution rules let a reader's named type or field list aliases, the
+//!   names a writer may have used for it; the writer's names are then read as the reader's (as
+//!   the Java implementation's `Schema.applyAliases` does). The copy renames every named type
+//!   of the writer whose full name is an alias of a reader type, and every field of a record
+//!   the reader has that is named by an alias of one of the reader's fields.
+//! - **Promotions of annotated integers.** A writer's `int` or `long` with a logical type
+//!   (`date`, `time-millis`, `timestamp-micros`, ...) reads as its plain type where the reader
+//!   says so (a `date` read as `long`); the crate decodes the annotated value and then refuses
+//!   to promote it. The copy drops those annotations: the crate then decodes plain integers,
+//!   which it resolves to the reader's type, logical or not.
+//!
+//! Only names and annotations change, never a type: the copy decodes the same bytes, so it is
+//! used to decode and resolve, while the writer schema itself walks (checks) each record.
+
+use std::collections::{HashMap, HashSet};
+
+use apache_avro::Schema;
+use serde_json::{Map, Value as Json};
+
+use crate::error::{Error, Result};
+
+/// The logical types of `int` and `long` that the copy drops.
+const INTEGER_LOGICAL_TYPES: [&str; 9] = [
+    "date",
+    "time-millis",
+    "time-micros",
+    "timestamp-millis",
+    "timestamp-micros",
+    "timestamp-nanos",
+    "local-timestamp-millis",
+    "local-timestamp-micros",
+    "local-timestamp-nanos",
+];
+
+const PRIMITIVES: [&str; 8] = [
+    "null", "boolean", "int", "long", "float", "double", "bytes", "string",
+];
+
+/// What the reader schema names: its types' aliases, and its records' fields and their
+/// aliases.
+#[derive(Default)]
+struct ReaderNames {
+    /// A full name a writer may use, to the reader type's full name.
+    types: HashMap<String, String>,
+    /// A reader record's full name, to its field names and a map of its fields' aliases.
+    fields: HashMap<String, (HashSet<String>, HashMap<String, String>)>,
+}
+
+/// The writer schema with the reader's aliases applied and integer annotations dropped (see
+/// the [module](self) docs).
+///
+/// # Errors
+/// A schema that does not serialize to JSON, or whose renamed copy does not parse (two writer
+/// types renamed to one name).
+pub(super) fn resolving_writer(writer: &Schema, reader: &Schema) -> Result<Schema> {
+    let json = |s: &Schema| {
+        serde_json::to_value(s).map_err(|e| Error::new(format!("cannot read a schema: {e}")))
+    };
+    let mut names = ReaderNames::default();
+    collect(&json(reader)?, "", &mut names);
+    let mut copy = json(writer)?;
+    rewrite(&mut copy, "", &names);
+    Schema::parse(&copy).map_err(|e| {
+        Error::new(format!(
+            "the writer schema with the reader schema's aliases applied is not a schema: {}",
+            super::file::with_causes(&e)
+        ))
+    })
+}
+
+/// `name` in namespace `ns`, as a full name.
+fn qualify(name: &str, ns: &str) -> String {
+    if name.contains('.') || ns.is_empty() {
+        name.to_string()
+    } else {
+        format!("{ns}.{name}")
+    }
+}
+
+/// The namespace of a full name (empty for none).
+fn namespace_of(full: &str) -> &str {
+    full.rsplit_once('.').map_or("", |(ns, _)| ns)
+}
+
+/// The full name a named type's definition gives itself, in enclosing namespace `ns`.
+fn defined_name(def: &Map<String, Json>, ns: &str) -> Option<String> {
+    let name = def.get("name")?.as_str()?;
+    let ns = def.get("namespace").and_then(Json::as_str).unwrap_or(ns);
+    Some(qualify(name, ns))
+}
+
+fn is_named_definition(def: &Map<String, Json>) -> bool {
+    matches!(
+        def.get("type").and_then(Json::as_str),
+        Some("record" | "error" | "enum" | "fixed")
+    )
+}
+
+fn strings(v: Option<&Json>) -> impl Iterator<Item = &str> {
+    v.and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+}
+
+/// Gathers the reader's names from its schema's JSON, in enclosing namespace `ns`.
+fn collect(v: &Json, ns: &str, names: &mut ReaderNames) {
+    match v {
+        Json::Array(branches) => branches.iter().for_each(|b| collect(b, ns, names)),
+        Json::Object(def) if is_named_definition(def) => {
+            let Some(full) = defined_name(def, ns) else {
+                return;
+            };
+            let inner = namespace_of(&full).to_string();
+            // A type's aliases are relative to its own namespace.
+            for alias in strings(def.get("aliases")) {
+                names.types.insert(qualify(alias, &inner), full.clone());
+            }
+            let mut own = HashSet::new();
+            let mut aliases = HashMap::new();
+            for field in def
+                .get("fields")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let Some(name) = field.get("name").and_then(Json::as_str) else {
+                    continue;
+                };
+                own.insert(name.to_string());
+                for alias in strings(field.get("aliases")) {
+                    aliases.insert(alias.to_string(), name.to_string());
+                }
+                if let Some(t) = field.get("type") {
+                    collect(t, &inner, names);
+                }
+            }
+            if def.contains_key("fields") {
+                names.fields.insert(full, (own, aliases));
+            }
+        }
+        Json::Object(def) => {
+            for key in ["type", "items", "values"] {
+                if let Some(inner) = def.get(key) {
+                    collect(inner, ns, names);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Rewrites a writer schema's JSON in place, in enclosing namespace `ns`: every name made
+/// full, renamed by the reader's aliases; integer annotations dropped.
+fn rewrite(v: &mut Json, ns: &str, names: &ReaderNames) {
+    match v {
+        Json::String(name) if !PRIMITIVES.contains(&name.as_str()) => {
+            let full = qualify(name, ns);
+            *name = names.types.get(&full).cloned().unwrap_or(full);
+        }
+        Json::Array(branches) => branches.iter_mut().for_each(|b| rewrite(b, ns, names)),
+        Json::Object(def) if is_named_definition(def) => {
+            let Some(full) = defined_name(def, ns) else {
+                return;
+            };
+            // Names inside are relative to the namespace the writer gave them.
+            let inner = namespace_of(&full).to_string();
+            let renamed = names.types.get(&full).cloned().unwrap_or(full);
+            def.insert("name".into(), Json::String(renamed.clone()));
+            def.remove("namespace");
+            def.remove("aliases");
+            let reader_fields = names.fields.get(&renamed);
+            if let Some(Json::Array(fields)) = def.get_mut("fields") {
+                for field in fields {
+                    let Json::Object(field) = field else {
+                        continue;
+                    };
+                    field.remove("aliases");
+                    if let Some((own, aliases)) = reader_fields
+                        && let Some(Json::String(name)) = field.get_mut("name")
+                        && !own.contains(name.as_str())
+                        && let Some(to) = aliases.get(name.as_str())
+                    {
+                        *name = to.clone();
+                    }
+                    if let Some(t) = field.get_mut("type") {
+                        rewrite(t, &inner, names);
+                    }
+                }
+            }
+        }
+        Json::Object(def) => {
+            let integer = matches!(def.get("type").and_then(Json::as_str), Some("int" | "long"));
+            let annotated = def
+                .get("logicalType")
+                .and_then(Json::as_str)
+                .is_some_and(|l| INTEGER_LOGICAL_TYPES.contains(&l));
+            if integer && annotated {
+                def.remove("logicalType");
+            }
+            for key in ["type", "items", "values"] {
+                match def.get_mut(key) {
+                    // `{"type": "array", "items": ...}`: a keyword, not a name.
+                    Some(Json::String(t)) if key == "type" && (t == "array" || t == "map") => {}
+                    Some(inner) => rewrite(inner, ns, names),
+                    None => {}
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema(json: &str) -> Schema {
+        Schema::parse_str(json).unwrap()
+    }
+
+    #[test]
+    fn reader_aliases_rename_the_writers_types_and_fields() {
+        let writer = schema(
+            r#"{"type": "record", "name": "P", "namespace": "ns.a", "fields": [
+                {"name": "s", "type": "string"},
+                {"name": "inner", "type": {"type": "record", "name": "In", "fields": [
+                    {"name": "x", "type": "long"}]}},
+                {"name": "again", "type": ["null", "In"]},
+                {"name": "list", "type": {"type": "array", "items": "In"}},
+                {"name": "map", "type": {"type": "map", "values": "string"}}]}"#,
+        );
+        let reader = schema(
+            r#"{"type": "record", "name": "Q", "namespace": "ns.a", "aliases": ["ns.a.P"],
+                "fields": [
+                {"name": "s2", "aliases": ["s"], "type": "string"},
+                {"name": "inner", "type": {"type": "record", "name": "In2",
+                    "namespace": "other", "aliases": ["ns.a.In"], "fields": [
+                    {"name": "y", "aliases": ["x"], "type": "long"}]}},
+                {"name": "again", "type": ["null", "other.In2"]},
+                {"name": "list", "type": {"type": "array", "items": "other.In2"}},
+                {"name": "map", "type": {"type": "map", "values": "string"}}]}"#,
+        );
+        let copy = serde_json::to_value(resolving_writer(&writer, &reader).unwrap()).unwrap();
+        assert_eq!(copy["name"], "Q");
+        assert_eq!(copy["namespace"], "ns.a");
+        assert_eq!(copy["fields"][0]["name"], "s2");
+        assert_eq!(copy["fields"][1]["type"]["name"], "In2");
+        assert_eq!(copy["fields"][1]["type"]["namespace"], "other");
+        assert_eq!(copy["fields"][1]["type"]["fields"][0]["name"], "y");
+        assert_eq!(copy["fields"][2]["type"][1], "other.In2");
+        assert_eq!(copy["fields"][3]["type"]["type"], "array");
+        assert_eq!(copy["fields"][3]["type"]["items"], "other.In2");
+        assert_eq!(copy["fields"][4]["type"]["type"], "map");
+    }
+
+    #[test]
+    fn integer_annotations_are_dropped_and_others_kept() {
+        let writer = schema(
+            r#"{"type": "record", "name": "R", "fields": [
+                {"name": "d", "type": {"type": "int", "logicalType": "date"}},
+                {"name": "t", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+                {"name": "u", "type": {"type": "string", "logicalType": "uuid"}}]}"#,
+        );
+        let copy = serde_json::to_value(resolving_writer(&writer, &writer).unwrap()).unwrap();
+        assert_eq!(copy["fields"][0]["type"], "int");
+        assert_eq!(copy["fields"][1]["type"], "long");
+        assert_eq!(copy["fields"][2]["type"]["logicalType"], "uuid");
+    }
+}
