@@ -170,12 +170,14 @@ pub(crate) enum Command {
     /// expressions (`source = "friends[*].name.first"`).
     ///
     /// Key expressions: `name.first` (record fields), `friends[2]` (an array element),
-    /// `friends[*]` (every element; adds a dimension), `cars['nickname']` (a map value),
+    /// `friends[*]` (every element; adds a dimension), `cars['nickname']` (a map value; a
+    /// quote in the key written twice, `['it''s']`),
     /// `friends[gender='unknown']` and `friends[name.first=@name.first]` (filters; `@` starts at
     /// the record's root; adds a dimension), `multi:int` (a union branch). Avro types map
     /// strictly: boolean to bool, int to int32, long to int64, float to float, double to double,
     /// string / bytes / enum (its symbol) / fixed to string or bytes; a null takes the
-    /// feature's default, else it is an error. `fixed` features fill missing positions from
+    /// feature's default, else it is an error, but a null array or map under `[*]` or a
+    /// filter has no elements (a `var` feature gets none for it). `fixed` features fill missing positions from
     /// their default (a scalar, or a tensor of the whole shape); `var` features are sparse with
     /// one dimension per `[*]` or filter; `sparse` features read their `index_key`s and
     /// `value_key` relative to the source's elements (or from the root with `@`).

@@ -6,7 +6,7 @@
 //! | `name` | a record field | no |
 //! | `[*]` | every element of an array (of a map: its values, in key order) | yes |
 //! | `[2]` | element 2 of an array (from 0) | no |
-//! | `['nickname']` | the value of a map key | no |
+//! | `['nickname']` | the value of a map key (a quote in it written twice: `['it''s']`; `['']` the empty key) | no |
 //! | `[gender='unknown']`, `[name.first=name.second]`, `[name.first=@name.first]` | the array (or map) elements for which both sides are equal (as strings); each side is a `'constant'`, a path relative to the element, or a root path starting with `@` | yes |
 //! | `:int` (`boolean`, `int`, `long`, `float`, `double`, `bytes`, `string`, `record`, `enum`, `fixed`, `array`, `map`) | the value if the union's active branch has this type, else a missing value | no |
 //!
@@ -322,12 +322,8 @@ impl Parser<'_> {
             let lhs = self.operand(self.pos, eq)?;
             let rhs = self.operand(eq + 1, end)?;
             Step::Filter(Box::new(Filter { lhs, rhs }))
-        } else if inner.len() >= 3
-            && inner.starts_with('\'')
-            && inner.ends_with('\'')
-            && !inner[1..inner.len() - 1].contains('\'')
-        {
-            Step::MapKey(inner[1..inner.len() - 1].to_string())
+        } else if let Some(key) = unquote(&inner) {
+            Step::MapKey(key)
         } else {
             return Err(Error::new(format!(
                 "invalid key expression `{}`: `[{inner}]` is not `[*]`, an index `[N]`, a map key \
@@ -349,12 +345,8 @@ impl Parser<'_> {
                 self.text
             )));
         }
-        if trimmed.len() >= 2
-            && trimmed.starts_with('\'')
-            && trimmed.ends_with('\'')
-            && !trimmed[1..trimmed.len() - 1].contains('\'')
-        {
-            return Ok(Operand::Const(trimmed[1..trimmed.len() - 1].to_string()));
+        if let Some(text) = unquote(trimmed) {
+            return Ok(Operand::Const(text));
         }
         let lead = raw.len() - raw.trim_start().len();
         let mut sub = Parser {
@@ -381,6 +373,21 @@ impl Parser<'_> {
         }
         Ok(Operand::Path(path))
     }
+}
+
+/// The text of a quoted string: `'...'`, a quote inside written twice (`'it''s'` is `it's`,
+/// `''` the empty string); `None` for anything else.
+fn unquote(text: &str) -> Option<String> {
+    let inner = text.strip_prefix('\'')?.strip_suffix('\'')?;
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c == '\'' && chars.next() != Some('\'') {
+            return None;
+        }
+        out.push(c);
+    }
+    Some(out)
 }
 
 #[cfg(test)]
@@ -423,6 +430,22 @@ mod tests {
             steps("multi:int"),
             [field("multi"), Step::Branch(Branch::Int)]
         );
+        // A quote inside a key is written twice; `''` is the empty key.
+        assert_eq!(
+            steps("m['it''s'][''][' a]b ']"),
+            [
+                field("m"),
+                Step::MapKey("it's".into()),
+                Step::MapKey(String::new()),
+                Step::MapKey(" a]b ".into())
+            ]
+        );
+        assert!(KeyExpr::parse("m['it's']").is_err());
+        let f = steps("f[n='O''Hara']");
+        let Step::Filter(filter) = &f[1] else {
+            panic!("{f:?}")
+        };
+        assert_eq!(filter.rhs, Operand::Const("O'Hara".into()));
         let f = steps("friends[gender='unknown'].name.first");
         let Step::Filter(filter) = &f[1] else {
             panic!("{f:?}")

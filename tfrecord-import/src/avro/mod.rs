@@ -33,7 +33,7 @@
 //! | `float` | `float` (`float32`) |
 //! | `double` | `double` (`float64`) |
 //! | `string`, `bytes`, `enum` (its symbol), `fixed` (its bytes), `uuid` (its text), `decimal` (its unscaled two's-complement big-endian bytes), `duration` (its 12 bytes) | `string` / `bytes` (`tf.string`) |
-//! | `null` | the feature's default; without one an error |
+//! | `null` | the feature's default; without one an error (a null array or map under `[*]` or a filter: no elements) |
 //!
 //! Nothing else converts: an `int` read as `int64` is an error naming both types. Promotion
 //! is what Avro's schema resolution does: read the file with a reader schema in which the field
