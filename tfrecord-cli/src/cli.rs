@@ -131,7 +131,10 @@ pub(crate) enum Command {
     /// TensorFlow would allocate them); records in a protobuf encoding other than the
     /// canonical one TensorFlow's writers use (a packed list split into several runs, a list
     /// message given twice) are read as protobuf merges them, where TensorFlow's fast parser
-    /// may keep only a part or fail (`tfrecord_core::parse` says which).
+    /// may keep only a part or fail (`tfrecord_core::parse` says which); a sparse feature's
+    /// values under one repeated index keep their order in the record, where TensorFlow's
+    /// sort leaves the order of more than 16 such entries its own. JSON has one NaN: every NaN
+    /// prints as `"NaN"`, its sign and payload not kept (`to-parquet` keeps the bits).
     Parse(ParseArgs),
     /// Write records to a Parquet file, one row per record and one column per feature.
     ///
