@@ -465,7 +465,7 @@ mod tests {
 
     /// A zigzag varint, as Avro writes a `long`.
     fn long(n: i64) -> Vec<u8> {
-        let mut z = ((n << 1) ^ (n >> 63)) as u64;
+        let mut z = ((n << 1) ^ (n >> 63)).cast_unsigned();
         let mut out = Vec::new();
         loop {
             let byte = (z & 0x7f) as u8;
@@ -496,7 +496,7 @@ mod tests {
         let mut bytes = b"Obj\x01".to_vec();
         bytes.extend(long(1));
         for text in [&b"avro.schema"[..], b"{\"type\": "] {
-            bytes.extend(long(text.len() as i64));
+            bytes.extend(long(i64::try_from(text.len()).unwrap()));
             bytes.extend(text);
         }
         bytes.extend(long(0));
@@ -535,7 +535,7 @@ mod tests {
                 {"name": "d", "type": "long"}]}"#,
         )
         .unwrap();
-        let values = crate::avro::read_all(&[path.clone()], Some(&reader)).unwrap();
+        let values = crate::avro::read_all(std::slice::from_ref(&path), Some(&reader)).unwrap();
         assert_eq!(
             values,
             [Value::Record(vec![
@@ -544,7 +544,7 @@ mod tests {
             ])]
         );
         // A date read as a date stays one.
-        let values = crate::avro::read_all(&[path.clone()], Some(&writer)).unwrap();
+        let values = crate::avro::read_all(std::slice::from_ref(&path), Some(&writer)).unwrap();
         assert!(matches!(&values[0], Value::Record(f) if f[1].1 == Value::Date(18262)));
         // Without the alias, the names differ: refused, saying so.
         let unaliased = Schema::parse_str(
