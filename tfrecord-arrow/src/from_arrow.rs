@@ -579,6 +579,13 @@ fn leaf_values(
 ) -> Result<Leaf> {
     let layout = at.layout;
     let bad = || type_error(at, array);
+    if array.data_type() == &DataType::Null {
+        // pyarrow's type for lists that are all empty or null (`list<null>`). Every value of a
+        // `Null` array is null, and nulls inside a list were refused before: the runs here
+        // are the placeholders of null rows, filled as zeros of the feature's dtype.
+        let n = runs.iter().map(|r| r.1 - r.0).sum();
+        return Ok(zeros(dtype, n));
+    }
     macro_rules! prim {
         ($t:ty, $variant:ident, $conv:expr) => {{
             let a = array.as_primitive_opt::<$t>().ok_or_else(bad)?;
@@ -671,6 +678,26 @@ fn leaf_values(
         }
         _ => return Err(bad()),
     })
+}
+
+/// `n` zero values (empty strings) of `dtype`.
+fn zeros(dtype: DType, n: usize) -> Leaf {
+    match dtype {
+        DType::Int64 => Leaf::Int64(vec![0; n]),
+        DType::Int32 => Leaf::Int32(vec![0; n]),
+        DType::Bool => Leaf::Bool(vec![false; n]),
+        DType::Float => Leaf::Float(vec![0.0; n]),
+        DType::Double => Leaf::Double(vec![0.0; n]),
+        DType::Bytes | DType::String => {
+            let mut col = ByteColumn::new();
+            (0..n).for_each(|_| col.push(&[]));
+            if dtype == DType::String {
+                Leaf::String(col)
+            } else {
+                Leaf::Bytes(col)
+            }
+        }
+    }
 }
 
 /// Appends the byte values of the runs.

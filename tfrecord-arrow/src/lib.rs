@@ -147,7 +147,9 @@
 //! spec's, unless a column is named after a key a feature of the spec reads (a sparse
 //! feature's index or value key, a ragged feature's partitions), which is an error.
 //!
-//! [`ArrowEncoder`] reads these variants for any spec. A column the spec has no feature for is
+//! [`ArrowEncoder`] reads these variants for any spec, and a column of the `Null` type, or a
+//! list of it (pyarrow's `list<null>`, for lists that are all empty or null), as a feature of
+//! the spec's dtype: empty lists, absent features. A column the spec has no feature for is
 //! an error (its values would be lost), and so is a null value inside a list, which has no
 //! place in a record; errors name the column and the row.
 

@@ -4,7 +4,8 @@
 //! feature's size, two columns of one name (in the spec or in the batch), ragged rows that `value_rowids` cannot count, null
 //! rows of required features, columns with no name; `ListView` read as `List`, a `List` of
 //! `k` items per entry as a dimension of `k`, null rows of features with a default as absent
-//! features, narrower integers as `int64`; a column of another type named by its whole type.
+//! features, narrower integers as `int64`, `list<null>` as empty lists; a column of another
+//! type named by its whole type.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -233,6 +234,62 @@ fn list_views_read_as_lists() {
         })
         .collect();
     assert_eq!(rows, [Some(vec![3, 4]), Some(vec![]), Some(vec![1]), None]);
+}
+
+/// pyarrow's type for lists that are all empty or null, `list<null>` (a column of empty
+/// lists in pandas), and a `null` column: read with a spec as empty lists and absent
+/// features; a null item inside such a list is refused as any null item is.
+#[test]
+fn lists_of_the_null_type_are_empty_lists() {
+    use tfrecord_arrow::arrow_array::NullArray;
+    let item = Arc::new(Field::new("item", DataType::Null, true));
+    let offsets = arrow_buffer::OffsetBuffer::new(ScalarBuffer::from(vec![0i32, 0, 0, 0]));
+    let nulls = NullBuffer::from(vec![true, false, true]);
+    let list = ListArray::new(
+        item.clone(),
+        offsets,
+        Arc::new(NullArray::new(0)),
+        Some(nulls),
+    );
+    let b = batch(
+        vec![
+            Field::new("v", list.data_type().clone(), true),
+            Field::new("o", DataType::Null, true),
+        ],
+        vec![Arc::new(list), Arc::new(NullArray::new(3))],
+    );
+    let toml = "[records.R.features.v]\ndtype = \"int64\"\nkind = \"var\"\n\
+                [records.R.features.o]\ndtype = \"float\"\noptional = true\n";
+    let records = encode_by(toml, &b, 0).unwrap();
+    assert_eq!(records.len(), 3);
+    assert_eq!(keys(&records[0]), ["v"]);
+    assert_eq!(keys(&records[1]), Vec::<String>::new());
+    let back = decode_by(toml, &records);
+    let v = back.column(0).as_any().downcast_ref::<ListArray>().unwrap();
+    assert_eq!(
+        (0..3)
+            .map(|i| v.is_valid(i).then(|| v.value(i).len()))
+            .collect::<Vec<_>>(),
+        [Some(0), None, Some(0)]
+    );
+
+    let offsets = arrow_buffer::OffsetBuffer::new(ScalarBuffer::from(vec![0i32, 0, 1]));
+    let list = ListArray::new(item, offsets, Arc::new(NullArray::new(1)), None);
+    let b = batch(
+        vec![Field::new("v", list.data_type().clone(), true)],
+        vec![Arc::new(list)],
+    );
+    let e = encode_by(
+        "[records.R.features.v]\ndtype = \"int64\"\nkind = \"var\"\n",
+        &b,
+        0,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("(record 1)") && e.contains("holds a null value inside a list"),
+        "{e}"
+    );
 }
 
 fn tensor_field(permutation: Option<&str>) -> Field {
