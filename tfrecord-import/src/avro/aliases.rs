@@ -1,11 +1,14 @@
 //! The writer schema as schema resolution sees it, for what the `apache-avro` crate's resolution
 //! does not do itself:
 //!
-//! - **Aliases.** Avro's resolution rules let a reader's named type or field list aliases, the
-//!   names a writer may have used for it; the writer's names are then read as the reader's (as
-//!   the Java implementation's `Schema.applyAliases` does). The copy renames every named type
-//!   of the writer whose full name is an alias of a reader type, and every field of a record
-//!   the reader has that is named by an alias of one of the reader's fields.
+//! - **Aliases and unqualified names.** Avro's resolution rules let a reader's named type or
+//!   field list aliases, the names a writer may have used for it; the writer's names are then
+//!   read as the reader's (as the Java implementation's `Schema.applyAliases` does). And named
+//!   types match by unqualified name (`a.R` reads as `b.R`). The copy renames every named type
+//!   of the writer whose full name is an alias of a reader type, or that the reader does not
+//!   define but has one type of the same unqualified name, to that reader type; and every
+//!   field of a record the reader has that is named by an alias of one of the reader's fields,
+//!   unless the writer has a field of that reader field's own name (which it then reads).
 //! - **Promotions of annotated integers.** A writer's `int` or `long` with a logical type
 //!   (`date`, `time-millis`, `timestamp-micros`, ...) reads as its plain type where the reader
 //!   says so (a `date` read as `long`); the crate decodes the annotated value and then refuses
@@ -45,6 +48,10 @@ const PRIMITIVES: [&str; 8] = [
 struct ReaderNames {
     /// A full name a writer may use, to the reader type's full name.
     types: HashMap<String, String>,
+    /// The reader's named types' full names.
+    defined: HashSet<String>,
+    /// A reader type's unqualified name, to its full name (`None` when two types share it).
+    short: HashMap<String, Option<String>>,
     /// A reader record's full name, to its field names and a map of its fields' aliases.
     fields: HashMap<String, (HashSet<String>, HashMap<String, String>)>,
 }
@@ -85,6 +92,29 @@ fn namespace_of(full: &str) -> &str {
     full.rsplit_once('.').map_or("", |(ns, _)| ns)
 }
 
+/// The unqualified part of a full name.
+fn short_name(full: &str) -> &str {
+    full.rsplit_once('.').map_or(full, |(_, name)| name)
+}
+
+impl ReaderNames {
+    /// The name a writer type of full name `full` takes: the reader type one of whose aliases
+    /// it is; else its own, when the reader defines it; else the reader type of the same
+    /// unqualified name, when there is one (Avro matches named types by unqualified name).
+    fn rename(&self, full: String) -> String {
+        if let Some(to) = self.types.get(&full) {
+            return to.clone();
+        }
+        if self.defined.contains(&full) {
+            return full;
+        }
+        match self.short.get(short_name(&full)) {
+            Some(Some(to)) => to.clone(),
+            _ => full,
+        }
+    }
+}
+
 /// The full name a named type's definition gives itself, in enclosing namespace `ns`.
 fn defined_name(def: &Map<String, Json>, ns: &str) -> Option<String> {
     let name = def.get("name")?.as_str()?;
@@ -119,6 +149,12 @@ fn collect(v: &Json, ns: &str, names: &mut ReaderNames) {
             for alias in strings(def.get("aliases")) {
                 names.types.insert(qualify(alias, &inner), full.clone());
             }
+            names.defined.insert(full.clone());
+            names
+                .short
+                .entry(short_name(&full).to_string())
+                .and_modify(|f| *f = None)
+                .or_insert_with(|| Some(full.clone()));
             let mut own = HashSet::new();
             let mut aliases = HashMap::new();
             for field in def
@@ -158,8 +194,7 @@ fn collect(v: &Json, ns: &str, names: &mut ReaderNames) {
 fn rewrite(v: &mut Json, ns: &str, names: &ReaderNames) {
     match v {
         Json::String(name) if !PRIMITIVES.contains(&name.as_str()) => {
-            let full = qualify(name, ns);
-            *name = names.types.get(&full).cloned().unwrap_or(full);
+            *name = names.rename(qualify(name, ns));
         }
         Json::Array(branches) => branches.iter_mut().for_each(|b| rewrite(b, ns, names)),
         Json::Object(def) if is_named_definition(def) => {
@@ -168,12 +203,19 @@ fn rewrite(v: &mut Json, ns: &str, names: &ReaderNames) {
             };
             // Names inside are relative to the namespace the writer gave them.
             let inner = namespace_of(&full).to_string();
-            let renamed = names.types.get(&full).cloned().unwrap_or(full);
+            let renamed = names.rename(full);
             def.insert("name".into(), Json::String(renamed.clone()));
             def.remove("namespace");
             def.remove("aliases");
             let reader_fields = names.fields.get(&renamed);
             if let Some(Json::Array(fields)) = def.get_mut("fields") {
+                // A reader field takes a writer field by its own name first, by an alias only
+                // when the writer has no field of that name, and from one writer field only.
+                let mut taken: HashSet<String> = fields
+                    .iter()
+                    .filter_map(|f| f.get("name").and_then(Json::as_str))
+                    .map(str::to_owned)
+                    .collect();
                 for field in fields {
                     let Json::Object(field) = field else {
                         continue;
@@ -183,6 +225,7 @@ fn rewrite(v: &mut Json, ns: &str, names: &ReaderNames) {
                         && let Some(Json::String(name)) = field.get_mut("name")
                         && !own.contains(name.as_str())
                         && let Some(to) = aliases.get(name.as_str())
+                        && taken.insert(to.clone())
                     {
                         *name = to.clone();
                     }
@@ -255,6 +298,33 @@ mod tests {
         assert_eq!(copy["fields"][3]["type"]["type"], "array");
         assert_eq!(copy["fields"][3]["type"]["items"], "other.In2");
         assert_eq!(copy["fields"][4]["type"]["type"], "map");
+    }
+
+    /// Named types match by unqualified name when the reader has one of that name; a field
+    /// alias never makes two fields of one name.
+    #[test]
+    fn types_match_by_unqualified_name_and_aliases_take_free_names_only() {
+        let writer = schema(
+            r#"{"type": "record", "name": "R", "namespace": "a", "fields": [
+                {"name": "x", "type": "long"},
+                {"name": "z", "type": "long"},
+                {"name": "p", "type": {"type": "record", "name": "P", "fields": [
+                    {"name": "q", "type": "long"}]}},
+                {"name": "p2", "type": "P"}]}"#,
+        );
+        let reader = schema(
+            r#"{"type": "record", "name": "R", "namespace": "b", "fields": [
+                {"name": "z", "aliases": ["x"], "type": "long"},
+                {"name": "p", "type": {"type": "record", "name": "P", "fields": [
+                    {"name": "q", "type": "long"}]}},
+                {"name": "p2", "type": "b.P"}]}"#,
+        );
+        let copy = serde_json::to_value(resolving_writer(&writer, &reader).unwrap()).unwrap();
+        assert_eq!(copy["namespace"], "b");
+        assert_eq!(copy["fields"][0]["name"], "x", "z is the writer's own z");
+        assert_eq!(copy["fields"][1]["name"], "z");
+        assert_eq!(copy["fields"][2]["type"]["namespace"], "b");
+        assert_eq!(copy["fields"][3]["type"], "b.P");
     }
 
     #[test]

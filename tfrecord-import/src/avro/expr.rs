@@ -308,7 +308,12 @@ impl Parser<'_> {
         }
         let Some(end) = end else {
             self.pos = open;
-            return Err(self.error("`[` without a matching `]`"));
+            return Err(self.error(if quoted {
+                "`[` without a matching `]` (a quote opened is never closed: a quote inside a \
+                 quoted key is written twice, `['it''s']`)"
+            } else {
+                "`[` without a matching `]`"
+            }));
         };
         let inner: String = self.chars[self.pos..end].iter().collect();
         let step = if inner == "*" {
@@ -440,7 +445,8 @@ mod tests {
                 Step::MapKey(" a]b ".into())
             ]
         );
-        assert!(KeyExpr::parse("m['it's']").is_err());
+        let e = KeyExpr::parse("m['it's']").unwrap_err().to_string();
+        assert!(e.contains("written twice"), "{e}");
         let f = steps("f[n='O''Hara']");
         let Step::Filter(filter) = &f[1] else {
             panic!("{f:?}")

@@ -543,6 +543,22 @@ mod tests {
                 ("d".into(), Value::Long(18262)),
             ])]
         );
+        // Matched by unqualified name in another namespace, with a field alias.
+        let other = Schema::parse_str(
+            r#"{"type": "record", "name": "P", "namespace": "other", "fields": [
+                {"name": "t", "aliases": ["s"], "type": "string"}]}"#,
+        )
+        .unwrap();
+        let values = crate::avro::read_all(std::slice::from_ref(&path), Some(&other)).unwrap();
+        assert_eq!(
+            values,
+            [Value::Record(vec![("t".into(), Value::String("x".into()))])]
+        );
+        // A reader schema saved with a byte-order mark.
+        assert_eq!(
+            crate::avro::parse_schema("\u{feff}\"long\"").unwrap(),
+            Schema::Long
+        );
         // A date read as a date stays one.
         let values = crate::avro::read_all(std::slice::from_ref(&path), Some(&writer)).unwrap();
         assert!(matches!(&values[0], Value::Record(f) if f[1].1 == Value::Date(18262)));

@@ -142,6 +142,8 @@ pub fn read_all(inputs: &[PathBuf], reader_schema: Option<&Schema>) -> Result<Ve
 /// # Errors
 /// Invalid JSON or an invalid schema.
 pub fn parse_schema(json: &str) -> Result<Schema> {
+    // A byte-order mark, as some editors save `.avsc` files, is not part of the JSON.
+    let json = json.strip_prefix('\u{feff}').unwrap_or(json);
     Schema::parse_str(json).map_err(|e| {
         Error::new(format!(
             "invalid Avro schema: {}",
