@@ -663,6 +663,79 @@ dtype = "string"
         assert!(e.contains("a float (1.5) does not convert to int64"), "{e}");
     }
 
+    /// An integer past int64 is an integer, as Python's `json` reads it: its digits where the
+    /// spec says `string`, its nearest float where `float`, an error naming it where `int64`.
+    #[test]
+    fn integers_past_int64_read_into_string_and_float() {
+        let schema = ir::Schema::from_toml_str(
+            r#"
+[records.R.features.s]
+dtype = "string"
+kind = "var"
+[records.R.features.f]
+dtype = "float"
+kind = "var"
+[records.R.features.i]
+dtype = "int64"
+optional = true
+"#,
+            "r.toml",
+        )
+        .unwrap();
+        let opts = RecordOptions {
+            spec: Some(RecordSpec::from_record(&schema.records[0]).unwrap()),
+            ..RecordOptions::default()
+        };
+        let (rows, _) = run(
+            "{\"s\": [123456789012345678901234567890, 18446744073709551615], \"f\": [9223372036854775808, -9223372036854775809, 18446744073709551616]}\n",
+            &opts,
+        );
+        let rows = rows.unwrap();
+        assert_eq!(
+            rows[0].features["s"],
+            Values::Bytes(
+                [
+                    &b"123456789012345678901234567890"[..],
+                    b"18446744073709551615"
+                ]
+                .into_iter()
+                .collect()
+            )
+        );
+        // Python: float(9223372036854775808) etc., as float32.
+        assert_eq!(
+            rows[0].features["f"],
+            Values::Float32(vec![9.223_372e18, -9.223_372e18, 1.844_674_4e19])
+        );
+        for (line, big) in [
+            (
+                "{\"s\": [], \"f\": [], \"i\": 18446744073709551616}\n",
+                "18446744073709551616",
+            ),
+            (
+                "{\"s\": [], \"f\": [], \"i\": 9223372036854775808}\n",
+                "9223372036854775808",
+            ),
+        ] {
+            let (r, _) = run(line, &opts);
+            let e = r.unwrap_err().to_string();
+            assert!(
+                e.contains(&format!(
+                    "field \"i\": the integer {big} does not fit in int64"
+                )),
+                "{e}"
+            );
+        }
+        // The same value as a float and as an integer past int64 in one line: which is which
+        // is lost in reading, and said so.
+        let (r, _) = run(
+            "{\"s\": [], \"f\": [1e20], \"i\": 100000000000000000000}\n",
+            &opts,
+        );
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("which is which is lost"), "{e}");
+    }
+
     /// A field the spec does not read, whose own key a spec feature writes (read from another
     /// field), would lose one of the two values: an error, or with `skip_unmappable` the field
     /// left out with a warning; never one value silently replacing the other.

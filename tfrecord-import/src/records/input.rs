@@ -41,6 +41,9 @@ impl RecordFormat {
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Scalar {
     Int(i64),
+    /// An integer literal int64 cannot hold, as written (`18446744073709551616`): text or a
+    /// float where the spec says so, else an error.
+    BigInt(String),
     Float(f64),
     Bool(bool),
     Str(String),
@@ -50,7 +53,7 @@ impl Scalar {
     /// The scalar's kind with an article (`an integer`, ...), for messages.
     pub(super) fn word(&self) -> &'static str {
         match self {
-            Scalar::Int(_) => "an integer",
+            Scalar::Int(_) | Scalar::BigInt(_) => "an integer",
             Scalar::Float(_) => "a float",
             Scalar::Bool(_) => "a boolean",
             Scalar::Str(_) => "a string",
@@ -95,7 +98,7 @@ fn json_scalars(v: &Json, out: &mut Vec<Scalar>) -> std::result::Result<(), Stri
             if let Some(i) = n.as_i64() {
                 out.push(Scalar::Int(i));
             } else if n.is_u64() {
-                return Err(format!("the integer {n} does not fit in int64"));
+                out.push(Scalar::BigInt(n.to_string()));
             } else {
                 out.push(Scalar::Float(n.as_f64().unwrap_or(f64::NAN)));
             }
@@ -123,10 +126,12 @@ fn json_scalars(v: &Json, out: &mut Vec<Scalar>) -> std::result::Result<(), Stri
     }
 }
 
-/// Makes each field of a JSON line that holds an integer literal int64 cannot hold an error
-/// saying so (named with its field, as other field errors are): JSON parsers read an integer
-/// past the range of u64 (or below that of i64) as a float, which would make its field a float
-/// list where a smaller one is an error.
+/// Gives back their digits to the integer literals of a JSON line past the range of u64 (or
+/// below that of i64), which JSON parsers read as floats ([`Scalar::BigInt`]): such an integer
+/// is an integer (text where a spec says `string`, an error where the field is `int64`), where
+/// a float would make its field a float list. The float is found by its value; when another
+/// number of the line has the same value, which scalar was the integer is lost, and the fields
+/// holding it are errors saying so.
 fn mark_out_of_range_integers(fields: &mut [(String, Field)], line: &[u8]) {
     #[allow(clippy::cast_precision_loss)]
     let limit = i64::MAX as f64;
@@ -138,25 +143,49 @@ fn mark_out_of_range_integers(fields: &mut [(String, Field)], line: &[u8]) {
     {
         return;
     }
-    for (start, end) in number_tokens(line) {
-        let token = std::str::from_utf8(&line[start..end]).unwrap_or_default();
+    let tokens: Vec<&str> = number_tokens(line)
+        .map(|(start, end)| std::str::from_utf8(&line[start..end]).unwrap_or_default())
+        .collect();
+    // The value of a number the parser read as a float (not an integer of i64's or u64's
+    // range, which it reads as such).
+    let value = |t: &str| {
+        if t.parse::<i64>().is_ok() || t.parse::<u64>().is_ok() {
+            f64::NAN
+        } else {
+            t.parse::<f64>().unwrap_or(f64::NAN)
+        }
+    };
+    for &token in &tokens {
         let digits = token.strip_prefix('-').unwrap_or(token);
+        // Integers of u64's range are read as such, not as floats.
         if digits.is_empty()
             || !digits.bytes().all(|b| b.is_ascii_digit())
             || token.parse::<i64>().is_ok()
+            || token.parse::<u64>().is_ok()
         {
             continue;
         }
-        // The field holding the float the literal became.
-        let value = token.parse::<f64>().unwrap_or(f64::NAN);
-        let holds = |f: &Field| {
-            f.as_ref().is_ok_and(|v| {
-                v.iter()
-                    .any(|s| matches!(s, Scalar::Float(x) if *x == value))
-            })
-        };
-        if let Some((_, field)) = fields.iter_mut().find(|(_, f)| holds(f)) {
-            *field = Err(format!("the integer {token} does not fit in int64"));
+        let v = value(token);
+        let is_it = |s: &Scalar| matches!(s, Scalar::Float(x) if *x == v);
+        if tokens.iter().filter(|&&t| value(t) == v).count() == 1 {
+            let scalar = fields
+                .iter_mut()
+                .filter_map(|(_, f)| f.as_mut().ok())
+                .flatten()
+                .find(|s| is_it(s));
+            if let Some(s) = scalar {
+                *s = Scalar::BigInt(token.to_owned());
+            }
+        } else {
+            for (_, field) in fields.iter_mut() {
+                if field.as_ref().is_ok_and(|v| v.iter().any(is_it)) {
+                    *field = Err(format!(
+                        "the line holds the integer {token}, past int64, and another number of \
+                         the same value, and which is which is lost in reading it: write the \
+                         integer as a string"
+                    ));
+                }
+            }
         }
     }
 }

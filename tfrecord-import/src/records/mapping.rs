@@ -25,7 +25,7 @@ pub(super) enum ListKind {
 /// The kind of one scalar.
 fn scalar_kind(s: &Scalar) -> ListKind {
     match s {
-        Scalar::Int(_) => ListKind::Int,
+        Scalar::Int(_) | Scalar::BigInt(_) => ListKind::Int,
         Scalar::Float(_) => ListKind::Float,
         Scalar::Bool(_) => ListKind::Bool,
         Scalar::Str(_) => ListKind::Bytes,
@@ -94,11 +94,15 @@ pub(super) fn convert_to_dtype(
     dtype: DType,
 ) -> std::result::Result<Values, String> {
     let bad = |s: &Scalar| {
+        if let (Scalar::BigInt(t), DType::Int64 | DType::Int32 | DType::Bool) = (s, dtype) {
+            return format!("the integer {t} does not fit in int64");
+        }
         format!(
             "{} ({}) does not convert to {}",
             s.word(),
             match s {
                 Scalar::Int(i) => i.to_string(),
+                Scalar::BigInt(t) => t.clone(),
                 Scalar::Float(x) => float_text(*x),
                 Scalar::Bool(b) => b.to_string(),
                 Scalar::Str(t) => format!("{t:?}"),
@@ -127,7 +131,7 @@ pub(super) fn convert_to_dtype(
                     }
                 })
             }
-            Scalar::Float(_) => None,
+            Scalar::Float(_) | Scalar::BigInt(_) => None,
         }
     };
     let as_f64 = |s: &Scalar| -> Option<f64> {
@@ -136,7 +140,7 @@ pub(super) fn convert_to_dtype(
             Scalar::Int(i) => Some(*i as f64),
             Scalar::Float(x) => Some(*x),
             Scalar::Bool(b) => Some(f64::from(u8::from(*b))),
-            Scalar::Str(t) => t.trim().parse::<f64>().ok(),
+            Scalar::Str(t) | Scalar::BigInt(t) => t.trim().parse::<f64>().ok(),
         }
     };
     Ok(match dtype {
@@ -175,7 +179,7 @@ pub(super) fn convert_to_dtype(
             scalars
                 .iter()
                 .map(|s| {
-                    if let Scalar::Str(t) = s {
+                    if let Scalar::Str(t) | Scalar::BigInt(t) = s {
                         let x = t.trim().parse::<f32>().map_err(|_| bad(s))?;
                         return if overflows(s, f64::from(x)) {
                             Err(beyond(s, "a float (about 3.4e38)"))
@@ -208,7 +212,7 @@ pub(super) fn convert_to_dtype(
             scalars
                 .iter()
                 .map(|s| match s {
-                    Scalar::Str(t) => t.as_bytes().to_vec(),
+                    Scalar::Str(t) | Scalar::BigInt(t) => t.as_bytes().to_vec(),
                     Scalar::Int(i) => i.to_string().into_bytes(),
                     Scalar::Float(x) => float_text(*x).into_bytes(),
                     Scalar::Bool(b) => b.to_string().into_bytes(),
@@ -261,7 +265,7 @@ pub(super) fn float_text(x: f64) -> String {
 /// Whether `x`, read from `s`, is an infinity that `s` does not spell out: a number too large
 /// for a double.
 fn overflows(s: &Scalar, x: f64) -> bool {
-    let Scalar::Str(t) = s else {
+    let (Scalar::Str(t) | Scalar::BigInt(t)) = s else {
         return false;
     };
     let word = t.trim().trim_start_matches(['+', '-']).to_ascii_lowercase();
@@ -271,7 +275,7 @@ fn overflows(s: &Scalar, x: f64) -> bool {
 /// Why `s` does not convert: its number is beyond `limit`.
 fn beyond(s: &Scalar, limit: &str) -> String {
     let text = match s {
-        Scalar::Str(t) => t.trim().to_string(),
+        Scalar::Str(t) | Scalar::BigInt(t) => t.trim().to_string(),
         Scalar::Float(x) => format!("{x:e}"),
         Scalar::Int(i) => i.to_string(),
         Scalar::Bool(b) => b.to_string(),
