@@ -1,6 +1,9 @@
 //! Following the quoting of CSV text as it is read, to tell an input that ends inside a quoted
-//! field (which the `csv` crate reads as if the quote were closed, every later row in one cell).
+//! field (which the `csv` crate reads as if the quote were closed, every later row in one cell);
+//! and its lines, to give the line a record starts on (the `csv` crate's own count, and the
+//! byte offsets it gives, are off after blank lines and `\r\n` line ends).
 
+use std::collections::VecDeque;
 use std::io::Read;
 
 /// Why the CSV input is invalid when it ended inside a quoted field.
@@ -25,6 +28,16 @@ pub(super) struct Quotes<R> {
     line: u64,
     /// Whether any bytes were read yet.
     started: bool,
+    /// The first byte of each line that is not empty, and the line (1-based), for those not
+    /// forgotten; a line ends with `\n`, `\r\n` or a `\r` alone, as Python's universal
+    /// newlines read them.
+    starts: VecDeque<(u64, u64)>,
+    /// The line of the next byte, and whether it starts that line.
+    next_line: u64,
+    at_line_start: bool,
+    /// How many bytes were read, and whether the last was a `\r`.
+    seen: u64,
+    after_cr: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -45,11 +58,59 @@ impl<R> Quotes<R> {
             opened: 1,
             line: 1,
             started: false,
+            starts: VecDeque::new(),
+            next_line: 1,
+            at_line_start: true,
+            seen: 0,
+            after_cr: false,
         }
+    }
+
+    /// The 1-based line of a record the `csv` crate places at byte `byte`: the first line
+    /// that is not empty at or after it (the crate's offset of a record may lie in the line
+    /// ends and blank lines before it). `byte` must not come before one passed to
+    /// [`forget_before`](Self::forget_before).
+    pub(super) fn line_at(&self, byte: u64) -> u64 {
+        let i = self.starts.partition_point(|&(start, _)| start < byte);
+        self.starts.get(i).map_or(self.next_line, |&(_, line)| line)
+    }
+
+    /// Forgets the lines before `byte`: no record before it will be asked for.
+    pub(super) fn forget_before(&mut self, byte: u64) {
+        while self.starts.front().is_some_and(|&(start, _)| start < byte) {
+            self.starts.pop_front();
+        }
+    }
+
+    /// Notes the lines of `bytes`, the next ones read.
+    fn count_lines(&mut self, bytes: &[u8]) {
+        for (i, &b) in bytes.iter().enumerate() {
+            if self.after_cr && b != b'\n' {
+                // A `\r` alone ended a line.
+                self.next_line += 1;
+                self.at_line_start = true;
+            }
+            self.after_cr = b == b'\r';
+            match b {
+                b'\n' => {
+                    self.next_line += 1;
+                    self.at_line_start = true;
+                }
+                b'\r' => {}
+                _ if self.at_line_start => {
+                    self.starts
+                        .push_back((self.seen + i as u64, self.next_line));
+                    self.at_line_start = false;
+                }
+                _ => {}
+            }
+        }
+        self.seen += bytes.len() as u64;
     }
 
     fn follow(&mut self, bytes: &[u8]) {
         use QuoteState::{FieldStart, QuoteInQuoted, Quoted, Unquoted};
+        self.count_lines(bytes);
         // A byte-order mark before the first field is not part of it (the CSV reader drops it).
         let bytes = match (self.started, bytes) {
             (false, [0xef, 0xbb, 0xbf, rest @ ..]) => rest,
@@ -86,5 +147,32 @@ impl<R: Read> Read for Quotes<R> {
         let n = self.inner.read(buf)?;
         self.follow(&buf[..n]);
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_end_as_python_reads_them() {
+        let text = b"a,b\r\n1,2\r\n\r\n3,x\n\n4\r5\r\n";
+        let mut q = Quotes::new(&text[..], b',');
+        let mut sink = Vec::new();
+        q.read_to_end(&mut sink).unwrap();
+        let at = |s: &str| {
+            text.windows(s.len())
+                .position(|w| w == s.as_bytes())
+                .unwrap() as u64
+        };
+        let line = |s: &str| q.line_at(at(s));
+        assert_eq!(
+            [line("a,b"), line("1,2"), line("3,x"), line("4"), line("5")],
+            [1, 2, 4, 6, 7]
+        );
+        // From the line ends before a record, as the `csv` crate may place it.
+        assert_eq!(q.line_at(at("3,x") - 3), 4);
+        q.forget_before(at("3,x"));
+        assert_eq!(q.line_at(at("3,x")), 4);
     }
 }

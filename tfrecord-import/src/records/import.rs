@@ -663,6 +663,35 @@ dtype = "string"
         assert!(e.contains("a float (1.5) does not convert to int64"), "{e}");
     }
 
+    /// The line of a record is the line it starts on, whatever the line ends (`\r\n`, a
+    /// `\r` alone) and blank lines before it (the `csv` crate's own count is off there).
+    #[test]
+    fn csv_lines_are_counted_as_python_counts_them() {
+        let schema =
+            ir::Schema::from_toml_str("[records.R.features.b]\ndtype = \"int64\"\n", "r.toml")
+                .unwrap();
+        let opts = RecordOptions {
+            spec: Some(RecordSpec::from_record(&schema.records[0]).unwrap()),
+            format: Some(RecordFormat::Csv),
+            ..RecordOptions::default()
+        };
+        for (text, line) in [
+            (&b"a,b\r\n1,2\r\n3,x\r\n"[..], 3),
+            (b"a,b\n1,2\n\n\n3,x\n", 5),
+            (b"a,b\r\n1,2\r\n\r\n3,x\r\n", 4),
+            (b"a,b\r1,2\r3,x\r", 3),
+            (b"\xef\xbb\xbfa,b\n1,2\n\n3,x\n", 4),
+            (b"a,b\n1,2\n\"q\n\nq\",x\n", 3),
+        ] {
+            let (r, _) = run_bytes(text, &opts);
+            let e = r.unwrap_err().to_string();
+            assert!(e.ends_with(&format!("(line {line})")), "{text:?}: {e}");
+        }
+        let (r, _) = run_bytes(b"a,b\r\n1,2\r\n\r\n3\r\n", &opts);
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("invalid CSV (line 4): 1 field(s)"), "{e}");
+    }
+
     /// An integer past int64 is an integer, as Python's `json` reads it: its digits where the
     /// spec says `string`, its nearest float where `float`, an error naming it where `int64`.
     #[test]

@@ -280,7 +280,7 @@ pub(super) fn for_each_record(
                     // A quote never closed swallows the rest of the input into one field,
                     // which then reads as a record of the wrong length: say why.
                     let why = csv_unclosed(csv.get_ref()).unwrap_or_else(|| {
-                        let line = e.position().map_or(0, csv::Position::line);
+                        let line = e.position().map_or(0, |p| csv.get_ref().line_at(p.byte()));
                         match e.kind() {
                             // The csv crate's own message counts records from the header.
                             csv::ErrorKind::UnequalLengths {
@@ -303,14 +303,15 @@ pub(super) fn for_each_record(
                 if !more {
                     break;
                 }
-                let line = record.position().map_or(0, csv::Position::line);
+                let bytes = record.position().map_or(0, csv::Position::byte);
+                let line = csv.get_ref().line_at(bytes);
+                csv.get_mut().forget_before(bytes);
                 let fields = headers
                     .iter()
                     .zip(record.iter())
                     .filter(|(_, cell)| !cell.is_empty())
                     .map(|(h, cell)| (h.clone(), Ok(vec![Scalar::Str(cell.to_string())])))
                     .collect();
-                let bytes = record.position().map_or(0, csv::Position::byte);
                 f(
                     RawRecord {
                         index,
