@@ -261,6 +261,10 @@ fn from_records_json_and_csv() {
     ok(&run(&["from-records", &t, "-o", &o, "--force"]));
     let r = examples(&out);
     assert_eq!((ints(&r[0], "a"), ints(&r[1], "a")), (vec![1], vec![2]));
+    // CSV in it, read so, says how to read it as CSV.
+    std::fs::write(&txt, "a,b\n1,2\n").unwrap();
+    let e = unsuccessful(&run(&["from-records", &t, "-o", &o, "--force"]));
+    assert!(e.contains("pass --format csv for CSV (line 1)"), "{e}");
     // A delimiter must be one byte of the file: `é` is U+00E9 but two bytes in UTF-8.
     std::fs::write(&txt, "a\u{e9}b\n1\u{e9}2\n").unwrap();
     let e = run(&[
@@ -277,6 +281,24 @@ fn from_records_json_and_csv() {
     assert_eq!(e.status.code(), Some(2), "{}", stderr(&e));
     assert!(
         stderr(&e).contains("not an ASCII character"),
+        "{}",
+        stderr(&e)
+    );
+    // Nor CSV's quote.
+    let e = run(&[
+        "from-records",
+        &t,
+        "--format",
+        "csv",
+        "--delimiter",
+        "\"",
+        "-o",
+        &o,
+        "--force",
+    ]);
+    assert_eq!(e.status.code(), Some(2), "{}", stderr(&e));
+    assert!(
+        stderr(&e).contains("CSV's quote or a line end"),
         "{}",
         stderr(&e)
     );

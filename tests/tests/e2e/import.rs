@@ -985,6 +985,21 @@ fn names_that_are_not_utf8_are_refused() {
     std::fs::write(dir.path().join(OsStr::from_bytes(b"a\xff.png")), &png).unwrap();
     let e = images::scan(dir.path()).unwrap_err().to_string();
     assert!(e.contains("image's name is not valid UTF-8"), "{e}");
+
+    // A folder inside a class whose name is never stored (no image below it) may have any
+    // name; with an image below it, whose path is stored, the folder is named.
+    let dir = tempfile::tempdir().unwrap();
+    let class = dir.path().join("cls");
+    let deeper = class.join(OsStr::from_bytes(b"sub\xfe")).join("deeper");
+    std::fs::create_dir_all(&deeper).unwrap();
+    std::fs::write(class.join("ok.png"), &png).unwrap();
+    assert_eq!(images::scan(dir.path()).unwrap().images.len(), 1);
+    std::fs::write(deeper.join("ok.png"), &png).unwrap();
+    let e = images::scan(dir.path()).unwrap_err().to_string();
+    assert!(
+        e.contains("folder's name is not valid UTF-8") && e.contains("sub"),
+        "{e}"
+    );
 }
 
 /// Whether the importer takes an image file: its header reads and it is not cut short.

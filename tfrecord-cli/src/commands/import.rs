@@ -181,7 +181,13 @@ pub(crate) fn from_records(args: &FromRecordsArgs) -> CliResult<ExitCode> {
         None => None,
     };
     let delimiter = match args.delimiter {
-        // One byte of UTF-8: an ASCII character (`é` is U+00E9 but two bytes in the file).
+        // One byte of UTF-8: an ASCII character (`é` is U+00E9 but two bytes in the file),
+        // and not one CSV gives another meaning (Python's csv module refuses the quote).
+        Some(c @ ('"' | '\n' | '\r')) => {
+            return Err(CliError::Usage(format!(
+                "the delimiter {c:?} is CSV's quote or a line end"
+            )));
+        }
         Some(c) if c.is_ascii() => Some(c as u8),
         Some(c) => {
             return Err(CliError::Usage(format!(
@@ -310,8 +316,9 @@ pub(crate) fn from_images(args: &FromImagesArgs) -> CliResult<ExitCode> {
     note_removed(&removed);
     let _ = writeln!(
         io::stderr().lock(),
-        "tfrecord: {} images ({} class{}) written to {} file{}",
+        "tfrecord: {} image{} ({} class{}) written to {} file{}",
         summary.records(),
+        if summary.records() == 1 { "" } else { "s" },
         summary.classes.len(),
         if summary.classes.len() == 1 { "" } else { "es" },
         summary.files.len(),

@@ -168,6 +168,7 @@ pub const IMAGE_EXTENSIONS: &str = "jpg, jpeg, jpe, png, gif, bmp, webp";
 
 /// One entry of a directory: its name, path, whether it is a directory (links followed), and
 /// whether it is an image file by its extension.
+#[derive(Clone)]
 struct Listed {
     name: OsString,
     path: PathBuf,
@@ -178,14 +179,20 @@ struct Listed {
 impl Listed {
     /// The name as text, for an entry whose name is stored: not valid UTF-8 is an error.
     fn text(&self) -> Result<String> {
-        self.name.to_str().map(str::to_owned).ok_or_else(|| {
-            let what = if self.is_dir { "folder" } else { "image" };
-            Error::new(format!(
-                "the {what}'s name is not valid UTF-8; class and image names are stored as text \
-                 (`label/text`, `image/filename`), so rename it"
-            ))
-            .with_path(&self.path)
-        })
+        self.name
+            .to_str()
+            .map(str::to_owned)
+            .ok_or_else(|| self.text_error())
+    }
+
+    /// The error of a name that is not valid UTF-8.
+    fn text_error(&self) -> Error {
+        let what = if self.is_dir { "folder" } else { "image" };
+        Error::new(format!(
+            "the {what}'s name is not valid UTF-8; class and image names are stored as text \
+             (`label/text`, `image/filename`), so rename it"
+        ))
+        .with_path(&self.path)
     }
 }
 
@@ -214,9 +221,12 @@ fn list(dir: &Path) -> Result<Vec<Listed>> {
     Ok(out)
 }
 
+/// Walks a folder below a class folder (or the top folder); `prefix` is the folder's path below
+/// the top one (`daisy/`), or a folder on the way whose name is not UTF-8, which only an image
+/// below it makes an error (the image's path is stored).
 fn walk(
     dir: &Path,
-    prefix: &str,
+    prefix: &std::result::Result<String, Listed>,
     depth: usize,
     label: Option<&(i64, String)>,
     folder: &mut ImageFolder,
@@ -229,9 +239,16 @@ fn walk(
     }
     for entry in list(dir)? {
         if entry.is_dir {
-            let rel = format!("{prefix}{}", entry.text()?);
-            walk(&entry.path, &format!("{rel}/"), depth + 1, label, folder)?;
+            let inner = match prefix {
+                Ok(p) => match entry.name.to_str() {
+                    Some(name) => Ok(format!("{p}{name}/")),
+                    None => Err(entry.clone()),
+                },
+                Err(on_the_way) => Err(on_the_way.clone()),
+            };
+            walk(&entry.path, &inner, depth + 1, label, folder)?;
         } else if entry.is_image {
+            let prefix = prefix.as_ref().map_err(Listed::text_error)?;
             let rel = format!("{prefix}{}", entry.text()?);
             folder.images.push(ImageEntry {
                 path: entry.path,
@@ -267,7 +284,7 @@ pub fn scan(dir: &Path) -> Result<ImageFolder> {
             index += 1;
             walk(
                 &entry.path,
-                &format!("{name}/"),
+                &Ok(format!("{name}/")),
                 1,
                 Some(&label),
                 &mut folder,

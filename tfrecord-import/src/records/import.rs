@@ -70,10 +70,19 @@ pub fn import_records(
         }
         Input::File(input.to_path_buf())
     };
-    let format = opts
-        .format
-        .or_else(|| RecordFormat::from_path(input))
-        .unwrap_or_default();
+    let named = opts.format.or_else(|| RecordFormat::from_path(input));
+    let format = named.unwrap_or_default();
+    // Read as JSON Lines for want of a format: the first line that is not JSON says so.
+    let guessed = |msg: String, line: u64| {
+        if named.is_none() && line == 1 && msg.starts_with("invalid JSON") {
+            format!(
+                "{msg}; read as JSON Lines, as neither --format nor the file's name says \
+                 otherwise: pass --format csv for CSV"
+            )
+        } else {
+            msg
+        }
+    };
     let csv = format == RecordFormat::Csv;
     let delimiter = opts.delimiter.unwrap_or_else(|| {
         let tsv = input
@@ -210,6 +219,7 @@ pub fn import_records(
         let fields = match raw.fields {
             Ok(f) => f,
             Err(msg) => {
+                let msg = guessed(msg, raw.line);
                 let e = at(Error::new(format!("{msg} (line {})", raw.line)));
                 if skip {
                     warn(&e);
