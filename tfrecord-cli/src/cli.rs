@@ -66,8 +66,10 @@ pub(crate) enum Command {
     /// range(s) skipped`, each skip reported on standard error. With --limit, --skip, --shard
     /// or --shuffle the records checked are chosen over all inputs together, as for `cat`; each
     /// file's line counts the chosen records it holds, and an error ends the check (the line of
-    /// the file it is in says FAILED). OFRecord has no checksums: with `--input-format
-    /// ofrecord` only the framing is checked.
+    /// the file it is in says FAILED). With several files a last line sums them up: `all <N>
+    /// files intact`, `<K> of <N> files FAILED` or `<K> of <N> files DAMAGED, the damage
+    /// skipped within the budget`. OFRecord has no checksums: with `--input-format ofrecord`
+    /// only the framing is checked.
     Verify(VerifyArgs),
     /// Write JSON Lines to a record file.
     ///
@@ -76,8 +78,8 @@ pub(crate) enum Command {
     /// `oneflow.OFRecord` with `--output-format ofrecord` (as `json_format.Parse` accepts it:
     /// lowerCamelCase or snake_case names, int64 as strings or numbers, bytes as base64). Blank
     /// lines are skipped; a line may be at most 1 GiB long. Errors name the input file, the
-    /// 1-based line number, the index of the record that line would have become, and the JSON
-    /// field.
+    /// 1-based line number and the byte offset it starts at, the index in the output of the
+    /// record that line would have become, and the JSON field.
     FromJson(FromJsonArgs),
     /// Re-encode records between containers and compressions.
     ///

@@ -11,6 +11,24 @@ use tfrecord_core::{Error, ErrorKind, Format};
 /// Whether an input of this command is read as OFRecord.
 static READ_AS_OFRECORD: AtomicBool = AtomicBool::new(false);
 
+/// Whether this command's `--compression` is its output's (`convert`), so that its inputs'
+/// is `--input-compression`.
+static COMPRESSION_IS_OUTPUTS: AtomicBool = AtomicBool::new(false);
+
+/// Notes that `--compression` is the output's in this command.
+pub(crate) fn note_compression_is_outputs() {
+    COMPRESSION_IS_OUTPUTS.store(true, Ordering::Relaxed);
+}
+
+/// The flag of the inputs' compression, as this command's `--help` lists it.
+fn input_compression_flag() -> &'static str {
+    if COMPRESSION_IS_OUTPUTS.load(Ordering::Relaxed) {
+        "--input-compression"
+    } else {
+        "--compression"
+    }
+}
+
 /// Notes the container an input is read as.
 pub(crate) fn note_input_format(format: Format) {
     if format == Format::OfRecord {
@@ -24,18 +42,21 @@ pub(crate) fn flag_note(e: &Error) -> Option<String> {
     match e.kind() {
         ErrorKind::NotTfRecord { hint: Some(hint) } => {
             let flag = if hint.contains("gzip") {
-                "--input-compression gzip"
+                format!("{} gzip", input_compression_flag())
             } else if hint.contains("zlib") {
-                "--input-compression zlib"
+                format!("{} zlib", input_compression_flag())
             } else if hint.contains("OFRecord") {
-                "--input-format ofrecord"
+                "--input-format ofrecord".into()
             } else {
                 return None;
             };
             Some(format!("to read it so, pass {flag}"))
         }
         ErrorKind::Compressed { detail, .. } if detail.contains("read it without compression") => {
-            Some("to read it so, pass --input-compression none".into())
+            Some(format!(
+                "to read it so, pass {} none",
+                input_compression_flag()
+            ))
         }
         ErrorKind::Decode { .. }
         | ErrorKind::NegativeLength { .. }

@@ -487,7 +487,10 @@ impl Inferrer {
                 dialect: self.dialect,
                 deny_unknown_keys: false,
                 fields,
-                doc: vec![format!("Inferred from {records} records.")],
+                doc: vec![format!(
+                    "Inferred from {records} record{}.",
+                    if records == 1 { "" } else { "s" }
+                )],
                 origin: Origin::default(),
             },
             notes,

@@ -12,6 +12,7 @@ use crate::sharded::RecordOutput;
 
 /// `tfrecord convert`.
 pub(crate) fn run(args: &ConvertArgs) -> CliResult<ExitCode> {
+    crate::hint::note_compression_is_outputs();
     let from: Format = args.input_format.into();
     let to: Format = args.write.encoding.output_format.into();
     // Validates `--sequence` against both containers before anything is opened.

@@ -94,6 +94,8 @@ fn json_lines(
     let mut enc = LineEncoder::new();
     let mut encoded = Vec::new();
     let mut lineno = 0u64;
+    // Where the next line starts.
+    let mut offset = 0u64;
     loop {
         line.clear();
         let n = (&mut *reader)
@@ -104,8 +106,10 @@ fn json_lines(
             return Ok(());
         }
         lineno += 1;
+        let start = offset;
+        offset += n as u64;
         let fail = |detail: String| -> CliError {
-            Error::json(format!("line {lineno}: {detail}"))
+            Error::json(format!("line {lineno} (at byte {start}): {detail}"))
                 .with_path(name)
                 .with_record(*record)
                 .into()
