@@ -21,7 +21,9 @@ TFRECORD_PY_REQUIREMENT="tfrecord==1.14.6"
 # pyarrow: check_arrow.py reads and writes Parquet with it (this release installs beside
 # TensorFlow's numpy 2 and protobuf, and has no requirements of its own).
 PYARROW_REQUIREMENT="pyarrow==26.0.1"
-REQUIREMENTS=("$TF_REQUIREMENT" "$TFRECORD_PY_REQUIREMENT" "$PYARROW_REQUIREMENT")
+# fastavro: check_import.py compares `from-avro --reader-schema` with its schema resolution.
+FASTAVRO_REQUIREMENT="fastavro==1.13.1"
+REQUIREMENTS=("$TF_REQUIREMENT" "$TFRECORD_PY_REQUIREMENT" "$PYARROW_REQUIREMENT" "$FASTAVRO_REQUIREMENT")
 # The marker holds what was installed; a virtualenv whose marker says less is completed.
 MARKER="$VENV/.interop-installed"
 
@@ -73,7 +75,7 @@ make_venv() {
     else
         "$py" -m pip --python "$VENV/bin/python" install --quiet "${REQUIREMENTS[@]}"
     fi
-    "$VENV/bin/python" -c 'import tensorflow, google.protobuf, pyarrow.parquet' >/dev/null
+    "$VENV/bin/python" -c 'import tensorflow, google.protobuf, pyarrow.parquet, fastavro' >/dev/null
     # Imported apart: the package's copy of example.proto clashes with TensorFlow's.
     "$VENV/bin/python" -c 'import tfrecord.tools.tfrecord2idx, tfrecord.reader' >/dev/null
     printf '%s\n' "${REQUIREMENTS[*]}" >"$MARKER"

@@ -613,7 +613,9 @@ fn leaf_values(
         (DType::Float, DataType::Float32) => prim!(Float32Type, Float, |v| *v),
         (DType::Float, DataType::Float16) => prim!(Float16Type, Float, |v| v.to_f32()),
         (DType::Double, DataType::Float64) => prim!(Float64Type, Double, |v| *v),
-        (DType::Double, DataType::Float32) => prim!(Float32Type, Double, |v| f64::from(*v)),
+        (DType::Double, DataType::Float32) => {
+            prim!(Float32Type, Double, |v| tfrecord_core::widen_f32(*v))
+        }
         (DType::Bool, DataType::Boolean) => {
             let a = array.as_boolean();
             let mut out = Vec::new();

@@ -492,6 +492,56 @@ fn a_lossy_double_beyond_the_float_range_is_an_error() {
     assert!(err.to_string().contains("-1e300 is beyond"), "{err}");
 }
 
+/// A lossy `double` read from a float list and written back keeps every float's bits, NaN
+/// payloads and signalling NaNs too (the processor's conversions make a signalling NaN quiet).
+#[test]
+fn a_lossy_double_round_trips_every_nan_bit_for_bit() {
+    use tfrecord_arrow::arrow_array::Float64Array;
+    use tfrecord_core::Message;
+    use tfrecord_core::proto::tensorflow::{Example, Feature, Features, FloatList, feature::Kind};
+    let bits = [
+        0x7f80_0001_u32,
+        0xff80_0003,
+        0x7fc0_0001,
+        0xffc0_0000,
+        0x8000_0000,
+        1,
+    ];
+    let example = Example {
+        features: Some(Features {
+            feature: [(
+                "x".to_string(),
+                Feature {
+                    kind: Some(Kind::FloatList(FloatList {
+                        value: bits.iter().map(|&b| f32::from_bits(b)).collect(),
+                    })),
+                },
+            )]
+            .into(),
+        }),
+    };
+    let toml = "[records.R.features.x]\ndtype = \"double\"\nkind = \"var\"\nlossy = true\n";
+    let batch = decode_by(toml, &[example.encode_to_vec()]);
+    let list = batch
+        .column(0)
+        .as_any()
+        .downcast_ref::<ListArray>()
+        .unwrap();
+    let values = list.value(0);
+    let doubles = values.as_any().downcast_ref::<Float64Array>().unwrap();
+    // The signalling NaN is still one as a double: its payload in the high bits, quiet bit 0.
+    assert_eq!(doubles.value(0).to_bits(), 0x7ff0_0000_2000_0000);
+    let back = encode_by(toml, &batch, 0).unwrap();
+    let again = Example::decode(&back[0][..]).unwrap();
+    let Some(Kind::FloatList(l)) = &again.features.unwrap().feature["x"].kind else {
+        panic!("a float list")
+    };
+    assert_eq!(
+        l.value.iter().map(|f| f.to_bits()).collect::<Vec<_>>(),
+        bits
+    );
+}
+
 /// A `Float64` column has no exact place in a `tf.train.Example` (float lists): the encoder
 /// refuses it unless the feature is marked `lossy`, and OFRecord keeps the doubles.
 #[test]

@@ -343,6 +343,17 @@ fn what_an_inferred_spec_would_lose_is_an_error() {
     let err = fails(&run(&["to-parquet", s(&empty), "-o", s(&out)]));
     assert!(err.contains("no rows without columns"), "{err}");
     assert!(!out.exists(), "no output is left");
+    // No records at all: a file of no rows and no columns, and a note that says so (some
+    // readers refuse a file of no columns).
+    let none = write("none.tfrecord", &[]);
+    let o = run(&["to-parquet", s(&none), "-o", s(&out)]);
+    ok(&o);
+    assert!(
+        support::stderr(&o).contains("the records hold no features to infer columns from"),
+        "{}",
+        support::stderr(&o)
+    );
+    std::fs::remove_file(&out).expect("rm");
 
     // A feature that never has a kind set holds nothing to lose: a note, and the file.
     let unset = write(

@@ -5,21 +5,56 @@ use std::fmt;
 
 /// A double as the nearest float (what a `float_list` holds), or `None` for a finite double
 /// beyond the float's range (about 3.4e38), which would become infinity. Infinities and NaN
-/// stay what they are; a value that rounds to the largest float (such as the `3.4028235e+38`
-/// protobuf's `json_format` prints for it) is that float.
+/// stay what they are (a NaN's sign and the high bits of its payload kept, a signalling NaN
+/// still one, so that a float widened by [`widen_f32`] comes back bit for bit); a value that
+/// rounds to the largest float (such as the `3.4028235e+38` protobuf's `json_format` prints
+/// for it) is that float.
 ///
 /// ```
-/// use tfrecord_core::narrow_f64;
+/// use tfrecord_core::{narrow_f64, widen_f32};
 /// assert_eq!(narrow_f64(0.1), Some(0.1f32));
 /// assert_eq!(narrow_f64(3.402_823_5e38), Some(f32::MAX));
 /// assert_eq!(narrow_f64(f64::INFINITY), Some(f32::INFINITY));
 /// assert_eq!(narrow_f64(1e300), None);
+/// let signalling = f32::from_bits(0x7f80_0001);
+/// assert_eq!(narrow_f64(widen_f32(signalling)).map(f32::to_bits), Some(0x7f80_0001));
 /// ```
 #[inline]
 pub fn narrow_f64(d: f64) -> Option<f32> {
-    #[allow(clippy::cast_possible_truncation)] // the point: rounded to the nearest float
-    let f = d as f32;
+    let f = to_f32(d);
     (f.is_finite() || !d.is_finite()).then_some(f)
+}
+
+/// A float as a double: its value, or for a NaN its sign and payload (a signalling NaN stays
+/// one, where the processor's conversion would make it quiet).
+#[inline]
+pub fn widen_f32(f: f32) -> f64 {
+    if f.is_nan() {
+        let bits = f.to_bits();
+        let sign = u64::from(bits >> 31) << 63;
+        let payload = u64::from(bits & 0x007f_ffff) << 29;
+        f64::from_bits(sign | 0x7ff0_0000_0000_0000 | payload)
+    } else {
+        f64::from(f)
+    }
+}
+
+/// A double rounded to a float (infinity past the range), a NaN as [`narrow_f64`] keeps it.
+#[inline]
+pub(crate) fn to_f32(d: f64) -> f32 {
+    if d.is_nan() {
+        let bits = d.to_bits();
+        let sign = u32::from(bits >> 63 == 1) << 31;
+        #[allow(clippy::cast_possible_truncation)] // 23 bits
+        let payload = ((bits >> 29) & 0x007f_ffff) as u32;
+        // A payload only in the bits a float has no room for: the quiet NaN of that sign.
+        let payload = if payload == 0 { 0x0040_0000 } else { payload };
+        f32::from_bits(sign | 0x7f80_0000 | payload)
+    } else {
+        #[allow(clippy::cast_possible_truncation)] // the point: rounded to the nearest float
+        let f = d as f32;
+        f
+    }
 }
 
 /// The kind of value list a feature holds: the member of the `Feature` oneof.

@@ -141,7 +141,7 @@ pub use codec::{
 pub use compression::{Compression, Format};
 pub use described::RecordSchema;
 pub use error::{Error, ErrorKind, Result, STDIN_NAME};
-pub use feature::{FeatureProblem, ListKind, narrow_f64};
+pub use feature::{FeatureProblem, ListKind, narrow_f64, widen_f32};
 pub use prost::Message;
 pub use reader::{
     BadRecords, Chunk, ChunkReader, ChunkRecords, Located, ReaderOptions, RecordReader,

@@ -363,8 +363,7 @@ impl EncodeElem<TfLossy> for f64 {
     }
     #[inline]
     fn put(&self, buf: &mut Vec<u8>) {
-        #[allow(clippy::cast_possible_truncation)]
-        let narrowed = *self as f32;
+        let narrowed = crate::feature::to_f32(*self);
         buf.extend_from_slice(&narrowed.to_le_bytes());
     }
 }
@@ -374,7 +373,7 @@ impl<'de> DecodeElem<'de, TfLossy> for f64 {
     #[inline]
     fn from_raw(raw: RawValue<'de>) -> Result<Self, FeatureProblem> {
         match raw {
-            RawValue::Float(bits) => Ok(f64::from(f32::from_bits(bits))),
+            RawValue::Float(bits) => Ok(crate::feature::widen_f32(f32::from_bits(bits))),
             _ => Err(wrong_wire_type()),
         }
     }

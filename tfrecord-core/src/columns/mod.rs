@@ -259,7 +259,9 @@ impl Leaf {
             (Leaf::Bool(out), Values::Bool(d)) => out.extend_from_slice(d),
             (Leaf::Float(out), Values::Float32(d)) => out.extend_from_slice(d),
             (Leaf::Double(out), Values::Float64(d)) => out.extend_from_slice(d),
-            (Leaf::Double(out), Values::Float32(d)) => out.extend(d.iter().map(|x| f64::from(*x))),
+            (Leaf::Double(out), Values::Float32(d)) => {
+                out.extend(d.iter().map(|x| crate::feature::widen_f32(*x)));
+            }
             (Leaf::Bytes(out) | Leaf::String(out), Values::Bytes(d)) => {
                 d.iter().for_each(|b| out.push(b));
             }
