@@ -135,7 +135,8 @@ pub(crate) enum Command {
     /// message given twice) are read as protobuf merges them, where TensorFlow's fast parser
     /// may keep only a part or fail (`tfrecord_core::parse` says which); a sparse feature's
     /// values under one repeated index keep their order in the record, where TensorFlow's
-    /// sort leaves the order of more than 16 such entries its own. JSON has one NaN: every NaN
+    /// sort, which is not stable, may reorder them once a batch holds more than 16 entries.
+    /// JSON has one NaN: every NaN
     /// prints as `"NaN"`, its sign and payload not kept (`to-parquet` keeps the bits).
     Parse(ParseArgs),
     /// Write records to a Parquet file, one row per record and one column per feature.

@@ -27,13 +27,12 @@ pub(crate) fn install() {
     let _ = ctrlc::set_handler(|| {
         HANDLING.store(true, Ordering::SeqCst);
         let staged = std::mem::take(&mut *STAGED.lock().unwrap_or_else(PoisonError::into_inner));
-        for path in &staged {
-            let _ = fs::remove_file(path);
-        }
+        // A file renamed into place just now is no longer there to remove.
+        let removed = staged.iter().filter(|p| fs::remove_file(p).is_ok()).count();
         // The shards of `convert --shards` and the importers' sharded outputs.
         let shards = tfrecord_dataset::remove_unfinished_shards();
         // An output already in place is whole: only what was not yet is removed.
-        if staged.len() + shards > 0 {
+        if removed + shards > 0 {
             eprintln!("tfrecord: interrupted; partial outputs removed");
         } else {
             eprintln!("tfrecord: interrupted");

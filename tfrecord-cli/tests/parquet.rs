@@ -349,7 +349,7 @@ fn what_an_inferred_spec_would_lose_is_an_error() {
     let o = run(&["to-parquet", s(&none), "-o", s(&out)]);
     ok(&o);
     assert!(
-        support::stderr(&o).contains("the records hold no features to infer columns from"),
+        support::stderr(&o).contains("no records to infer columns from, so the file has none"),
         "{}",
         support::stderr(&o)
     );

@@ -5,8 +5,9 @@ use std::fmt;
 
 /// A double as the nearest float (what a `float_list` holds), or `None` for a finite double
 /// beyond the float's range (about 3.4e38), which would become infinity. Infinities and NaN
-/// stay what they are (a NaN's sign and the high bits of its payload kept, a signalling NaN
-/// still one, so that a float widened by [`widen_f32`] comes back bit for bit); a value that
+/// stay what they are (a NaN's sign and the 23 high bits of its payload kept, so that a float
+/// widened by [`widen_f32`], a signalling NaN too, comes back bit for bit; a NaN whose payload
+/// lies only in the low 29 bits becomes the quiet NaN of its sign); a value that
 /// rounds to the largest float (such as the `3.4028235e+38` protobuf's `json_format` prints
 /// for it) is that float.
 ///

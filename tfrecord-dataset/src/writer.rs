@@ -587,13 +587,13 @@ fn unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
 /// itself. A set being renamed into place is waited for, and stays. A writer whose files were
 /// removed fails on [`finish`](ShardedWriter::finish) (writes into a removed file may still
 /// succeed) before it changes anything: no shard is renamed into place from them and no file
-/// of another set is removed. Returns how many temporary files were listed (and removed).
+/// of another set is removed. Returns how many temporary files were removed.
 pub fn remove_unfinished_shards() -> usize {
     let listed = std::mem::take(&mut *unfinished());
-    for path in &listed {
-        let _ = fs::remove_file(path);
-    }
-    listed.len()
+    listed
+        .iter()
+        .filter(|path| fs::remove_file(path).is_ok())
+        .count()
 }
 
 /// Creates a new, empty hidden file in `dir` with a name no other file has, listed among the

@@ -337,7 +337,7 @@ fn note_left_out(skipped: &[PathBuf], others: &[PathBuf]) {
         let n = others.len();
         let _ = writeln!(
             io::stderr().lock(),
-            "note: {n} file{} left out, not {} by {} extension ({}), such as {}",
+            "tfrecord: note: {n} file{} left out, not {} by {} extension ({}), such as {}",
             if n == 1 { "" } else { "s" },
             if n == 1 { "an image" } else { "images" },
             if n == 1 { "its" } else { "their" },

@@ -125,12 +125,11 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
                     left_out.join(", ")
                 ))));
             }
-            if inferred.record.fields.is_empty() {
+            if inferred.records == 0 {
                 // Some readers (DuckDB) refuse a Parquet file of no columns.
                 eprintln!(
-                    "tfrecord: note: the records hold no features to infer columns from (no \
-                     records, or none with a feature), so the file has none; pass --spec for \
-                     the spec's columns"
+                    "tfrecord: note: no records to infer columns from, so the file has none; \
+                     pass --spec for the spec's columns"
                 );
             }
             inferred.record

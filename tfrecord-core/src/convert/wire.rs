@@ -577,6 +577,9 @@ mod tests {
             bytes.truncate(cut % (bytes.len() + 1));
             let mut out = Vec::new();
             if example_to_ofrecord_bytes(&bytes, &mut out).is_ok() {
+                // A `features` field of another wire type is an unknown field to TensorFlow
+                // and protobuf (and to the conversion); prost refuses it: decode without it.
+                let bytes = without_mistyped_features(&bytes);
                 match tensorflow::Example::decode(&bytes[..]) {
                     Ok(decoded) => prop_assert_eq!(
                         oneflow::OfRecord::decode(&out[..]).unwrap(),
@@ -584,6 +587,24 @@ mod tests {
                     ),
                     Err(err) => prop_assert!(err.to_string().contains("UTF-8"), "{}", err),
                 }
+            }
+        }
+    }
+
+    /// A serialized Example without its top-level fields numbered 1 (`features`) of another
+    /// wire type than length-delimited (which a conversion has walked: it is well formed).
+    fn without_mistyped_features(bytes: &[u8]) -> Vec<u8> {
+        let mut fields = Fields::new(bytes);
+        let mut out = Vec::new();
+        loop {
+            let before = fields.rest();
+            match fields.next_field() {
+                Ok(Some((1, v))) if !matches!(v, Value::Len(_)) => {}
+                Ok(Some(_)) => {
+                    let len = before.len() - fields.rest().len();
+                    out.extend_from_slice(&before[..len]);
+                }
+                _ => return out,
             }
         }
     }

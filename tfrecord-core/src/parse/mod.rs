@@ -48,8 +48,9 @@
 //!   `[batch, longest list]`.
 //! - **`Sparse`** (`SparseFeature`): TensorFlow's `sparse_merge` of the index keys and the value
 //!   key, then sorted by index (`tf.sparse.reorder`, a stable sort here: values under one
-//!   repeated index keep their record order, where TensorFlow's unstable sort leaves more than
-//!   16 such entries in an order of its own) unless `already_sorted`. Only the total counts are checked, as in TensorFlow; indices are not
+//!   repeated index keep their record order, where TensorFlow's sort, which is not stable,
+//!   may put them in another once a batch holds more than 16 entries) unless
+//!   `already_sorted`. Only the total counts are checked, as in TensorFlow; indices are not
 //!   checked against `size`.
 //! - **`FixedLenSequence`** in `parse_example`: rows of `shape`, padded with the default (or
 //!   zero / `""`) to the record with the most rows.

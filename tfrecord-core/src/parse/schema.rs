@@ -396,8 +396,9 @@ fn read_values(values: &Values) -> Values {
     match values {
         Values::Int32(v) => Values::Int64(v.iter().map(|&x| i64::from(x)).collect()),
         Values::Bool(v) => Values::Int64(v.iter().map(|&b| i64::from(b)).collect()),
-        #[allow(clippy::cast_possible_truncation)]
-        Values::Float64(v) => Values::Float32(v.iter().map(|&x| x as f32).collect()),
+        Values::Float64(v) => {
+            Values::Float32(v.iter().map(|&x| crate::feature::to_f32(x)).collect())
+        }
         other => other.clone(),
     }
 }

@@ -59,9 +59,12 @@ struct ReaderNames {
 /// The writer schema with the reader's aliases applied and integer annotations dropped (see
 /// the [module](self) docs).
 ///
+/// A writer type is never renamed onto a name the writer defines itself, nor onto one another
+/// writer type took: such a type keeps its name (and resolution says whether it reads).
+///
 /// # Errors
-/// A schema that does not serialize to JSON, or whose renamed copy does not parse (two writer
-/// types renamed to one name).
+/// A schema that does not serialize to JSON, or whose renamed copy does not parse or names
+/// one type twice.
 pub(super) fn resolving_writer(writer: &Schema, reader: &Schema) -> Result<Schema> {
     let json = |s: &Schema| {
         serde_json::to_value(s).map_err(|e| Error::new(format!("cannot read a schema: {e}")))
@@ -69,13 +72,63 @@ pub(super) fn resolving_writer(writer: &Schema, reader: &Schema) -> Result<Schem
     let mut names = ReaderNames::default();
     collect(&json(reader)?, "", &mut names);
     let mut copy = json(writer)?;
-    rewrite(&mut copy, "", &names);
-    Schema::parse(&copy).map_err(|e| {
+    let mut defined = Vec::new();
+    definitions(&copy, "", &mut defined);
+    let own: HashSet<&String> = defined.iter().collect();
+    let mut renames = HashMap::new();
+    let mut taken = HashSet::new();
+    for full in &defined {
+        let to = names.target(full);
+        let to = if to != *full && (own.contains(&to) || taken.contains(&to)) {
+            full.clone()
+        } else {
+            to
+        };
+        taken.insert(to.clone());
+        renames.insert(full.clone(), to);
+    }
+    rewrite(&mut copy, "", &names, &renames);
+    let not_a_schema = |e: apache_avro::Error| {
         Error::new(format!(
             "the writer schema with the reader schema's aliases applied is not a schema: {}",
             super::file::with_causes(&e)
         ))
-    })
+    };
+    let copy = Schema::parse(&copy).map_err(not_a_schema)?;
+    apache_avro::schema::ResolvedSchema::try_from(&copy).map_err(not_a_schema)?;
+    Ok(copy)
+}
+
+/// The full names of the named types a schema's JSON defines, in order.
+fn definitions(v: &Json, ns: &str, out: &mut Vec<String>) {
+    match v {
+        Json::Array(branches) => branches.iter().for_each(|b| definitions(b, ns, out)),
+        Json::Object(def) if is_named_definition(def) => {
+            let Some(full) = defined_name(def, ns) else {
+                return;
+            };
+            let inner = namespace_of(&full).to_string();
+            out.push(full);
+            for field in def
+                .get("fields")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(t) = field.get("type") {
+                    definitions(t, &inner, out);
+                }
+            }
+        }
+        Json::Object(def) => {
+            for key in ["type", "items", "values"] {
+                if let Some(inner) = def.get(key) {
+                    definitions(inner, ns, out);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// `name` in namespace `ns`, as a full name.
@@ -98,19 +151,20 @@ fn short_name(full: &str) -> &str {
 }
 
 impl ReaderNames {
-    /// The name a writer type of full name `full` takes: the reader type one of whose aliases
-    /// it is; else its own, when the reader defines it; else the reader type of the same
-    /// unqualified name, when there is one (Avro matches named types by unqualified name).
-    fn rename(&self, full: String) -> String {
-        if let Some(to) = self.types.get(&full) {
+    /// The reader type a writer type of full name `full` reads as: the one one of whose
+    /// aliases it is; else its own name, when the reader defines it; else the reader type of
+    /// the same unqualified name, when there is one (Avro matches named types by unqualified
+    /// name); else its own name.
+    fn target(&self, full: &str) -> String {
+        if let Some(to) = self.types.get(full) {
             return to.clone();
         }
-        if self.defined.contains(&full) {
-            return full;
+        if self.defined.contains(full) {
+            return full.to_string();
         }
-        match self.short.get(short_name(&full)) {
+        match self.short.get(short_name(full)) {
             Some(Some(to)) => to.clone(),
-            _ => full,
+            _ => full.to_string(),
         }
     }
 }
@@ -191,19 +245,22 @@ fn collect(v: &Json, ns: &str, names: &mut ReaderNames) {
 
 /// Rewrites a writer schema's JSON in place, in enclosing namespace `ns`: every name made
 /// full, renamed by the reader's aliases; integer annotations dropped.
-fn rewrite(v: &mut Json, ns: &str, names: &ReaderNames) {
+fn rewrite(v: &mut Json, ns: &str, names: &ReaderNames, renames: &HashMap<String, String>) {
+    let rename = |full: String| renames.get(&full).cloned().unwrap_or(full);
     match v {
         Json::String(name) if !PRIMITIVES.contains(&name.as_str()) => {
-            *name = names.rename(qualify(name, ns));
+            *name = rename(qualify(name, ns));
         }
-        Json::Array(branches) => branches.iter_mut().for_each(|b| rewrite(b, ns, names)),
+        Json::Array(branches) => branches
+            .iter_mut()
+            .for_each(|b| rewrite(b, ns, names, renames)),
         Json::Object(def) if is_named_definition(def) => {
             let Some(full) = defined_name(def, ns) else {
                 return;
             };
             // Names inside are relative to the namespace the writer gave them.
             let inner = namespace_of(&full).to_string();
-            let renamed = names.rename(full);
+            let renamed = rename(full);
             def.insert("name".into(), Json::String(renamed.clone()));
             def.remove("namespace");
             def.remove("aliases");
@@ -230,7 +287,7 @@ fn rewrite(v: &mut Json, ns: &str, names: &ReaderNames) {
                         *name = to.clone();
                     }
                     if let Some(t) = field.get_mut("type") {
-                        rewrite(t, &inner, names);
+                        rewrite(t, &inner, names, renames);
                     }
                 }
             }
@@ -248,7 +305,7 @@ fn rewrite(v: &mut Json, ns: &str, names: &ReaderNames) {
                 match def.get_mut(key) {
                     // `{"type": "array", "items": ...}`: a keyword, not a name.
                     Some(Json::String(t)) if key == "type" && (t == "array" || t == "map") => {}
-                    Some(inner) => rewrite(inner, ns, names),
+                    Some(inner) => rewrite(inner, ns, names, renames),
                     None => {}
                 }
             }
@@ -325,6 +382,48 @@ mod tests {
         assert_eq!(copy["fields"][1]["name"], "z");
         assert_eq!(copy["fields"][2]["type"]["namespace"], "b");
         assert_eq!(copy["fields"][3]["type"], "b.P");
+    }
+
+    /// No writer type is renamed onto a name the writer defines, nor two onto one name.
+    #[test]
+    fn renames_never_make_two_types_of_one_name() {
+        let writer = schema(
+            r#"{"type": "record", "name": "R", "namespace": "a", "fields": [
+                {"name": "p", "type": {"type": "record", "name": "P", "fields": [
+                    {"name": "v", "type": "long"}]}},
+                {"name": "q", "type": {"type": "record", "name": "P", "namespace": "b",
+                    "fields": [{"name": "w", "type": "long"}]}},
+                {"name": "u", "type": {"type": "record", "name": "P", "namespace": "c",
+                    "fields": [{"name": "x", "type": "long"}]}}]}"#,
+        );
+        // The reader has `b.P` only: `a.P` and `c.P` keep their names.
+        let reader = schema(
+            r#"{"type": "record", "name": "R", "namespace": "a", "fields": [
+                {"name": "q", "type": {"type": "record", "name": "P", "namespace": "b",
+                    "fields": [{"name": "w", "type": "long"}]}}]}"#,
+        );
+        let copy = serde_json::to_value(resolving_writer(&writer, &reader).unwrap()).unwrap();
+        let names: Vec<_> = (0..3)
+            .map(|i| {
+                let t = &copy["fields"][i]["type"];
+                format!(
+                    "{}.{}",
+                    t["namespace"].as_str().unwrap_or(""),
+                    t["name"].as_str().unwrap()
+                )
+            })
+            .collect();
+        assert_eq!(names, ["a.P", "b.P", "c.P"]);
+        // A reader `d.P` alone: the first writer type of that short name takes it.
+        let reader = schema(
+            r#"{"type": "record", "name": "R", "namespace": "a", "fields": [
+                {"name": "p", "type": {"type": "record", "name": "P", "namespace": "d",
+                    "fields": [{"name": "v", "type": "long"}]}}]}"#,
+        );
+        let copy = serde_json::to_value(resolving_writer(&writer, &reader).unwrap()).unwrap();
+        assert_eq!(copy["fields"][0]["type"]["namespace"], "d");
+        assert_eq!(copy["fields"][1]["type"]["namespace"], "b");
+        assert_eq!(copy["fields"][2]["type"]["namespace"], "c");
     }
 
     #[test]

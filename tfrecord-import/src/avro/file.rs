@@ -26,7 +26,7 @@ const RECORDS_PER_DECODE: u64 = 256;
 /// Values that take no bytes (`null`, a record of such fields, a zero-size `fixed`) a block may
 /// hold in arrays beyond one per byte of the block: their count is the only thing that sizes
 /// what decoding them allocates, and no byte of the input backs it.
-const EMPTY_VALUES_PER_BLOCK: u64 = 1 << 16;
+pub(super) const EMPTY_VALUES_PER_BLOCK: u64 = 1 << 16;
 
 /// The records of one Avro object container file, in file order, each resolved to the reader
 /// schema when one is given (projection, promotions such as `int` to `long`, the reader's

@@ -214,9 +214,11 @@ impl Walk<'_> {
                     return Err(format!(
                         "{what} block of {count} items at byte {at} of the block that take no \
                          bytes (nulls, empty records): more than this reader decodes in one block \
-                         ({} more; the bound is 65,536 such values plus one per byte of the \
-                         block, since no byte of the file backs what they allocate)",
-                        self.empty_left
+                         (it may still decode {} such values: a block may hold {} of them plus \
+                         one per byte of its data, since no byte of the file backs what they \
+                         allocate)",
+                        self.empty_left,
+                        super::file::EMPTY_VALUES_PER_BLOCK
                     ));
                 }
                 self.empty_left -= needed;

@@ -23,9 +23,8 @@ pub(super) struct Quotes<R> {
     inner: R,
     delimiter: u8,
     state: QuoteState,
-    /// The line the quoted field being read started on, and the current line.
+    /// The line the quoted field being read started on.
     opened: u64,
-    line: u64,
     /// Whether any bytes were read yet.
     started: bool,
     /// The first byte of each line that is not empty, and the line (1-based), for those not
@@ -56,7 +55,6 @@ impl<R> Quotes<R> {
             delimiter,
             state: QuoteState::FieldStart,
             opened: 1,
-            line: 1,
             started: false,
             starts: VecDeque::new(),
             next_line: 1,
@@ -82,46 +80,46 @@ impl<R> Quotes<R> {
         }
     }
 
-    /// Notes the lines of `bytes`, the next ones read.
-    fn count_lines(&mut self, bytes: &[u8]) {
-        for (i, &b) in bytes.iter().enumerate() {
-            if self.after_cr && b != b'\n' {
-                // A `\r` alone ended a line.
+    /// Notes byte `b`, at offset `at`, in the count of lines.
+    fn count_line(&mut self, at: u64, b: u8) {
+        if self.after_cr && b != b'\n' {
+            // A `\r` alone ended a line.
+            self.next_line += 1;
+            self.at_line_start = true;
+        }
+        self.after_cr = b == b'\r';
+        match b {
+            b'\n' => {
                 self.next_line += 1;
                 self.at_line_start = true;
             }
-            self.after_cr = b == b'\r';
-            match b {
-                b'\n' => {
-                    self.next_line += 1;
-                    self.at_line_start = true;
-                }
-                b'\r' => {}
-                _ if self.at_line_start => {
-                    self.starts
-                        .push_back((self.seen + i as u64, self.next_line));
-                    self.at_line_start = false;
-                }
-                _ => {}
+            b'\r' => {}
+            _ if self.at_line_start => {
+                self.starts.push_back((at, self.next_line));
+                self.at_line_start = false;
             }
+            _ => {}
         }
-        self.seen += bytes.len() as u64;
     }
 
     fn follow(&mut self, bytes: &[u8]) {
         use QuoteState::{FieldStart, QuoteInQuoted, Quoted, Unquoted};
-        self.count_lines(bytes);
-        // A byte-order mark before the first field is not part of it (the CSV reader drops it).
-        let bytes = match (self.started, bytes) {
-            (false, [0xef, 0xbb, 0xbf, rest @ ..]) => rest,
-            _ => bytes,
+        // A byte-order mark before the first field is not part of it (the CSV reader drops it,
+        // and counts its bytes).
+        let skip = match (self.started, bytes) {
+            (false, [0xef, 0xbb, 0xbf, ..]) => 3,
+            _ => 0,
         };
         self.started |= !bytes.is_empty();
-        for &b in bytes {
+        for (i, &b) in bytes.iter().enumerate() {
+            self.count_line(self.seen + i as u64, b);
+            if i < skip {
+                continue;
+            }
             let ends_field = b == self.delimiter || b == b'\n' || b == b'\r';
             self.state = match (self.state, b) {
                 (FieldStart, b'"') => {
-                    self.opened = self.line;
+                    self.opened = self.next_line;
                     Quoted
                 }
                 (Quoted, b'"') => QuoteInQuoted,
@@ -130,10 +128,8 @@ impl<R> Quotes<R> {
                 (_, _) if ends_field => FieldStart,
                 _ => Unquoted,
             };
-            if b == b'\n' {
-                self.line += 1;
-            }
         }
+        self.seen += bytes.len() as u64;
     }
 
     /// The line of a quoted field the input ended in, if it did.

@@ -72,9 +72,9 @@ pub fn import_records(
     };
     let named = opts.format.or_else(|| RecordFormat::from_path(input));
     let format = named.unwrap_or_default();
-    // Read as JSON Lines for want of a format: the first line that is not JSON says so.
-    let guessed = |msg: String, line: u64| {
-        if named.is_none() && line == 1 && msg.starts_with("invalid JSON") {
+    // Read as JSON Lines for want of a format: a first record that is not JSON says so.
+    let guessed = |msg: String, index: u64| {
+        if named.is_none() && index == 0 && msg.starts_with("invalid JSON") {
             format!(
                 "{msg}; read as JSON Lines, as neither --format nor the file's name says \
                  otherwise: pass --format csv for CSV"
@@ -219,7 +219,7 @@ pub fn import_records(
         let fields = match raw.fields {
             Ok(f) => f,
             Err(msg) => {
-                let msg = guessed(msg, raw.line);
+                let msg = guessed(msg, raw.index);
                 let e = at(Error::new(format!("{msg} (line {})", raw.line)));
                 if skip {
                     warn(&e);
@@ -700,6 +700,12 @@ dtype = "string"
         let (r, _) = run_bytes(b"a,b\r\n1,2\r\n\r\n3\r\n", &opts);
         let e = r.unwrap_err().to_string();
         assert!(e.contains("invalid CSV (line 4): 1 field(s)"), "{e}");
+        let (r, _) = run_bytes(b"a,b\r1,2\r3,\"x\r4,5\r", &opts);
+        let e = r.unwrap_err().to_string();
+        assert!(
+            e.contains("a quoted field opened on line 3 is never closed"),
+            "{e}"
+        );
     }
 
     /// An integer past int64 is an integer, as Python's `json` reads it: its digits where the
@@ -765,6 +771,15 @@ optional = true
                 "{e}"
             );
         }
+        // One integer given twice is that integer twice.
+        let (rows, _) = run(
+            "{\"s\": [18446744073709551616, 18446744073709551616], \"f\": []}\n",
+            &opts,
+        );
+        assert_eq!(
+            rows.unwrap()[0].features["s"],
+            Values::Bytes([&b"18446744073709551616"[..]; 2].into_iter().collect())
+        );
         // The same value as a float and as an integer past int64 in one line: which is which
         // is lost in reading, and said so.
         let (r, _) = run(

@@ -129,63 +129,72 @@ fn json_scalars(v: &Json, out: &mut Vec<Scalar>) -> std::result::Result<(), Stri
 /// Gives back their digits to the integer literals of a JSON line past the range of u64 (or
 /// below that of i64), which JSON parsers read as floats ([`Scalar::BigInt`]): such an integer
 /// is an integer (text where a spec says `string`, an error where the field is `int64`), where
-/// a float would make its field a float list. The float is found by its value; when another
-/// number of the line has the same value, which scalar was the integer is lost, and the fields
-/// holding it are errors saying so.
+/// a float would make its field a float list. A float is matched to its literal by value;
+/// when the line also holds another number of that value (a float literal, or another integer
+/// that rounds to it), which scalar was which is lost, and the fields holding that value are
+/// errors saying so.
 fn mark_out_of_range_integers(fields: &mut [(String, Field)], line: &[u8]) {
+    /// What the numbers of one value (read as floats) were written as.
+    enum Written<'a> {
+        /// Float literals only.
+        Floats,
+        /// One integer literal, as often as it comes.
+        Integer(&'a str),
+        /// Both, or two integer literals: the first integer.
+        Mixed(&'a str),
+    }
     #[allow(clippy::cast_precision_loss)]
     let limit = i64::MAX as f64;
-    let whole_and_large =
-        |s: &Scalar| matches!(s, Scalar::Float(x) if x.fract() == 0.0 && x.abs() >= limit);
+    let whole_and_large = |x: f64| x.fract() == 0.0 && x.abs() >= limit;
+    let large = |s: &Scalar| matches!(s, Scalar::Float(x) if whole_and_large(*x));
     if !fields
         .iter()
-        .any(|(_, f)| f.as_ref().is_ok_and(|v| v.iter().any(whole_and_large)))
+        .any(|(_, f)| f.as_ref().is_ok_and(|v| v.iter().any(large)))
     {
         return;
     }
-    let tokens: Vec<&str> = number_tokens(line)
-        .map(|(start, end)| std::str::from_utf8(&line[start..end]).unwrap_or_default())
-        .collect();
-    // The value of a number the parser read as a float (not an integer of i64's or u64's
-    // range, which it reads as such).
-    let value = |t: &str| {
-        if t.parse::<i64>().is_ok() || t.parse::<u64>().is_ok() {
-            f64::NAN
-        } else {
-            t.parse::<f64>().unwrap_or(f64::NAN)
-        }
-    };
-    for &token in &tokens {
-        let digits = token.strip_prefix('-').unwrap_or(token);
-        // Integers of u64's range are read as such, not as floats.
-        if digits.is_empty()
-            || !digits.bytes().all(|b| b.is_ascii_digit())
-            || token.parse::<i64>().is_ok()
-            || token.parse::<u64>().is_ok()
-        {
+    let mut by_value: HashMap<u64, Written<'_>> = HashMap::new();
+    for (start, end) in number_tokens(line) {
+        let token = std::str::from_utf8(&line[start..end]).unwrap_or_default();
+        // Integers of i64's and u64's range are read as such, not as floats.
+        if token.parse::<i64>().is_ok() || token.parse::<u64>().is_ok() {
             continue;
         }
-        let v = value(token);
-        let is_it = |s: &Scalar| matches!(s, Scalar::Float(x) if *x == v);
-        if tokens.iter().filter(|&&t| value(t) == v).count() == 1 {
-            let scalar = fields
-                .iter_mut()
-                .filter_map(|(_, f)| f.as_mut().ok())
-                .flatten()
-                .find(|s| is_it(s));
-            if let Some(s) = scalar {
-                *s = Scalar::BigInt(token.to_owned());
+        let Ok(value) = token.parse::<f64>() else {
+            continue;
+        };
+        if !whole_and_large(value) {
+            continue;
+        }
+        let digits = token.strip_prefix('-').unwrap_or(token);
+        let integer = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+        let seen = by_value.remove(&value.to_bits());
+        let now = match (seen, integer) {
+            (None, true) => Written::Integer(token),
+            (None | Some(Written::Floats), false) => Written::Floats,
+            (Some(Written::Integer(t)), true) if t == token => Written::Integer(t),
+            (Some(Written::Integer(t) | Written::Mixed(t)), _) => Written::Mixed(t),
+            (Some(Written::Floats), true) => Written::Mixed(token),
+        };
+        by_value.insert(value.to_bits(), now);
+    }
+    for (_, field) in fields.iter_mut() {
+        let Ok(scalars) = field else { continue };
+        let mut mixed = None;
+        for s in scalars.iter_mut() {
+            let Scalar::Float(x) = s else { continue };
+            match by_value.get(&x.to_bits()) {
+                Some(Written::Integer(t)) => *s = Scalar::BigInt((*t).to_owned()),
+                Some(Written::Mixed(t)) => mixed = Some(*t),
+                _ => {}
             }
-        } else {
-            for (_, field) in fields.iter_mut() {
-                if field.as_ref().is_ok_and(|v| v.iter().any(is_it)) {
-                    *field = Err(format!(
-                        "the line holds the integer {token}, past int64, and another number of \
-                         the same value, and which is which is lost in reading it: write the \
-                         integer as a string"
-                    ));
-                }
-            }
+        }
+        if let Some(token) = mixed {
+            *field = Err(format!(
+                "the line holds the integer {token}, past int64, and another number of the \
+                 same value, and which is which is lost in reading it: write the integer as a \
+                 string"
+            ));
         }
     }
 }

@@ -94,8 +94,8 @@ pub(super) fn convert_to_dtype(
     dtype: DType,
 ) -> std::result::Result<Values, String> {
     let bad = |s: &Scalar| {
-        if let (Scalar::BigInt(t), DType::Int64 | DType::Int32 | DType::Bool) = (s, dtype) {
-            return format!("the integer {t} does not fit in int64");
+        if let (Scalar::BigInt(t), DType::Int64 | DType::Int32) = (s, dtype) {
+            return format!("the integer {t} does not fit in {}", dtype.name());
         }
         format!(
             "{} ({}) does not convert to {}",
