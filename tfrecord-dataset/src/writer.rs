@@ -143,10 +143,11 @@ impl ShardedWriterOptions {
     }
 
     /// Whether existing files of the same naming (any shard count) may be replaced: they are
-    /// all removed before the first shard of the new set is renamed into place, so that the
-    /// directory never holds two sets of one name, even when a crash or an error stops the
-    /// renames (what is left then is one set with shards missing) (default `false`: such files
-    /// are an error, [`Error::Exists`], before anything is written).
+    /// all moved aside to hidden names before the first shard of the new set is renamed into
+    /// place, and removed once the whole new set is, so that the directory never holds two
+    /// sets of one name: an error on the way puts the older set back, a crash leaves one set
+    /// with shards missing (default `false`: such files are an error, [`Error::Exists`],
+    /// before anything is written).
     /// [`ShardedWriter::finish_report`] says which files were removed and not replaced.
     #[must_use]
     pub fn overwrite(mut self, overwrite: bool) -> Self {
@@ -425,13 +426,15 @@ impl ShardedWriter {
 
     /// Completes every shard and renames them into place, as [`finish`](Self::finish) does;
     /// returns the final paths and the files of other sets of the output's name it removed
-    /// first (with [`overwrite`](ShardedWriterOptions::overwrite)), for a caller to report.
+    /// (with [`overwrite`](ShardedWriterOptions::overwrite)), for a caller to report.
     ///
     /// # Errors
     /// An earlier failed write; another number of records than [`ShardSplit::Even`] declared;
     /// I/O errors completing, syncing, renaming or removing; an output that
-    /// appeared meanwhile without [`overwrite`](ShardedWriterOptions::overwrite). On error no
-    /// temporary file is left; shards renamed (and files removed) before the error stay.
+    /// appeared meanwhile without [`overwrite`](ShardedWriterOptions::overwrite); a file of an
+    /// older set that cannot be moved aside (a directory of its name, say). On error no
+    /// temporary file is left, no shard of the new set is in place, and an older set is back
+    /// under its names as it was.
     pub fn finish_report(mut self) -> Result<FinishedShards> {
         if self.failed {
             return Err(Error::Options(
@@ -489,35 +492,63 @@ impl ShardedWriter {
                 &gone.temp,
             ));
         }
-        // Every file of an older set goes before the first shard of the new one is renamed
-        // into place, so that a crash or an error in between leaves one set with shards
-        // missing, never shards of two sets under one name.
-        let mut removed = Vec::new();
+        // Every file of an older set is moved aside (to a hidden name beside it) before the
+        // first shard of the new one is renamed into place, so that a crash in between leaves
+        // one set with shards missing, never shards of two sets under one name; and so that a
+        // failure (a file that cannot be moved, a rename that fails) puts everything back as it
+        // was: renames can be undone, removals cannot. The files aside go once the new set is
+        // in place.
+        let mut aside: Vec<(PathBuf, PathBuf)> = Vec::new();
         if self.opts.overwrite {
-            for old in stale {
-                fs::remove_file(&old).map_err(|e| Error::io(e, &old))?;
-                // By name: the listing's paths start with the directory (`./` for a bare
-                // name), the final paths as the naming gives them.
-                if !finals.iter().any(|f| f.file_name() == old.file_name()) {
-                    removed.push(old);
+            for (n, old) in stale.iter().enumerate() {
+                let hidden = aside_name(old, n);
+                let moved = match fs::symlink_metadata(old) {
+                    Ok(m) if m.is_dir() => Err(io::Error::other(
+                        "a directory named as a shard of this output, not a shard to replace",
+                    )),
+                    Ok(_) => fs::rename(old, &hidden),
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = moved {
+                    put_back(&aside);
+                    let note = format!(
+                        "{e} (replacing the older set of this output's name: it is left as it \
+                         was, and the new set was not put in place)"
+                    );
+                    return Err(Error::io(io::Error::new(e.kind(), note), old));
                 }
-            }
-            if self.opts.sync && !removed.is_empty() {
-                sync_dir(&self.dir)?;
+                aside.push((hidden, old.clone()));
             }
         }
-        for (shard, dest) in self.shards.iter_mut().zip(&finals) {
-            fs::rename(&shard.temp, dest).map_err(|e| {
+        for (i, (shard, dest)) in self.shards.iter().zip(&finals).enumerate() {
+            if let Err(e) = fs::rename(&shard.temp, dest) {
+                for (placed, at) in self.shards.iter().zip(&finals).take(i) {
+                    let _ = fs::rename(at, &placed.temp);
+                }
+                put_back(&aside);
                 let note = format!(
-                    "{e} ({} of {count} shards were in place: the set is incomplete)",
+                    "{e} (putting shard {} of {count} in place: no shard of the new set is left \
+                     in place, and the older set is as it was)",
                     shard.index
                 );
-                Error::io(io::Error::new(e.kind(), note), dest)
-            })?;
+                return Err(Error::io(io::Error::new(e.kind(), note), dest));
+            }
+        }
+        for shard in &mut self.shards {
             unfinished.retain(|p| p != &shard.temp);
             shard.temp = PathBuf::new();
         }
         drop(unfinished);
+        let mut removed = Vec::new();
+        for (hidden, old) in aside {
+            // A file that cannot be removed stays under its hidden name, never read as data.
+            let _ = fs::remove_file(&hidden);
+            // By name: the listing's paths start with the directory (`./` for a bare name),
+            // the final paths as the naming gives them.
+            if !finals.iter().any(|f| f.file_name() == old.file_name()) {
+                removed.push(old);
+            }
+        }
         if self.opts.sync {
             sync_dir(&self.dir)?;
         }
@@ -538,6 +569,22 @@ impl Drop for ShardedWriter {
                 unfinished().retain(|p| p != &shard.temp);
             }
         }
+    }
+}
+
+/// The hidden name beside `old` that a file of an older set is moved to while a new set takes
+/// its place: `.NAME.old-PID-N`.
+fn aside_name(old: &Path, n: usize) -> PathBuf {
+    let name = old
+        .file_name()
+        .map_or_else(|| "shard".into(), |n| n.to_string_lossy());
+    old.with_file_name(format!(".{name}.old-{}-{n}", std::process::id()))
+}
+
+/// Moves the files set aside back to their names, the last first.
+fn put_back(aside: &[(PathBuf, PathBuf)]) {
+    for (hidden, old) in aside.iter().rev() {
+        let _ = fs::rename(hidden, old);
     }
 }
 

@@ -163,16 +163,20 @@ fn existing_outputs_are_refused_unless_overwrite_which_replaces_the_whole_set() 
 }
 
 /// A set overwritten by one of the same shard count whose renames stop part-way (here: the
-/// third shard's file is gone) leaves one set with shards missing, which reading reports,
-/// never the new shards beside the old ones under one name.
+/// third shard's file is gone) puts everything back: the older set whole under its names, no
+/// shard of the new one, never the new shards beside the old ones under one name.
 #[test]
-fn renames_that_stop_part_way_never_mix_two_sets() {
+fn renames_that_stop_part_way_put_the_older_set_back() {
     let dir = tempfile::tempdir().expect("tempdir");
     let naming = ShardNaming::TensorFlow(dir.path().join("o.tfrecord"));
     write(
         ShardedWriterOptions::new(naming.clone(), ShardSplit::RoundRobin(4)),
         8,
     );
+    let before: Vec<Vec<u8>> = names(dir.path())
+        .iter()
+        .map(|n| fs::read(dir.path().join(n)).expect("reads"))
+        .collect();
     let opts = ShardedWriterOptions::new(naming, ShardSplit::RoundRobin(4)).overwrite(true);
     let mut w = ShardedWriter::create(opts).expect("creates");
     for i in 0..12u8 {
@@ -186,16 +190,45 @@ fn renames_that_stop_part_way_never_mix_two_sets() {
     let err = w.finish().expect_err("the third rename fails");
     assert!(
         err.to_string()
-            .contains("2 of 4 shards were in place: the set is incomplete"),
+            .contains("no shard of the new set is left in place, and the older set is as it was"),
         "{err}"
     );
-    assert_eq!(
-        names(dir.path()),
-        ["o-00000-of-00004.tfrecord", "o-00001-of-00004.tfrecord"],
-        "the new set's first shards only"
+    let set: Vec<String> = (0..4)
+        .map(|i| format!("o-0000{i}-of-00004.tfrecord"))
+        .collect();
+    assert_eq!(names(dir.path()), set);
+    let after: Vec<Vec<u8>> = names(dir.path())
+        .iter()
+        .map(|n| fs::read(dir.path().join(n)).expect("reads"))
+        .collect();
+    assert_eq!(after, before, "the older set, byte for byte");
+}
+
+/// A file of the older set that cannot be moved aside (here a directory named as one of its
+/// shards) stops the replacement before anything changed.
+#[test]
+fn an_older_set_that_cannot_be_moved_aside_stays_as_it_was() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let naming = ShardNaming::TensorFlow(dir.path().join("o.tfrecord"));
+    write(
+        ShardedWriterOptions::new(naming.clone(), ShardSplit::RoundRobin(3)),
+        6,
     );
-    let err = Dataset::open([dir.path()]).expect_err("an incomplete set");
-    assert!(matches!(err, Error::MissingShards { .. }), "{err:?}");
+    fs::remove_file(dir.path().join("o-00001-of-00003.tfrecord")).expect("removes");
+    fs::create_dir(dir.path().join("o-00001-of-00003.tfrecord")).expect("mkdir");
+    let before = names(dir.path());
+    let opts = ShardedWriterOptions::new(naming, ShardSplit::RoundRobin(2)).overwrite(true);
+    let mut w = ShardedWriter::create(opts).expect("creates");
+    for i in 0..4u8 {
+        w.write(&[i]).expect("writes");
+    }
+    let err = w.finish().expect_err("the directory is not a shard");
+    assert!(
+        err.to_string().contains("o-00001-of-00003.tfrecord")
+            && err.to_string().contains("it is left as it was"),
+        "{err}"
+    );
+    assert_eq!(names(dir.path()), before);
 }
 
 #[test]
