@@ -21,17 +21,30 @@ impl RecordOutput {
     /// Opens the output the flags describe, refusing to write over an existing one without
     /// `--force`.
     pub(crate) fn create(write: &WriteOpts, sharding: ShardOpts, force: bool) -> CliResult<Self> {
-        let dest = &write.output;
-        let enc = &write.encoding;
-        let format: Format = enc.output_format.into();
+        let format: Format = write.encoding.output_format.into();
         // OFRecord into a directory: OneFlow's `part-NNNNN` files, one unless asked for more.
-        let parts = format == Format::OfRecord && names_directory(dest);
+        let parts = format == Format::OfRecord && names_directory(&write.output);
         let split = match (sharding.shards, sharding.max_records_per_shard) {
             (Some(n), _) => Some(ShardSplit::RoundRobin(n)),
             (None, Some(k)) => Some(ShardSplit::Records(k)),
             (None, None) if parts => Some(ShardSplit::RoundRobin(1)),
             (None, None) => None,
         };
+        Self::create_split(write, split, parts, force)
+    }
+
+    /// Opens one output file (`split` `None`), or shards split so, named as OneFlow's `part-*`
+    /// files in the directory `-o` names when `parts`, else as TensorFlow's shards of its name;
+    /// an existing output is refused without `--force`.
+    pub(crate) fn create_split(
+        write: &WriteOpts,
+        split: Option<ShardSplit>,
+        parts: bool,
+        force: bool,
+    ) -> CliResult<Self> {
+        let dest = &write.output;
+        let enc = &write.encoding;
+        let format: Format = enc.output_format.into();
         let Some(split) = split else {
             check_overwrite(dest, force)?;
             return Ok(RecordOutput::One(RecordSink::create(write)?));

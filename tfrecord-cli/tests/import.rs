@@ -680,3 +680,33 @@ fn importers_name_standard_input_as_readers_do() {
     let err = support::stderr(&o);
     assert!(err.contains("<stdin>: record 1"), "{err}");
 }
+
+/// An output that is a FIFO (or a device) is written in place, never replaced by a regular
+/// file (`from-images -o /dev/null` once replaced the device), as every other writer does.
+#[cfg(unix)]
+#[test]
+fn from_images_writes_into_a_fifo_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("ff");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return; // no mkfifo here: nothing to check
+    }
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let o = run(&[
+        "from-images",
+        &data("flowers"),
+        "-o",
+        &fifo.display().to_string(),
+    ]);
+    ok(&o);
+    let bytes = reader.join().unwrap();
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    let copy = dir.path().join("copy.tfrecord");
+    std::fs::write(&copy, bytes).unwrap();
+    assert_eq!(examples(&copy).len(), 8);
+}

@@ -4,17 +4,19 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use tfrecord_core::Format;
 use tfrecord_core::parse::tensors_to_json;
-use tfrecord_core::{Compression, Format};
-use tfrecord_dataset::ShardNaming;
+use tfrecord_dataset::ShardSplit;
 use tfrecord_import::avro::{self, AvroSpec, ReadOptions};
-use tfrecord_import::images::{self, ImageOptions};
+use tfrecord_import::images;
 use tfrecord_import::records::{self, RecordFormat, RecordOptions, RecordSpec};
 use tfrecord_import::{Error as ImportError, FeatureRow};
 
 use crate::cli::{FromAvroArgs, FromImagesArgs, FromRecordsArgs, RecordFormatArg, WriteOpts};
-use crate::error::{CliError, CliResult, other_shard_set};
-use crate::output::{RecordSink, check_overwrite, create_dir, note_removed};
+use crate::dataset::Progress;
+use crate::error::{CliError, CliResult};
+use crate::output::{RecordSink, check_overwrite};
+use crate::sharded::RecordOutput;
 use crate::spec::{pick_record, read_spec};
 use crate::stdio::is_dash;
 use crate::stdout::with_stdout;
@@ -213,117 +215,58 @@ pub(crate) fn from_records(args: &FromRecordsArgs) -> CliResult<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Refuses, without `--force`, to write where outputs of `from-images` already are: the output
-/// file itself (one TFRecord file), or any file of a shard set of its name (`--shards N`, of
-/// any count; an OFRecord directory's `part-*` files), which the new files would replace or be
-/// mixed with. Makes the output's directory when missing. Returns the existing files of shard
-/// sets of the output's name, which the new set replaces (those it does not write over are
-/// removed once it is written).
-///
-/// # Errors
-/// An existing output without `--force`; a directory where the one output file goes; a
-/// directory that cannot be made or listed.
-fn check_image_outputs(
-    args: &FromImagesArgs,
-    shards: usize,
-    format: Format,
-) -> CliResult<Vec<PathBuf>> {
-    let out = &args.output;
-    let naming = match (format, shards) {
-        (Format::OfRecord, _) => ShardNaming::OneFlow(out.clone()),
-        (_, 1) => {
-            check_overwrite(out, args.force)?;
-            if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-                create_dir(dir).map_err(|e| tfrecord_core::Error::from(e).with_path(out))?;
-            }
-            return Ok(Vec::new());
-        }
-        _ => ShardNaming::TensorFlow(out.clone()),
-    };
-    let mut existing = naming.existing()?;
-    for path in images::shard_paths(out, shards, format) {
-        if path.is_file() && !existing.contains(&path) {
-            existing.push(path);
-        }
-    }
-    if let Some(first) = existing.first()
-        && !args.force
-    {
-        return Err(CliError::Failed(other_shard_set(first)));
-    }
-    let dir = match &naming {
-        ShardNaming::OneFlow(dir) => Some(dir.as_path()),
-        ShardNaming::TensorFlow(base) => base.parent().filter(|d| !d.as_os_str().is_empty()),
-    };
-    if let Some(dir) = dir {
-        create_dir(dir).map_err(|e| tfrecord_core::Error::from(e).with_path(out))?;
-    }
-    Ok(existing)
-}
-
-/// `tfrecord from-images`.
+/// `tfrecord from-images`: one output file (or standard output), or shards of consecutive
+/// records written through the sharded writer `convert` uses (an older set of the output's
+/// name replaced as it replaces it); OneFlow's `part-*` files in the directory `-o` names for
+/// OFRecord.
 pub(crate) fn from_images(args: &FromImagesArgs) -> CliResult<ExitCode> {
     let format: Format = args.encoding.output_format.into();
-    let shards = usize::try_from(args.shards).unwrap_or(usize::MAX);
-    if is_dash(&args.output) {
-        if shards != 1 {
-            return Err(CliError::Usage(
-                "--shards needs a file output, not standard output".into(),
-            ));
-        }
-        let folder = images::scan(&args.dir).map_err(|e| failed(&e))?;
-        note_left_out(&folder.skipped, &folder.others);
-        let opts = WriteOpts {
-            output: args.output.clone(),
-            encoding: args.encoding,
-        };
-        let mut sink = RowSink::create(&opts)?;
-        for entry in images::ordered(&folder, !args.no_shuffle, args.seed) {
-            let row = entry.read_row().map_err(|e| failed(&e));
-            let written = row.and_then(|row| {
-                let r = sink.write(&row);
-                sink.check(r)
-            });
-            written?;
-        }
-        sink.sink.finish()?;
-        return Ok(ExitCode::SUCCESS);
+    if is_dash(&args.output) && args.shards != 1 {
+        return Err(CliError::Usage(
+            "--shards needs a file output, not standard output".into(),
+        ));
     }
-    let stale = check_image_outputs(args, shards, format)?;
-    let opts = ImageOptions {
-        shuffle: !args.no_shuffle,
-        seed: args.seed,
-        shards,
-        format,
-        compression: args.encoding.compression.map(Compression::from),
-        level: args.encoding.level,
-        progress: true,
+    let folder = images::scan(&args.dir).map_err(|e| failed(&e))?;
+    note_left_out(&folder.skipped, &folder.others);
+    if folder.images.is_empty() {
+        return Err(failed(
+            &ImportError::new(format!(
+                "no image files ({}) found in the folder or its class sub-folders",
+                images::IMAGE_EXTENSIONS
+            ))
+            .with_path(&args.dir),
+        ));
+    }
+    let order = images::ordered(&folder, !args.no_shuffle, args.seed);
+    let parts = format == Format::OfRecord && !is_dash(&args.output);
+    let split = (parts || args.shards > 1).then_some(ShardSplit::Even {
+        shards: args.shards,
+        total: order.len() as u64,
+    });
+    let write = WriteOpts {
+        output: args.output.clone(),
+        encoding: args.encoding,
     };
-    let summary = images::write_images(&args.dir, &args.output, &opts).map_err(|e| failed(&e))?;
-    note_left_out(&summary.skipped, &summary.others);
-    let mut removed = Vec::new();
-    for old in stale {
-        if !summary
-            .files
-            .iter()
-            .any(|(f, _)| f.file_name() == old.file_name())
-        {
-            std::fs::remove_file(&old)
-                .map_err(|e| tfrecord_core::Error::from(e).with_path(&old))?;
-            removed.push(old);
-        }
+    let mut out = RecordOutput::create_split(&write, split, parts, args.force)?;
+    let mut progress = Progress::rows(order.len() as u64);
+    for entry in &order {
+        let row = entry.read_row().map_err(|e| failed(&e))?;
+        out.write(&row.encode(format).map_err(|e| failed(&e))?)?;
+        progress.add_rows(1);
     }
-    note_removed(&removed);
-    let _ = writeln!(
-        io::stderr().lock(),
-        "tfrecord: {} image{} ({} class{}) written to {} file{}",
-        summary.records(),
-        if summary.records() == 1 { "" } else { "s" },
-        summary.classes.len(),
-        if summary.classes.len() == 1 { "" } else { "es" },
-        summary.files.len(),
-        if summary.files.len() == 1 { "" } else { "s" }
-    );
+    drop(progress);
+    out.finish()?;
+    let files = split.map_or(1, |_| args.shards);
+    if !is_dash(&args.output) {
+        let (images, classes) = (order.len(), folder.classes.len());
+        let _ = writeln!(
+            io::stderr().lock(),
+            "tfrecord: {images} image{} ({classes} class{}) written to {files} file{}",
+            if images == 1 { "" } else { "s" },
+            if classes == 1 { "" } else { "es" },
+            if files == 1 { "" } else { "s" }
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
