@@ -278,6 +278,18 @@ pub(crate) fn check_overwrite(dest: &Path, force: bool) -> CliResult<()> {
             dest.display()
         )));
     }
+    // A symbolic link that points nowhere is there too: the output would replace it.
+    if !is_dash(dest)
+        && !force
+        && fs::metadata(dest).is_err()
+        && fs::symlink_metadata(dest).is_ok_and(|m| m.file_type().is_symlink())
+    {
+        return Err(crate::error::CliError::Failed(format!(
+            "{}: the output is a symbolic link to nothing, which the output would replace; \
+             pass --force to write over it",
+            dest.display()
+        )));
+    }
     Ok(())
 }
 

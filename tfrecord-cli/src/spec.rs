@@ -11,7 +11,7 @@ use crate::error::{CliError, CliResult};
 /// # Errors
 /// An unreadable file, or every error in the spec (rustc-style).
 pub(crate) fn read_spec(path: &Path) -> CliResult<Schema> {
-    let text = std::fs::read_to_string(path)
+    let text = tfrecord_schema::toml::read_spec_file(path)
         .map_err(|e| CliError::Failed(format!("{}: cannot read the spec: {e}", path.display())))?;
     Schema::from_toml_str(&text, &path.display().to_string())
         .map_err(|d| CliError::SpecFile(path.to_path_buf(), d))

@@ -597,6 +597,20 @@ fn importers_refuse_an_existing_output_without_force() {
         let o2 = run(&forced);
         assert!(o2.status.success(), "{args:?}: {}", stderr(&o2));
         assert_ne!(std::fs::read(&out).unwrap(), b"keep", "{args:?}");
+        // A symbolic link to nothing is an output there too.
+        #[cfg(unix)]
+        {
+            std::fs::remove_file(&out).unwrap();
+            std::os::unix::fs::symlink(dir.path().join("nowhere"), &out).unwrap();
+            let e = stderr(&run(&first));
+            assert!(e.contains("a symbolic link to nothing"), "{args:?}: {e}");
+            assert!(
+                std::fs::symlink_metadata(&out)
+                    .unwrap()
+                    .file_type()
+                    .is_symlink()
+            );
+        }
     }
 }
 
@@ -709,4 +723,31 @@ fn from_images_writes_into_a_fifo_in_place() {
     let copy = dir.path().join("copy.tfrecord");
     std::fs::write(&copy, bytes).unwrap();
     assert_eq!(examples(&copy).len(), 8);
+}
+
+/// `from-records` reads its input twice: a FIFO is read into memory first, as standard input
+/// is (opened again, it would wait for a writer that is gone).
+#[cfg(unix)]
+#[test]
+fn from_records_reads_a_fifo_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("in.jsonl");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return; // no mkfifo here: nothing to check
+    }
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, "{\"a\": 1}\n{\"a\": 2.5}\n").unwrap())
+    };
+    let out = dir.path().join("o.tfrecord");
+    let o = run(&[
+        "from-records",
+        &fifo.display().to_string(),
+        "-o",
+        &out.display().to_string(),
+    ]);
+    ok(&o);
+    writer.join().unwrap();
+    assert_eq!(examples(&out).len(), 2);
 }

@@ -1334,3 +1334,24 @@ fn files_in_partition_directories_are_noted() {
     ]));
     assert!(err.contains("partitioned tables are not read"), "{err}");
 }
+
+/// Without `--spec`, to-parquet reads its inputs twice: a FIFO, which cannot be read twice, is
+/// refused as standard input is (it once waited for a writer for ever).
+#[cfg(unix)]
+#[test]
+fn to_parquet_without_a_spec_refuses_a_fifo() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fifo = dir.path().join("in.tfrecord");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return; // no mkfifo here: nothing to check
+    }
+    let out = dir.path().join("o.parquet");
+    let o = run(&["to-parquet", s(&fifo), "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(2), "{}", support::stderr(&o));
+    assert!(
+        support::stderr(&o).contains("cannot give twice (it is not a file): pass --spec"),
+        "{}",
+        support::stderr(&o)
+    );
+}

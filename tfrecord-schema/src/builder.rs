@@ -184,7 +184,7 @@ impl Builder {
                 )));
                 continue;
             }
-            let text = match std::fs::read_to_string(spec) {
+            let text = match crate::toml::read_spec_file(spec) {
                 Ok(t) => t,
                 Err(e) => {
                     problems.push(Problem::Io {

@@ -57,7 +57,11 @@ pub(crate) fn run(args: &GenArgs) -> CliResult<ExitCode> {
             writeln!(out, "unchanged\t{}", path.display())?;
             continue;
         }
-        std::fs::write(&path, &file.contents).map_err(|e| failed("write", &path, e))?;
+        // Beside it, then renamed into place: a failure (a full disk) leaves the old file.
+        crate::output::write_text_file(&path, |w| {
+            w.write_all(file.contents.as_bytes())
+                .map_err(|e| failed("write", &path, e))
+        })?;
         writeln!(out, "wrote\t{}", path.display())?;
     }
     Ok(ExitCode::SUCCESS)

@@ -94,7 +94,7 @@ pub(crate) fn from_avro(args: &FromAvroArgs) -> CliResult<ExitCode> {
     let spec = AvroSpec::from_record(&record).map_err(|e| failed(&e.with_path(&args.spec)))?;
     let reader_schema = match &args.reader_schema {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| {
+            let text = tfrecord_schema::toml::read_spec_file(p).map_err(|e| {
                 CliError::Failed(format!("{}: cannot read the schema: {e}", p.display()))
             })?;
             Some(avro::parse_schema(&text).map_err(|e| failed(&e.with_path(p)))?)

@@ -81,12 +81,18 @@ pub(crate) fn to_parquet(args: &ToParquetArgs) -> CliResult<ExitCode> {
     let record = match given {
         Some(r) => r,
         None => {
-            if sources.iter().any(|s| matches!(s, Source::Stdin)) {
-                return Err(CliError::Usage(
-                    "to-parquet infers the spec in a first pass over the inputs, which standard \
-                     input cannot give twice: pass --spec"
-                        .into(),
-                ));
+            // Standard input, a FIFO or a device cannot be read twice (a FIFO opened again
+            // would wait for a writer that is gone).
+            let once = sources.iter().find(|s| match s {
+                Source::Stdin => true,
+                Source::File(p) => std::fs::metadata(p).is_ok_and(|m| !m.is_file()),
+            });
+            if let Some(once) = once {
+                return Err(CliError::Usage(format!(
+                    "to-parquet infers the spec in a first pass over the inputs, which {} \
+                     cannot give twice (it is not a file): pass --spec",
+                    once.name().display()
+                )));
             }
             let ty = RecordType::for_format(format, args.sequence)?;
             let name = args

@@ -37,6 +37,8 @@ pub(super) struct Quotes<R> {
     /// How many bytes were read, and whether the last was a `\r`.
     seen: u64,
     after_cr: bool,
+    /// Where the record being read starts (the last one forgotten before), to bound its size.
+    record_start: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -61,6 +63,7 @@ impl<R> Quotes<R> {
             at_line_start: true,
             seen: 0,
             after_cr: false,
+            record_start: 0,
         }
     }
 
@@ -75,6 +78,7 @@ impl<R> Quotes<R> {
 
     /// Forgets the lines before `byte`: no record before it will be asked for.
     pub(super) fn forget_before(&mut self, byte: u64) {
+        self.record_start = self.record_start.max(byte);
         while self.starts.front().is_some_and(|&(start, _)| start < byte) {
             self.starts.pop_front();
         }
@@ -140,6 +144,14 @@ impl<R> Quotes<R> {
 
 impl<R: Read> Read for Quotes<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        // The CSV reader holds a record whole: one longer than the bound (a file of no line
+        // ends, an unclosed quote over gigabytes) is an error rather than memory without bound.
+        if self.seen - self.record_start > super::input::MAX_LINE {
+            return Err(std::io::Error::other(format!(
+                "a record longer than {} MiB, the most a CSV record may hold",
+                super::input::MAX_LINE >> 20
+            )));
+        }
         let n = self.inner.read(buf)?;
         self.follow(&buf[..n]);
         Ok(n)

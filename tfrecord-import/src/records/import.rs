@@ -43,8 +43,28 @@ pub struct RecordSummary {
     pub skipped_records: u64,
 }
 
+/// The most bytes of an input read into memory (standard input, a FIFO, a device): 1 GiB.
+const MAX_IN_MEMORY: u64 = 1 << 30;
+
+/// All of `r`, at most [`MAX_IN_MEMORY`] bytes.
+fn read_bounded(r: impl Read) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    r.take(MAX_IN_MEMORY + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_IN_MEMORY {
+        return Err(Error::new(format!(
+            "the input is read twice, and one that is not a file (standard input, a FIFO) is \
+             held in memory for it, at most {} MiB: write it to a file first",
+            MAX_IN_MEMORY >> 20
+        )));
+    }
+    Ok(buf)
+}
+
 /// Reads JSON Lines or CSV records (`-`: standard input) and calls `sink` with one output
-/// record each, in order; `warn` gets every unmappable field or record that is skipped.
+/// record each, in order; `warn` gets every unmappable field or record that is skipped. The
+/// input is read twice (the first pass decides each field's kind): standard input, a FIFO or
+/// a device is read into memory first, at most 1 GiB. A JSON line, or a CSV record, may be at
+/// most 1 GiB long.
 ///
 /// # Errors
 /// An unreadable input, invalid JSON or CSV, and (without `skip_unmappable`) every field that
@@ -57,13 +77,13 @@ pub fn import_records(
 ) -> Result<RecordSummary> {
     let (stdin, shown) = crate::input_name(input);
     let located = |e: Error| e.with_path(shown);
+    // Read twice: standard input, a FIFO or a device is read into memory first (once), at
+    // most MAX_IN_MEMORY bytes; a file is opened again.
     let source = if stdin {
-        let mut buf = Vec::new();
-        io::stdin()
-            .lock()
-            .read_to_end(&mut buf)
-            .map_err(|e| located(e.into()))?;
-        Input::Memory(buf)
+        Input::Memory(read_bounded(io::stdin().lock()).map_err(located)?)
+    } else if std::fs::metadata(input).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let file = File::open(input).map_err(|e| located(e.into()))?;
+        Input::Memory(read_bounded(file).map_err(located)?)
     } else {
         if !input.is_file() {
             File::open(input).map_err(|e| located(e.into()))?;

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Cursor};
+use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
@@ -240,6 +240,10 @@ impl Input {
     }
 }
 
+/// The longest JSON line, and CSV record, read (1 GiB): a line is held whole, so a longer one
+/// (a file of no line ends, `/dev/zero`) is an error rather than memory without bound.
+pub(super) const MAX_LINE: u64 = 1 << 30;
+
 /// One record of the input: its index, its 1-based line, and its fields (or why the whole
 /// record cannot be read).
 pub(super) struct RawRecord {
@@ -345,11 +349,29 @@ pub(super) fn for_each_record(
         _ => {
             let mut index = 0u64;
             let mut bytes = 0u64;
-            for (n, line) in reader.split(b'\n').enumerate() {
-                let line = line.map_err(|e| Error::from(e).with_record(index))?;
+            let mut reader = reader;
+            let mut buf = Vec::new();
+            for n in 0u64.. {
+                buf.clear();
+                let read = (&mut reader)
+                    .take(MAX_LINE + 1)
+                    .read_until(b'\n', &mut buf)
+                    .map_err(|e| Error::from(e).with_record(index))?;
+                if read == 0 {
+                    break;
+                }
+                if buf.len() as u64 > MAX_LINE {
+                    return Err(Error::new(format!(
+                        "line {} is longer than {} MiB, the most a JSON line may hold",
+                        n + 1,
+                        MAX_LINE >> 20
+                    ))
+                    .with_record(index));
+                }
+                let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
                 bytes += line.len() as u64 + 1;
                 // A byte-order mark before the first line is not part of it.
-                let line = match (n, line.as_slice()) {
+                let line = match (n, line) {
                     (0, [0xef, 0xbb, 0xbf, rest @ ..]) => rest,
                     (_, all) => all,
                 };
@@ -393,7 +415,7 @@ pub(super) fn for_each_record(
                 f(
                     RawRecord {
                         index,
-                        line: n as u64 + 1,
+                        line: n + 1,
                         fields,
                     },
                     bytes,

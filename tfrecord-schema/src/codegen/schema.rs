@@ -45,7 +45,7 @@ fn read_spec(lit: &syn::LitStr) -> Result<SpecFile, syn::Error> {
     }
     let base = std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(PathBuf::new, PathBuf::from);
     let path = base.join(&shown);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = crate::toml::read_spec_file(&path).map_err(|e| {
         syn::Error::new(
             lit.span(),
             format!(

@@ -27,6 +27,29 @@ use crate::diagnostics::{Diagnostics, SourceMap};
 use crate::ir::Schema;
 use crate::symbol;
 
+/// The longest spec file read (16 MiB): a spec is kilobytes, and a file past this (a wrong
+/// path, `/dev/zero`) is an error rather than memory without bound.
+pub const MAX_SPEC_BYTES: u64 = 16 << 20;
+
+/// Reads a spec file's text, at most [`MAX_SPEC_BYTES`].
+///
+/// # Errors
+/// An unreadable file, text that is not UTF-8, or a file longer than the bound.
+pub fn read_spec_file(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_SPEC_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_SPEC_BYTES {
+        return Err(std::io::Error::other(format!(
+            "longer than {} MiB, more than a spec holds",
+            MAX_SPEC_BYTES >> 20
+        )));
+    }
+    Ok(text)
+}
+
 impl Schema {
     /// Reads a TOML spec. `file_name` is only used in messages (write it as the user should
     /// see it, e.g. relative to the crate).
@@ -136,6 +159,20 @@ mod tests {
         Schema::from_toml_str(src, "t.toml")
             .expect_err("spec has errors")
             .to_string()
+    }
+
+    /// A spec file is read up to its bound: a longer one (a wrong path, `/dev/zero`) is an
+    /// error, not memory without bound.
+    #[test]
+    fn a_spec_file_past_the_bound_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.toml");
+        let len = usize::try_from(super::MAX_SPEC_BYTES).unwrap();
+        std::fs::write(&path, vec![b'#'; len]).unwrap();
+        assert_eq!(super::read_spec_file(&path).unwrap().len(), len);
+        std::fs::write(&path, vec![b'#'; len + 1]).unwrap();
+        let e = super::read_spec_file(&path).unwrap_err().to_string();
+        assert!(e.contains("longer than 16 MiB"), "{e}");
     }
 
     #[test]
