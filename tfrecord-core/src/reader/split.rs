@@ -32,8 +32,10 @@
 //! where they break, which reading reports under the reader's
 //! [`BadRecords`](crate::BadRecords) policy. What is left is embedded frames that chain on for
 //! more than 8 MiB past the split's start, or a start more than 64 MiB into the record that
-//! holds them; split files that hold such records by file, or with an index
-//! ([`crate::index`]).
+//! holds them, or embedded frames in a record that is itself damaged (its data checksum fails,
+//! so it is not known to enclose them: a split that starts inside it reads them as records,
+//! where a reader that reaches the record skips it whole); split files that hold such records
+//! by file, or with an index ([`crate::index`]).
 //!
 //! # What cannot be split
 //!

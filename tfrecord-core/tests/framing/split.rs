@@ -53,6 +53,11 @@ fn part() -> impl Strategy<Value = Part> {
     ]
 }
 
+/// A payload of random bytes (no embedded frames but by chance).
+fn plain_payload() -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(any::<u8>(), 0..200)
+}
+
 /// A payload: empty, random bytes, or bytes holding TFRecord frames. Two embedded frames are
 /// never adjacent (one byte at least between them): a run of two or more would be an embedded
 /// TFRecord stream, the case the boundary test is documented not to tell apart (see
@@ -108,9 +113,13 @@ proptest! {
         prop_assert_eq!(all, recs);
     }
 
+    /// Payloads without embedded frames: a damaged record that holds TFRecord frames is the
+    /// documented case a split cannot tell from damage before real records (its length is
+    /// trusted by a reader that reaches it, and not by a split that starts inside it; see the
+    /// `split` module's docs).
     #[test]
     fn splits_of_a_damaged_file_resync_as_the_whole_file_does(
-        recs in proptest::collection::vec(payload(), 1..16),
+        recs in proptest::collection::vec(plain_payload(), 1..16),
         damage in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4), 1..4),
         cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
     ) {
