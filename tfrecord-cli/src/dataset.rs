@@ -223,10 +223,15 @@ pub(crate) struct Progress {
 impl Progress {
     /// A bar over `total` rows written as records (`from-parquet`).
     pub(crate) fn rows(total: u64) -> Self {
+        Self::items(total, "rows")
+    }
+
+    /// A bar over `total` items of `unit` (`rows`, `images`), each written as a record.
+    pub(crate) fn items(total: u64, unit: &str) -> Self {
         Progress {
             bar: terminal_bar(
                 || total,
-                "{spinner} {wide_bar} {pos}/{len} rows {per_sec} ({eta})",
+                &format!("{{spinner}} {{wide_bar}} {{pos}}/{{len}} {unit} {{per_sec}} ({{eta}})"),
             ),
             started: Instant::now(),
             records: 0,

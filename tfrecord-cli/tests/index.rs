@@ -82,13 +82,18 @@ fn misuse_is_refused() {
     let b = dir.path().join("b.tfrecord");
     records(&a, 2, Format::TfRecord, Compression::None);
     records(&b, 2, Format::TfRecord, Compression::None);
-    let cases: [(&[&str], &str); 3] = [
+    let d = dir.path().display().to_string();
+    let cases: [(&[&str], &str); 4] = [
         (
             &["index", s(&a), s(&b), "-o", "x.idx"],
             "-o names the index of one input",
         ),
         (&["index", "-"], "standard input has no file name"),
         (&["index", s(&a), "-o", s(&a)], "would replace the records"),
+        (
+            &["index", s(&a), "-o", &d],
+            "a directory: the index is one file",
+        ),
     ];
     for (args, words) in cases {
         let out = run(args, Some(&a));

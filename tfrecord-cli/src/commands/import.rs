@@ -248,7 +248,7 @@ pub(crate) fn from_images(args: &FromImagesArgs) -> CliResult<ExitCode> {
         encoding: args.encoding,
     };
     let mut out = RecordOutput::create_split(&write, split, parts, args.force)?;
-    let mut progress = Progress::rows(order.len() as u64);
+    let mut progress = Progress::items(order.len() as u64, "images");
     for entry in &order {
         let row = entry.read_row().map_err(|e| failed(&e))?;
         out.write(&row.encode(format).map_err(|e| failed(&e))?)?;

@@ -89,6 +89,12 @@ fn destination(output: Option<&Path>, source: &Source) -> CliResult<PathBuf> {
             ));
         }
     };
+    if !is_dash(&dest) && dest.is_dir() {
+        return Err(CliError::Usage(format!(
+            "{}: a directory: the index is one file, so give a file name",
+            dest.display()
+        )));
+    }
     if let Source::File(path) = source
         && let (Ok(a), Ok(b)) = (dest.canonicalize(), path.canonicalize())
         && a == b
