@@ -4,6 +4,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use tfrecord_core::{Container, Encode, Format, RecordWriter, WriterOptions};
@@ -538,7 +539,13 @@ impl ShardedWriter {
             unfinished.retain(|p| p != &shard.temp);
             shard.temp = PathBuf::new();
         }
-        drop(unfinished);
+        // Still under the lock: an interrupt's clean-up waits for the files aside to go too,
+        // and those an earlier run left (killed while it replaced a set) go with them.
+        if self.opts.overwrite {
+            for left in left_aside(&self.opts.naming, &self.dir) {
+                let _ = fs::remove_file(left);
+            }
+        }
         let mut removed = Vec::new();
         for (hidden, old) in aside {
             // A file that cannot be removed stays under its hidden name, never read as data.
@@ -549,6 +556,7 @@ impl ShardedWriter {
                 removed.push(old);
             }
         }
+        drop(unfinished);
         if self.opts.sync {
             sync_dir(&self.dir)?;
         }
@@ -619,8 +627,27 @@ fn existing_members(naming: &ShardNaming, dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(found)
 }
 
+/// Files of older sets of `naming`'s name moved aside (`.NAME.old-PID-N`, NAME a member's
+/// name) and left there by a run killed while it replaced them.
+fn left_aside(naming: &ShardNaming, dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let (member, _) = name.strip_prefix('.')?.rsplit_once(".old-")?;
+            naming.is_member(member).then(|| entry.path())
+        })
+        .collect()
+}
+
 /// The temporary files of every [`ShardedWriter`] of the process not finished yet.
 static UNFINISHED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Set by [`remove_unfinished_shards`]: no shard file is made after it.
+static CLEANED_UP: AtomicBool = AtomicBool::new(false);
 
 fn unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
     // Only paths are pushed and removed under the lock: a poisoned lock holds a valid list.
@@ -636,7 +663,10 @@ fn unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
 /// succeed) before it changes anything: no shard is renamed into place from them and no file
 /// of another set is removed. Returns how many temporary files were removed.
 pub fn remove_unfinished_shards() -> usize {
-    let listed = std::mem::take(&mut *unfinished());
+    let mut guard = unfinished();
+    CLEANED_UP.store(true, Ordering::SeqCst);
+    let listed = std::mem::take(&mut *guard);
+    drop(guard);
     listed
         .iter()
         .filter(|path| fs::remove_file(path).is_ok())
@@ -648,6 +678,14 @@ pub fn remove_unfinished_shards() -> usize {
 fn create_temp(dir: &Path, label: &str) -> io::Result<(File, PathBuf)> {
     let pid = std::process::id();
     let mut attempt = 0u32;
+    // Made and listed under the lock, so that an interrupt's clean-up removes every file made
+    // before it, and none is made after it.
+    let mut listed = unfinished();
+    if CLEANED_UP.load(Ordering::SeqCst) {
+        return Err(io::Error::other(
+            "the process is being interrupted: no new shard is made",
+        ));
+    }
     loop {
         let candidate = dir.join(format!(".{label}.tmp-{pid}-{attempt}"));
         match OpenOptions::new()
@@ -656,7 +694,7 @@ fn create_temp(dir: &Path, label: &str) -> io::Result<(File, PathBuf)> {
             .open(&candidate)
         {
             Ok(f) => {
-                unfinished().push(candidate.clone());
+                listed.push(candidate.clone());
                 return Ok((f, candidate));
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 1000 => attempt += 1,

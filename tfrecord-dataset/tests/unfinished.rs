@@ -32,50 +32,54 @@ fn unfinished_shards_are_removed_and_finished_sets_stay() {
     };
     create(&done).finish().expect("finishes");
     let writer = create(&open);
-    assert_eq!(
-        names(dir.path())
-            .iter()
-            .filter(|n| n.contains(".tmp-"))
-            .count(),
-        2,
-        "{:?}",
-        names(dir.path())
-    );
-    assert_eq!(remove_unfinished_shards(), 2);
-    assert_eq!(
-        names(dir.path()),
-        [
-            "done-00000-of-00002.tfrecord",
-            "done-00001-of-00002.tfrecord"
-        ],
-        "only the finished set is left"
-    );
-    assert!(writer.finish().is_err(), "its files are gone");
-    assert_eq!(names(dir.path()).len(), 2, "nothing renamed into place");
-    assert_eq!(remove_unfinished_shards(), 0);
-
-    // A writer that would replace the finished set (`--force`), interrupted before its
-    // finish: the older set stays whole (its files were once removed before the failure).
+    // A writer that would replace the finished set (`--force`).
     let opts = ShardedWriterOptions::new(
         ShardNaming::TensorFlow(done.clone()),
         ShardSplit::RoundRobin(3),
     )
     .overwrite(true);
-    let mut w = ShardedWriter::create(opts).expect("creates");
+    let mut replacing = ShardedWriter::create(opts).expect("creates");
     for i in 0..5u8 {
-        w.write(&[i]).expect("writes");
+        replacing.write(&[i]).expect("writes");
     }
-    assert_eq!(remove_unfinished_shards(), 3);
-    let e = w.finish().expect_err("its files are gone").to_string();
+    assert_eq!(
+        names(dir.path())
+            .iter()
+            .filter(|n| n.contains(".tmp-"))
+            .count(),
+        5,
+        "{:?}",
+        names(dir.path())
+    );
+    assert_eq!(remove_unfinished_shards(), 5);
+    let finished = [
+        "done-00000-of-00002.tfrecord",
+        "done-00001-of-00002.tfrecord",
+    ];
+    assert_eq!(names(dir.path()), finished, "only the finished set is left");
+    assert!(writer.finish().is_err(), "its files are gone");
+    assert_eq!(names(dir.path()), finished, "nothing renamed into place");
+    // Interrupted before its finish: the older set stays whole (its files were once removed
+    // before the failure).
+    let e = replacing
+        .finish()
+        .expect_err("its files are gone")
+        .to_string();
     assert!(
         e.contains("no shard was renamed into place and no file of another set removed"),
         "{e}"
     );
-    assert_eq!(
-        names(dir.path()),
-        [
-            "done-00000-of-00002.tfrecord",
-            "done-00001-of-00002.tfrecord"
-        ]
+    assert_eq!(names(dir.path()), finished);
+    assert_eq!(remove_unfinished_shards(), 0);
+    // After the clean-up no shard file is made (one made then would be left behind).
+    let opts = ShardedWriterOptions::new(
+        ShardNaming::TensorFlow(dir.path().join("late.tfrecord")),
+        ShardSplit::RoundRobin(2),
     );
+    let Err(e) = ShardedWriter::create(opts) else {
+        panic!("a shard made after the clean-up")
+    };
+    let e = e.to_string();
+    assert!(e.contains("being interrupted"), "{e}");
+    assert_eq!(names(dir.path()), finished);
 }

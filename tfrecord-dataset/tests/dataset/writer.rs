@@ -231,6 +231,36 @@ fn an_older_set_that_cannot_be_moved_aside_stays_as_it_was() {
     assert_eq!(names(dir.path()), before);
 }
 
+/// Files an earlier run moved aside and left (killed while it replaced a set) go when a set of
+/// that name is replaced again; hidden files of other names stay.
+#[test]
+fn files_left_aside_by_a_killed_run_go_with_the_next_replacement() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let naming = ShardNaming::TensorFlow(dir.path().join("o.tfrecord"));
+    write(
+        ShardedWriterOptions::new(naming.clone(), ShardSplit::RoundRobin(2)),
+        4,
+    );
+    fs::write(
+        dir.path().join(".o-00001-of-00003.tfrecord.old-999-1"),
+        b"x",
+    )
+    .expect("writes");
+    fs::write(dir.path().join(".other.tfrecord.old-999-0"), b"x").expect("writes");
+    write(
+        ShardedWriterOptions::new(naming, ShardSplit::RoundRobin(2)).overwrite(true),
+        4,
+    );
+    assert_eq!(
+        names(dir.path()),
+        [
+            ".other.tfrecord.old-999-0",
+            "o-00000-of-00002.tfrecord",
+            "o-00001-of-00002.tfrecord"
+        ]
+    );
+}
+
 #[test]
 fn an_unfinished_writer_leaves_nothing_behind() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -43,7 +43,7 @@ pub fn read_spec_file(path: &std::path::Path) -> std::io::Result<String> {
         .read_to_string(&mut text)?;
     if text.len() as u64 > MAX_SPEC_BYTES {
         return Err(std::io::Error::other(format!(
-            "longer than {} MiB, more than a spec holds",
+            "longer than {} MiB, more than a spec or schema file holds",
             MAX_SPEC_BYTES >> 20
         )));
     }
