@@ -265,43 +265,28 @@ fn from_records_json_and_csv() {
     std::fs::write(&txt, "a,b\n1,2\n").unwrap();
     let e = unsuccessful(&run(&["from-records", &t, "-o", &o, "--force"]));
     assert!(e.contains("pass --format csv for CSV (line 1)"), "{e}");
-    // A delimiter must be one byte of the file: `é` is U+00E9 but two bytes in UTF-8.
+    // A delimiter must be one byte of the file (`é` is U+00E9 but two bytes in UTF-8), and not
+    // CSV's quote.
     std::fs::write(&txt, "a\u{e9}b\n1\u{e9}2\n").unwrap();
-    let e = run(&[
-        "from-records",
-        &t,
-        "--format",
-        "csv",
-        "--delimiter",
-        "\u{e9}",
-        "-o",
-        &o,
-        "--force",
-    ]);
-    assert_eq!(e.status.code(), Some(2), "{}", stderr(&e));
-    assert!(
-        stderr(&e).contains("not an ASCII character"),
-        "{}",
-        stderr(&e)
-    );
-    // Nor CSV's quote.
-    let e = run(&[
-        "from-records",
-        &t,
-        "--format",
-        "csv",
-        "--delimiter",
-        "\"",
-        "-o",
-        &o,
-        "--force",
-    ]);
-    assert_eq!(e.status.code(), Some(2), "{}", stderr(&e));
-    assert!(
-        stderr(&e).contains("CSV's quote or a line end"),
-        "{}",
-        stderr(&e)
-    );
+    for (delimiter, why) in [
+        ("\u{e9}", "not an ASCII character"),
+        ("\"", "CSV's quote or a line end"),
+    ] {
+        let args = [
+            "from-records",
+            &t,
+            "--format",
+            "csv",
+            "--delimiter",
+            delimiter,
+            "-o",
+            &o,
+            "--force",
+        ];
+        let e = run(&args);
+        assert_eq!(e.status.code(), Some(2), "{}", stderr(&e));
+        assert!(stderr(&e).contains(why), "{}", stderr(&e));
+    }
 
     // Standard input needs --format for CSV; OFRecord output.
     let of = dir.path().join("part-00000");

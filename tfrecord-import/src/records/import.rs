@@ -341,6 +341,12 @@ mod tests {
         run_bytes(text.as_bytes(), opts)
     }
 
+    /// The spec of the only record of the TOML spec `toml`.
+    fn spec(toml: &str) -> RecordSpec {
+        let schema = ir::Schema::from_toml_str(toml, "r.toml").unwrap();
+        RecordSpec::from_record(&schema.records[0]).unwrap()
+    }
+
     fn run_bytes(text: &[u8], opts: &RecordOptions) -> (Result<Vec<FeatureRow>>, Vec<String>) {
         let dir = tempfile::tempdir().unwrap();
         let name = if opts.format == Some(RecordFormat::Csv) {
@@ -642,8 +648,9 @@ mod tests {
 
     #[test]
     fn a_spec_forces_dtypes_and_shapes() {
-        let schema = ir::Schema::from_toml_str(
-            r#"
+        let opts = RecordOptions {
+            spec: Some(spec(
+                r#"
 [records.R.features.label]
 dtype = "int64"
 default = -1
@@ -657,11 +664,7 @@ optional = true
 [records.R.features.id]
 dtype = "string"
 "#,
-            "r.toml",
-        )
-        .unwrap();
-        let opts = RecordOptions {
-            spec: Some(RecordSpec::from_record(&schema.records[0]).unwrap()),
+            )),
             ..RecordOptions::default()
         };
         let (rows, _) = run(
@@ -697,11 +700,8 @@ dtype = "string"
     /// `\r` alone) and blank lines before it (the `csv` crate's own count is off there).
     #[test]
     fn csv_lines_are_counted_as_python_counts_them() {
-        let schema =
-            ir::Schema::from_toml_str("[records.R.features.b]\ndtype = \"int64\"\n", "r.toml")
-                .unwrap();
         let opts = RecordOptions {
-            spec: Some(RecordSpec::from_record(&schema.records[0]).unwrap()),
+            spec: Some(spec("[records.R.features.b]\ndtype = \"int64\"\n")),
             format: Some(RecordFormat::Csv),
             ..RecordOptions::default()
         };
@@ -732,8 +732,9 @@ dtype = "string"
     /// spec says `string`, its nearest float where `float`, an error naming it where `int64`.
     #[test]
     fn integers_past_int64_read_into_string_and_float() {
-        let schema = ir::Schema::from_toml_str(
-            r#"
+        let opts = RecordOptions {
+            spec: Some(spec(
+                r#"
 [records.R.features.s]
 dtype = "string"
 kind = "var"
@@ -744,11 +745,7 @@ kind = "var"
 dtype = "int64"
 optional = true
 "#,
-            "r.toml",
-        )
-        .unwrap();
-        let opts = RecordOptions {
-            spec: Some(RecordSpec::from_record(&schema.records[0]).unwrap()),
+            )),
             ..RecordOptions::default()
         };
         let (rows, _) = run(
